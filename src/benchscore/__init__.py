@@ -1,0 +1,8 @@
+"""benchscore: scoring contracts implemented exactly, with provenance."""
+
+from importlib.metadata import PackageNotFoundError, version
+
+try:
+    __version__ = version("benchscore")
+except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
+    __version__ = "0.0.0+unknown"

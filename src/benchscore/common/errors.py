@@ -1,0 +1,61 @@
+"""The project's error types and exit codes.
+
+Every problem with a user's input is a :class:`BadInput`: its message is one line that
+names the file, the record (line or index) and the field, and says what was expected.
+The CLI prints that line to stderr and exits with :data:`EXIT_BAD_INPUT`.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+from pathlib import Path
+
+
+class ExitCode(IntEnum):
+    OK = 0
+    #: the command ran but its verdict is negative (an acceptance check failed, ...)
+    FAILED = 1
+    #: bad input or an unusable environment: one line on stderr, nothing written
+    BAD_INPUT = 2
+
+
+EXIT_BAD_INPUT = ExitCode.BAD_INPUT
+
+
+class BenchscoreError(Exception):
+    """Base class: a problem the user can fix; printed as one line, exit 2."""
+
+    exit_code: int = ExitCode.BAD_INPUT
+
+    def __str__(self) -> str:  # always one line
+        return " ".join(str(self.args[0]).split()) if self.args else self.__class__.__name__
+
+
+class BadInput(BenchscoreError):
+    """A malformed, duplicate, non-finite or out-of-range value in an input."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        source: str | Path | None = None,
+        record: str | int | None = None,
+        field: str | None = None,
+    ) -> None:
+        self.source = str(source) if source is not None else None
+        self.record = record
+        self.field = field
+        self.detail = message
+        parts = []
+        if self.source is not None:
+            parts.append(self.source)
+        if record is not None:
+            parts.append(record if isinstance(record, str) else f"record {record}")
+        if field is not None:
+            parts.append(f"field {field!r}")
+        prefix = ": ".join(str(p) for p in parts)
+        super().__init__(f"{prefix}: {message}" if prefix else message)
+
+
+class ServiceUnavailable(BenchscoreError):
+    """A store or service named by the user cannot be reached (after retries)."""

@@ -1,0 +1,1 @@
+"""benchscore.swarm"""
