@@ -1,0 +1,79 @@
+from __future__ import annotations
+
+import os
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from benchscore.common import atomic_directory, atomic_write_json, phi, provenance, sample_std
+from benchscore.common.cli import group
+from benchscore.common.errors import BadInput
+
+
+def test_atomic_write_json_replaces_and_leaves_no_temp(tmp_path):
+    p = tmp_path / "sub" / "out.json"
+    atomic_write_json(p, {"a": 1})
+    atomic_write_json(p, {"a": 2})
+    assert p.read_text() == '{\n  "a": 2\n}\n'
+    assert sorted(os.listdir(p.parent)) == ["out.json"]
+
+
+def test_atomic_write_failure_leaves_nothing(tmp_path):
+    p = tmp_path / "out.json"
+    with pytest.raises(TypeError):
+        atomic_write_json(p, {"a": object()})
+    assert os.listdir(tmp_path) == []
+
+
+def test_atomic_directory(tmp_path):
+    target = tmp_path / "build"
+    with pytest.raises(RuntimeError):
+        with atomic_directory(target) as d:
+            (d / "x.txt").write_text("partial")
+            raise RuntimeError("boom")
+    assert os.listdir(tmp_path) == []
+    with atomic_directory(target) as d:
+        (d / "x.txt").write_text("whole")
+    assert (target / "x.txt").read_text() == "whole"
+
+
+def test_provenance_pinned_and_hashes(tmp_path, pinned_time):
+    f = tmp_path / "in.json"
+    f.write_bytes(b"[]")
+    block = provenance("metric-x", {"records": f, "raw": b"abc"}, reference={"id": "r"}, seed=7)
+    assert block["created_at"] == "2026-01-01T00:00:00Z"
+    assert block["inputs"]["records"] == {
+        "name": "in.json",
+        "sha256": "4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945",
+    }
+    assert block["inputs"]["raw"]["sha256"] == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    assert block["metric_id"] == "metric-x" and block["seed"] == 7 and block["reference"] == {"id": "r"}
+
+
+def test_phi_and_std():
+    assert phi(0.0) == 0.5
+    assert abs(phi(1.959963984540054) - 0.975) < 1e-12
+    assert sample_std([10, 12, 14]) == 2.0
+    with pytest.raises(ValueError):
+        sample_std([1.0])
+
+
+def test_group_prints_one_line_and_exits_2():
+    @group("t")
+    def g() -> None:
+        pass
+
+    @g.command()
+    def bad() -> None:
+        raise BadInput("expected a number", source="f.csv", record="line 3", field="score")
+
+    @g.command()
+    def good() -> None:
+        click.echo("fine")
+
+    runner = CliRunner()
+    r = runner.invoke(g, ["bad"])
+    assert r.exit_code == 2
+    assert r.output == "error: f.csv: line 3: field 'score': expected a number\n"
+    assert runner.invoke(g, ["good"]).output == "fine\n"
