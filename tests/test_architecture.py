@@ -1,0 +1,68 @@
+"""House rules that keep the four domains apart (DESIGN.md, Layout)."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "benchscore"
+DOMAINS = ("tcsexam", "mira", "rxn", "swarm")
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.add(node.module)
+    return out
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_domain_imports_only_common_and_itself(domain):
+    offenders = []
+    for path in (SRC / domain).rglob("*.py"):
+        for mod in _imports(path):
+            if mod.startswith("benchscore.") and not mod.startswith(("benchscore.common", f"benchscore.{domain}")):
+                offenders.append(f"{path.relative_to(SRC)} imports {mod}")
+    assert offenders == []
+
+
+def test_common_imports_no_domain():
+    offenders = [
+        f"{path.relative_to(SRC)} imports {mod}"
+        for path in (SRC / "common").rglob("*.py")
+        for mod in _imports(path)
+        if any(mod.startswith(f"benchscore.{d}") for d in DOMAINS)
+    ]
+    assert offenders == []
+
+
+def test_console_scripts_run_as_subprocesses():
+    bindir = Path(sys.executable).parent
+    for script in ("benchscore", "tcsexam"):
+        exe = bindir / script
+        if not exe.exists():
+            pytest.fail(f"console script {script} is not installed next to {sys.executable}")
+        out = subprocess.run([str(exe), "--help"], capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        assert "Usage" in out.stdout
+
+
+def test_schema_lists_and_rejects_unknown():
+    from click.testing import CliRunner
+
+    from benchscore.cli import cli
+
+    runner = CliRunner()
+    listing = runner.invoke(cli, ["schema"])
+    assert listing.exit_code == 0
+    bad = runner.invoke(cli, ["schema", "no-such-format"])
+    assert bad.exit_code == 2
+    assert bad.output.startswith("error: unknown format 'no-such-format'")
