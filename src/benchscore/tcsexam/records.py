@@ -1,0 +1,228 @@
+"""Reading instance-record files (a JSON list of :class:`~.formats.InstanceRecord`) into columns.
+
+Two paths that accept and reject exactly the same files:
+
+- :func:`_parse_slow` is the reference implementation: one record at a time, pydantic plus the
+  status rules, raising the first problem as one line naming file, record (1-based position in
+  the list) and field.
+- :func:`parse_records` first tries a vectorised fast path (needed for million-record files):
+  orjson parse, then whole-column checks with C-level ``map``/``set``/numpy. Any doubt at all
+  (an unexpected type, key, status, duplicate name, non-finite value ...) hands the file to the
+  slow path, which then names the problem. So the fast path can only ever say "all good".
+
+Duplicate keys inside a record: orjson silently keeps the last one, so the fast path uses the
+counting argument of :mod:`benchscore.common.readers`: each key in the text is followed by one
+structural ``:``, hence ``text colons == keys + colons inside string values`` exactly when no
+key was dropped (``\\u003a`` escapes send the file to the exact, slower check).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from itertools import repeat
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+
+from benchscore.common.errors import BadInput
+from benchscore.common.readers import loads_json, validate
+
+from .formats import FAILURE_STATUSES, INFRA_STATUSES, OK_STATUS, InstanceRecord
+
+#: status codes in the parsed columns
+STATUS_CODES: dict[str, int] = {OK_STATUS: 0}
+STATUS_CODES.update({s: i + 1 for i, s in enumerate(FAILURE_STATUSES)})
+STATUS_CODES.update({s: i + 1 + len(FAILURE_STATUSES) for i, s in enumerate(INFRA_STATUSES)})
+STATUS_NAMES: tuple[str, ...] = tuple(sorted(STATUS_CODES, key=STATUS_CODES.__getitem__))
+FIRST_INFRA_CODE = 1 + len(FAILURE_STATUSES)
+_KEYS = ("instance", "status", "A", "solved")
+_COMPLETED = (OK_STATUS, *FAILURE_STATUSES)
+
+
+@dataclass(frozen=True)
+class RecordColumns:
+    """Parsed records as columns: ``names`` (list), ``codes`` (int8 status codes, see
+    :data:`STATUS_CODES`) and ``values`` (float: ``A``, or 1/0 from ``solved``; NaN when absent)."""
+
+    names: list[str]
+    codes: np.ndarray
+    values: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+
+def _status_message(status: str) -> str:
+    if status in INFRA_STATUSES:
+        return (
+            f"status {status!r} is an infrastructure failure, an incomplete observation: "
+            "fix the judging input and rescore"
+        )
+    return (
+        f"unknown status {status!r}; expected one of {', '.join(_COMPLETED)} "
+        f"({', '.join(INFRA_STATUSES)} are incomplete observations, not scores)"
+    )
+
+
+def _check_record(rec: Any, i: int, source: str | Path, kind: str, allow_infra: bool) -> tuple[str, int, float]:
+    if not isinstance(rec, dict):
+        raise BadInput(f"expected an object, got {type(rec).__name__}", source=source, record=i)
+    model = validate(InstanceRecord, rec, source=source, record=i)
+    if model.instance != model.instance.strip():
+        raise BadInput("instance name has leading or trailing whitespace", source=source, record=i, field="instance")
+    code = STATUS_CODES.get(model.status)
+    if code is None or (code >= FIRST_INFRA_CODE and not allow_infra):
+        raise BadInput(_status_message(model.status), source=source, record=i, field="status")
+    value = float("nan")
+    if kind == "objective":
+        if model.solved is not None or "solved" in rec:
+            raise BadInput("'solved' is for kind: solve tasks; objective records give A", source=source, record=i, field="solved")
+        if model.A is not None:
+            value = float(model.A)
+        elif code == 0:
+            raise BadInput("status 'ok' needs a finite A", source=source, record=i, field="A")
+    else:
+        if "A" in rec and "solved" in rec:
+            raise BadInput("give either A (1 or 0) or solved (true/false), not both", source=source, record=i, field="solved")
+        if model.A is not None:
+            if model.A not in (0, 1):
+                raise BadInput(f"a solve task's A must be 1 or 0, got {model.A!r}", source=source, record=i, field="A")
+            value = float(model.A)
+        elif model.solved is not None:
+            value = 1.0 if model.solved else 0.0
+        elif code == 0:
+            raise BadInput("status 'ok' needs A (1 or 0) or a boolean solved", source=source, record=i, field="solved")
+    return model.instance, code, value
+
+
+class _DuplicateKey(Exception):
+    pass
+
+
+def _reject_duplicate_keys(raw: bytes, source: str | Path) -> None:
+    """Exact duplicate-key check that names the record (records are flat objects in a list)."""
+    counter = [0]
+
+    def hook(pairs: list[tuple[str, Any]]) -> dict:
+        counter[0] += 1
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+        return dict(pairs)
+
+    try:
+        json.loads(raw.decode("utf-8"), object_pairs_hook=hook)
+    except _DuplicateKey as dup:
+        raise BadInput("key appears twice in the record", source=source, record=counter[0], field=str(dup)) from None
+
+
+def _parse_slow(raw: bytes, parsed: Any, source: str | Path, kind: str, allow_infra: bool) -> RecordColumns:
+    _reject_duplicate_keys(raw, source)
+    if not isinstance(parsed, list):
+        raise BadInput(f"expected a JSON list of instance records, got {type(parsed).__name__}", source=source)
+    names: list[str] = []
+    codes: list[int] = []
+    values: list[float] = []
+    seen: dict[str, int] = {}
+    for i, rec in enumerate(parsed, start=1):
+        name, code, value = _check_record(rec, i, source, kind, allow_infra)
+        if name in seen:
+            raise BadInput(
+                f"duplicate instance name {name!r} (first in record {seen[name]})", source=source, record=i, field="instance"
+            )
+        seen[name] = i
+        names.append(name)
+        codes.append(code)
+        values.append(value)
+    return RecordColumns(names, np.asarray(codes, dtype=np.int8), np.asarray(values, dtype=float))
+
+
+_NoneType = type(None)
+
+
+def _parse_fast(raw: bytes, parsed: Any, kind: str, allow_infra: bool) -> RecordColumns | None:
+    """Vectorised checks; returns None whenever anything at all needs a closer look."""
+    if type(parsed) is not list:
+        return None
+    n = len(parsed)
+    if n == 0:
+        return RecordColumns([], np.zeros(0, dtype=np.int8), np.zeros(0, dtype=float))
+    if set(map(type, parsed)) != {dict}:
+        return None
+    present = {k: sum(map(dict.__contains__, parsed, repeat(k))) for k in _KEYS}
+    if present["instance"] != n or present["status"] != n or sum(map(len, parsed)) != sum(present.values()):
+        return None  # a missing or unknown key
+    names = list(map(dict.__getitem__, parsed, repeat("instance")))
+    statuses = list(map(dict.__getitem__, parsed, repeat("status")))
+    if set(map(type, names)) != {str} or set(map(type, statuses)) != {str}:
+        return None
+    name_set = set(names)
+    if len(name_set) != n or "" in name_set:
+        return None  # duplicate or empty instance names
+    if sum(map(len, names)) != sum(map(len, map(str.strip, names))):
+        return None  # surrounding whitespace
+    allowed = set(_COMPLETED) | (set(INFRA_STATUSES) if allow_infra else set())
+    if not set(statuses) <= allowed:
+        return None
+    # duplicate keys: structural colons == keys; colons inside strings can only be in names here
+    if b"\\u003a" in raw or b"\\u003A" in raw:
+        return None
+    if raw.count(b":") != sum(present.values()) + "\n".join(names).count(":"):
+        return None
+    codes = np.fromiter(map(STATUS_CODES.__getitem__, statuses), dtype=np.int8, count=n)
+    ok = codes == 0
+    a_vals = list(map(dict.get, parsed, repeat("A")))
+    if not set(map(type, a_vals)) <= {int, float, _NoneType}:
+        return None  # strings, booleans, lists ... (bool is its own type, not int)
+    values = np.array(a_vals, dtype=float)  # None -> NaN; orjson never yields NaN/Infinity
+    if kind == "objective":
+        if present["solved"]:
+            return None
+        if np.isnan(values[ok]).any():
+            return None  # an ok record without A
+        return RecordColumns(names, codes, values)
+    solved = list(map(dict.get, parsed, repeat("solved")))
+    if not set(map(type, solved)) <= {bool, _NoneType}:
+        return None
+    if present["A"] and present["solved"]:
+        both = np.fromiter(map(dict.__contains__, parsed, repeat("A")), dtype=bool, count=n) & np.fromiter(
+            map(dict.__contains__, parsed, repeat("solved")), dtype=bool, count=n
+        )
+        if both.any():
+            return None
+    has_a = ~np.isnan(values)
+    if has_a.any() and not np.isin(values[has_a], (0.0, 1.0)).all():
+        return None
+    solved_vals = np.array([np.nan if s is None else float(s) for s in solved], dtype=float) if present["solved"] else None
+    if solved_vals is not None:
+        values = np.where(has_a, values, solved_vals)
+    if np.isnan(values[ok]).any():
+        return None
+    return RecordColumns(names, codes, values)
+
+
+def parse_records(
+    raw: bytes, source: str | Path, *, kind: str, allow_infra: bool = False, fast: bool = True
+) -> RecordColumns:
+    """Parse an instance-records JSON list for a task of ``kind`` (``objective`` or ``solve``).
+
+    ``allow_infra`` accepts ``infra_error``/``missing`` (used when freezing reference runs,
+    where such a run is simply unusable); solver-score rejects them. ``fast=False`` runs only
+    the reference implementation (tests check both paths agree).
+    """
+    if kind not in ("objective", "solve"):
+        raise ValueError(f"kind must be 'objective' or 'solve', got {kind!r}")
+    try:
+        parsed = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        loads_json(raw, source)  # raises the one-line message (encoding, syntax, NaN ...)
+        raise  # pragma: no cover - loads_json always raises on what orjson refused
+    columns = _parse_fast(raw, parsed, kind, allow_infra) if fast else None
+    if columns is not None:
+        return columns
+    return _parse_slow(raw, parsed, source, kind, allow_infra)

@@ -1,0 +1,252 @@
+"""Fixed references and suite manifests: resolving names, loading with validation, freezing runs.
+
+Named suites and references (``lite``, ``full``, or any other name) resolve from a data folder
+(``--data-dir`` or the ``TCSEXAM_DATA`` environment variable) laid out as::
+
+    DATA/suites/NAME.json        a suite manifest
+    DATA/references/NAME.json    the fixed reference of that suite
+
+The official TCSExam manifests and the ``paper-k3-fixed-260925`` values are not public and are
+not bundled; without a data folder a named suite or reference is refused in one line.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchscore.common.errors import BadInput
+from benchscore.common.provenance import sha256_bytes
+from benchscore.common.readers import loads_json, read_bytes, validate
+
+from .formats import Reference, SuiteManifest
+from .formulas import TRACKS, instance_scale, reference_stats
+from .records import FIRST_INFRA_CODE, parse_records
+
+DATA_ENV = "TCSEXAM_DATA"
+OFFICIAL_NAMES = ("lite", "full")
+
+
+def _is_path(value: str) -> bool:
+    return "/" in value or os.sep in value or value.endswith(".json")
+
+
+def resolve(value: str, what: str, data_dir: Path | None) -> Path:
+    """A ``PATH`` (contains a slash or ends in .json) or a NAME looked up in the data folder.
+
+    ``what`` is ``suite`` or ``reference``.
+    """
+    if _is_path(value):
+        return Path(value)
+    folder = "suites" if what == "suite" else "references"
+    root = data_dir if data_dir is not None else (Path(os.environ[DATA_ENV]) if os.environ.get(DATA_ENV) else None)
+    if root is not None:
+        candidate = root / folder / f"{value}.json"
+        if candidate.is_file():
+            return candidate
+        where = f"{candidate} does not exist"
+    else:
+        where = f"no data folder given (--data-dir or {DATA_ENV})"
+    official = (
+        f"the official TCSExam {value!r} {what} is not public and not bundled"
+        if value in OFFICIAL_NAMES
+        else f"{what} {value!r} is not installed"
+    )
+    raise BadInput(
+        f"{official} ({where}); pass --{what} PATH to a {what} file, or run `tcsexam demo` "
+        "for a bundled synthetic example"
+    )
+
+
+@dataclass(frozen=True)
+class CompiledTask:
+    """One reference task as arrays: per instance (reference order) mu, scale and scored flag."""
+
+    name: str
+    kind: str
+    direction: str
+    instances: list[str]
+    index: dict[str, int]
+    n_usable: np.ndarray
+    mu: np.ndarray
+    scale: np.ndarray
+    scored: np.ndarray
+    unscored_listed: tuple[str, ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class LoadedReference:
+    reference: Reference
+    sha256: str
+    path: Path
+    tasks: dict[str, CompiledTask]
+
+    @property
+    def reference_id(self) -> str:
+        return self.reference.reference_id
+
+
+def _values_matrix(instances: dict[str, list]) -> np.ndarray:
+    width = max((len(v) for v in instances.values()), default=0)
+    mat = np.full((len(instances), max(width, 1)), np.nan)
+    for row, vals in enumerate(instances.values()):
+        if vals:
+            mat[row, : len(vals)] = np.array(vals, dtype=float)  # None -> NaN (unusable run)
+    return mat
+
+
+def compile_reference(ref: Reference, source: str | Path) -> dict[str, CompiledTask]:
+    """Check cross-field rules and compute mu/scale per instance.
+
+    Rules: a ``solve`` task's values are 1 or 0; an instance with fewer than two usable values is
+    listed in ``unscored_reference_instances`` and a listed one has fewer than two (or is absent);
+    every listed task exists; a name is listed once; every task keeps at least one scored instance.
+    """
+    for task in ref.unscored_reference_instances:
+        if task not in ref.tasks:
+            raise BadInput(
+                "lists a task that is not among the reference's tasks",
+                source=source,
+                field=f"unscored_reference_instances.{task}",
+            )
+    floors = ref.scale_floors
+    compiled: dict[str, CompiledTask] = {}
+    for name, task in ref.tasks.items():
+        mat = _values_matrix(task.instances)
+        if task.kind == "solve":
+            bad = ~np.isnan(mat) & (mat != 0.0) & (mat != 1.0)
+            if bad.any():
+                row = int(np.argwhere(bad)[0][0])
+                inst = list(task.instances)[row]
+                raise BadInput(
+                    "a solve task's reference values are 1 (solved), 0 (not solved) or null",
+                    source=source,
+                    field=f"tasks.{name}.instances.{inst}",
+                )
+        n_usable, mu, s = reference_stats(mat)
+        scored = n_usable >= 2
+        names = list(task.instances)
+        listed = ref.unscored_reference_instances.get(name, [])
+        listed_set = set(listed)
+        if len(listed_set) != len(listed):
+            dup = next(x for x in listed if listed.count(x) > 1)
+            raise BadInput(
+                f"instance {dup!r} is listed twice", source=source, field=f"unscored_reference_instances.{name}"
+            )
+        index = {inst: i for i, inst in enumerate(names)}
+        for inst in listed:
+            i = index.get(inst)
+            if i is not None and scored[i]:
+                raise BadInput(
+                    f"instance {inst!r} is listed as unscored but has {int(n_usable[i])} usable reference values",
+                    source=source,
+                    field=f"unscored_reference_instances.{name}",
+                )
+        unlisted = [names[i] for i in np.flatnonzero(~scored) if names[i] not in listed_set]
+        if unlisted:
+            i = index[unlisted[0]]
+            raise BadInput(
+                f"has {int(n_usable[i])} usable reference value(s), fewer than two, but is not listed in "
+                f"unscored_reference_instances.{name}",
+                source=source,
+                field=f"tasks.{name}.instances.{unlisted[0]}",
+            )
+        if not scored.any():
+            raise BadInput("the task has no scored instance (each needs two usable values)", source=source, field=f"tasks.{name}")
+        scale = np.where(scored, instance_scale(s, mu, floors.relative, floors.absolute), np.nan)
+        compiled[name] = CompiledTask(
+            name=name,
+            kind=task.kind,
+            direction=task.direction,
+            instances=names,
+            index=index,
+            n_usable=n_usable,
+            mu=mu,
+            scale=scale,
+            scored=scored,
+            unscored_listed=tuple(listed),
+        )
+    return compiled
+
+
+def load_reference(path: str | Path) -> LoadedReference:
+    """Read and validate a reference file (see :class:`~.formats.Reference`)."""
+    path = Path(path)
+    raw = read_bytes(path)
+    ref = validate(Reference, loads_json(raw, path), source=path)
+    return LoadedReference(ref, sha256_bytes(raw), path, compile_reference(ref, path))
+
+
+def load_suite(path: str | Path) -> SuiteManifest:
+    """Read a suite manifest; a task id appears once in the whole suite."""
+    path = Path(path)
+    manifest = validate(SuiteManifest, loads_json(read_bytes(path), path), source=path)
+    seen: dict[str, str] = {}
+    for track in TRACKS:
+        for i, item in enumerate(getattr(manifest.tracks, track)):
+            if item in seen:
+                raise BadInput(
+                    f"task {item!r} already appears in track {seen[item]!r}", source=path, field=f"tracks.{track}[{i}]"
+                )
+            seen[item] = track
+    return manifest
+
+
+def build_task_reference(runs: list[tuple[Path, bytes]], *, kind: str) -> tuple[dict[str, list[float | None]], list[str]]:
+    """Freeze runs' instance records into ``instances`` (name -> one value per run, in run order)
+    and the sorted list of instances with fewer than two usable values.
+
+    A run's value is ``A`` (or 1/0 for solve tasks) when usable; for ``objective`` tasks a
+    completed failure (timeout, invalid, ...) is an unusable run (null); for ``solve`` tasks a
+    completed failure is "not solved" (0). Infrastructure statuses and instances absent from a
+    run are unusable (null).
+    """
+    per_run = []
+    seen_digest: dict[str, Path] = {}
+    for path, raw in runs:
+        digest = sha256_bytes(raw)
+        if digest in seen_digest:
+            raise BadInput(f"the same run file content is given twice (also {seen_digest[digest]})", source=path)
+        seen_digest[digest] = path
+        cols = parse_records(raw, path, kind=kind, allow_infra=True)
+        usable = cols.codes == 0
+        if kind == "solve":
+            values = np.where(usable, cols.values, np.where(cols.codes < FIRST_INFRA_CODE, 0.0, np.nan))
+        else:
+            values = np.where(usable, cols.values, np.nan)
+        per_run.append(dict(zip(cols.names, values.tolist(), strict=True)))
+    names = sorted(set().union(*per_run)) if per_run else []
+    instances: dict[str, list[float | None]] = {}
+    unscored: list[str] = []
+    for name in names:
+        vals = [run.get(name) for run in per_run]
+        vals = [None if v is None or v != v else v for v in vals]
+        instances[name] = vals
+        if sum(v is not None for v in vals) < 2:
+            unscored.append(name)
+    return instances, unscored
+
+
+def reference_content(data: dict[str, Any]) -> dict[str, Any]:
+    """A reference's content without its provenance (what a reference id must pin down)."""
+    return {k: v for k, v in data.items() if k != "provenance"}
+
+
+def existing_conflict(output: Path, new: dict[str, Any]) -> str | None:
+    """``'same'`` if ``output`` holds the same content under the same id, an error message if it
+    holds different content under the same id, None if it is absent or holds another id."""
+    if not output.exists():
+        return None
+    old = loads_json(read_bytes(output), output)
+    if not isinstance(old, dict) or old.get("reference_id") != new["reference_id"]:
+        return None
+    if reference_content(old) == reference_content(new):
+        return "same"
+    return (
+        f"already holds reference {new['reference_id']!r} with different content; "
+        "a changed reference needs a new --id"
+    )

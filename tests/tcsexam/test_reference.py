@@ -1,0 +1,185 @@
+"""Reference files: validation on load, build, merge, show, named references."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+
+import pytest
+from tcsexam_helpers import ISSUE_REFERENCE, assert_one_line_error, run, write_json
+
+from benchscore.common.errors import BadInput
+from benchscore.tcsexam.reference import load_reference
+
+
+def test_issue_example_reference_loads(tmp_path):
+    loaded = load_reference(write_json(tmp_path / "ref.json", ISSUE_REFERENCE))
+    task = loaded.tasks["maxcut-mqlib"]
+    assert task.instances == ["g1", "g2"]
+    assert task.scored.tolist() == [True, True]
+    assert task.mu.tolist() == [12.0, 5.75]
+    assert task.scale[0] == 2.0
+    # g2: s = sqrt(0.125) = 0.354 > 0.02 * 5.75 = 0.115
+    assert task.scale[1] == pytest.approx(0.125**0.5)
+    assert loaded.sha256 == hashlib.sha256((tmp_path / "ref.json").read_bytes()).hexdigest()
+
+
+def mutate(fn):
+    ref = copy.deepcopy(ISSUE_REFERENCE)
+    fn(ref)
+    return ref
+
+
+BAD_REFERENCES = [
+    ("unlisted instance with one usable value",
+     lambda r: r["tasks"]["maxcut-mqlib"]["instances"].update({"g3": [1, None, None]}),
+     "field 'tasks.maxcut-mqlib.instances.g3'"),
+    ("listed instance with two usable values",
+     lambda r: r["unscored_reference_instances"]["maxcut-mqlib"].append("g2"),
+     "field 'unscored_reference_instances.maxcut-mqlib'"),
+    ("listed under an unknown task",
+     lambda r: r["unscored_reference_instances"].update({"tsp": ["x"]}),
+     "field 'unscored_reference_instances.tsp'"),
+    ("listed twice", lambda r: r["unscored_reference_instances"]["maxcut-mqlib"].append("g9"), "listed twice"),
+    ("missing relative floor", lambda r: r["scale_floors"].pop("relative"), "field 'scale_floors.relative'"),
+    ("missing absolute floor", lambda r: r["scale_floors"].pop("absolute"), "field 'scale_floors.absolute'"),
+    ("zero absolute floor", lambda r: r["scale_floors"].update({"absolute": 0}), "field 'scale_floors.absolute'"),
+    ("negative relative floor", lambda r: r["scale_floors"].update({"relative": -0.1}), "field 'scale_floors.relative'"),
+    ("bad kind", lambda r: r["tasks"]["maxcut-mqlib"].update({"kind": "score"}), "field 'tasks.maxcut-mqlib.kind'"),
+    ("bad direction", lambda r: r["tasks"]["maxcut-mqlib"].update({"direction": "up"}), "direction"),
+    ("string value", lambda r: r["tasks"]["maxcut-mqlib"]["instances"]["g1"].__setitem__(0, "10"), "g1"),
+    ("boolean value", lambda r: r["tasks"]["maxcut-mqlib"]["instances"]["g1"].__setitem__(0, True), "g1"),
+    ("extra key", lambda r: r.update({"notes": "x"}), "field 'notes'"),
+    ("no reference id", lambda r: r.pop("reference_id"), "field 'reference_id'"),
+    ("no tasks", lambda r: r.update({"tasks": {}}), "field 'tasks'"),
+    ("solve value 2",
+     lambda r: r["tasks"]["maxcut-mqlib"].update({"kind": "solve", "instances": {"g1": [1, 2], "g2": [0, 1]}}),
+     "solve task's reference values"),
+]
+
+
+@pytest.mark.parametrize("label,fn,fragment", BAD_REFERENCES, ids=[b[0] for b in BAD_REFERENCES])
+def test_bad_references_are_refused(tmp_path, label, fn, fragment):
+    path = write_json(tmp_path / "ref.json", mutate(fn))
+    with pytest.raises(BadInput) as exc:
+        load_reference(path)
+    assert fragment in str(exc.value)
+    assert str(exc.value).startswith(str(path))
+
+
+@pytest.mark.parametrize("token", [b"NaN", b"Infinity", b"-Infinity", b"1e999"])
+def test_non_finite_reference_value_is_refused(tmp_path, token):
+    text = json.dumps(ISSUE_REFERENCE).replace("14", token.decode())
+    path = tmp_path / "ref.json"
+    path.write_text(text)
+    result = run("reference", "show", path)
+    assert_one_line_error(result, str(path))
+
+
+def test_duplicate_key_in_reference_is_refused(tmp_path):
+    text = json.dumps(ISSUE_REFERENCE).replace('"g1": [10, 12, 14]', '"g1": [10, 12, 14], "g1": [1, 2, 3]')
+    path = tmp_path / "ref.json"
+    path.write_text(text)
+    assert_one_line_error(run("reference", "show", path), "duplicate key", "g1")
+
+
+def test_show_prints_counts_and_sha256(tmp_path):
+    path = write_json(tmp_path / "ref.json", ISSUE_REFERENCE)
+    result = run("reference", "show", path)
+    assert result.exit_code == 0, result.output
+    assert "maxcut-mqlib" in result.output
+    assert hashlib.sha256(path.read_bytes()).hexdigest() in result.output.replace("\n", "")
+    assert "1 unscored reference instance(s) listed without values" in result.output
+
+
+def runs_for(tmp_path):
+    r1 = write_json(tmp_path / "run1.json", [
+        {"instance": "g1", "status": "ok", "A": 10}, {"instance": "g2", "status": "ok", "A": 5.5},
+        {"instance": "g9", "status": "timeout"},
+    ])
+    r2 = write_json(tmp_path / "run2.json", [
+        {"instance": "g1", "status": "ok", "A": 12}, {"instance": "g2", "status": "infra_error"},
+        {"instance": "g9", "status": "ok", "A": 3},
+    ])
+    r3 = write_json(tmp_path / "run3.json", [{"instance": "g1", "status": "ok", "A": 14}, {"instance": "g2", "status": "ok", "A": 6}])
+    return [r1, r2, r3]
+
+
+def build(tmp_path, out, *extra, runs=None, rid="k3-test"):
+    return run(
+        "reference", "build", "--id", rid, "--suite", "lite", "--task", "maxcut-mqlib", "--kind", "objective",
+        "--direction", "maximize", "--output", out, *extra, *(runs or runs_for(tmp_path)),
+    )
+
+
+def test_build_freezes_runs_into_a_reference(tmp_path, pinned_time):
+    out = tmp_path / "ref.json"
+    result = build(tmp_path, out)
+    assert result.exit_code == 0, result.output + result.stderr
+    data = json.loads(out.read_text())
+    task = data["tasks"]["maxcut-mqlib"]
+    assert task["instances"] == {"g1": [10.0, 12.0, 14.0], "g2": [5.5, None, 6.0], "g9": [None, 3.0, None]}
+    assert data["unscored_reference_instances"] == {"maxcut-mqlib": ["g9"]}
+    assert data["scale_floors"] == {"relative": 0.02, "absolute": 1e-9}
+    assert data["provenance"]["created_at"] == "2026-01-01T00:00:00Z"
+    assert set(data["provenance"]["inputs"]) == {"run1", "run2", "run3"}
+    loaded = load_reference(out)
+    assert loaded.tasks["maxcut-mqlib"].scored.tolist() == [True, True, False]
+
+
+def test_build_solve_task_counts_completed_failures_as_not_solved(tmp_path):
+    runs = [
+        write_json(tmp_path / "s1.json", [{"instance": "p", "status": "ok", "solved": True}]),
+        write_json(tmp_path / "s2.json", [{"instance": "p", "status": "timeout"}]),
+        write_json(tmp_path / "s3.json", [{"instance": "p", "status": "infra_error"}]),
+    ]
+    out = tmp_path / "ref.json"
+    result = run("reference", "build", "--id", "s", "--suite", "lite", "--task", "sat", "--kind", "solve",
+                 "--direction", "maximize", "--output", out, *runs)
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(out.read_text())["tasks"]["sat"]["instances"] == {"p": [1.0, 0.0, None]}
+
+
+def test_rebuilding_same_content_is_a_no_op_and_changed_content_under_same_id_is_refused(tmp_path):
+    out = tmp_path / "ref.json"
+    assert build(tmp_path, out).exit_code == 0
+    before = out.read_bytes()
+    again = build(tmp_path, out)
+    assert again.exit_code == 0 and "unchanged" in again.output
+    assert out.read_bytes() == before
+    changed = runs_for(tmp_path)
+    write_json(changed[2], [{"instance": "g1", "status": "ok", "A": 15}, {"instance": "g2", "status": "ok", "A": 6}])
+    assert_one_line_error(build(tmp_path, out, runs=changed), "different content", "new --id")
+    assert out.read_bytes() == before
+    # a new id may replace it
+    assert build(tmp_path, out, runs=changed, rid="k3-test-v2").exit_code == 0
+
+
+def test_build_refuses_bad_runs_and_writes_nothing(tmp_path):
+    runs = runs_for(tmp_path)
+    write_json(runs[1], [{"instance": "g1", "status": "ok"}])
+    out = tmp_path / "ref.json"
+    assert_one_line_error(build(tmp_path, out, runs=runs), "run2.json", "record 1", "field 'A'")
+    assert not out.exists()
+    assert_one_line_error(build(tmp_path, out, runs=[runs[0], runs[0]]), "given twice")
+    assert not out.exists()
+
+
+def test_merge_and_conflicts(tmp_path):
+    a = tmp_path / "a.json"
+    assert build(tmp_path, a).exit_code == 0
+    b = write_json(tmp_path / "b.json", {
+        "reference_id": "other", "suite": "lite", "scale_floors": {"relative": 0.02, "absolute": 1e-9},
+        "tasks": {"tsp": {"kind": "objective", "direction": "minimize", "instances": {"t1": [1, 2]}}},
+    })
+    out = tmp_path / "merged.json"
+    result = run("reference", "merge", "--id", "k3-all", "--output", out, a, b)
+    assert result.exit_code == 0, result.stderr
+    loaded = load_reference(out)
+    assert sorted(loaded.tasks) == ["maxcut-mqlib", "tsp"]
+    assert loaded.reference.unscored_reference_instances == {"maxcut-mqlib": ["g9"]}
+    assert_one_line_error(run("reference", "merge", "--id", "x", "--output", tmp_path / "x.json", a, a), "two parts")
+    c = write_json(tmp_path / "c.json", {**json.loads(b.read_text()), "suite": "full"})
+    assert_one_line_error(run("reference", "merge", "--id", "x", "--output", tmp_path / "x.json", a, c), "suite")
+    assert not (tmp_path / "x.json").exists()
