@@ -1,0 +1,163 @@
+"""Agents: a name, capabilities and a handler. Agents never talk to each other.
+
+An agent's loop is short: claim a batch from the pool (argmax P_t), run its handler on each
+claim, complete or fail the batch. All coordination is the pool's pheromones and statuses (the
+seed's implicit collaboration); there is no message channel between agents, no controller and
+no stored global plan.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import orjson
+from pydantic import Field, ValidationError
+
+from benchscore.common.models import Format
+
+from .pool import TaskPool
+from .tasks import Claim
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What a handler made of one claim: success with a score and an output, or a failure."""
+
+    ok: bool
+    score: float = 0.0
+    output: str = ""
+    error: str = ""
+
+    @classmethod
+    def success(cls, score: float, output: str) -> Outcome:
+        if not math.isfinite(score):
+            raise ValueError("score must be finite")
+        return cls(True, float(score), output)
+
+    @classmethod
+    def failure(cls, error: str) -> Outcome:
+        return cls(False, error=error)
+
+
+#: a handler turns a claim into an outcome; an exception it raises is a failure of the task
+Handler = Callable[[Claim], Outcome]
+
+
+@dataclass
+class Agent:
+    agent_id: str
+    capabilities: Sequence[str]
+    handler: Handler
+
+
+@dataclass
+class AgentStats:
+    claimed: int = 0
+    completed: int = 0
+    failed: int = 0
+    stale: int = 0
+    per_agent: dict[str, int] = field(default_factory=dict)
+
+    def add(self, other: AgentStats) -> None:
+        self.claimed += other.claimed
+        self.completed += other.completed
+        self.failed += other.failed
+        self.stale += other.stale
+        for k, v in other.per_agent.items():
+            self.per_agent[k] = self.per_agent.get(k, 0) + v
+
+
+class SimulatedPayload(Format):
+    """Payload of a task run by the simulated agent (``benchscore swarm run``): the handler returns
+    ``output`` with ``score``, after failing the first ``fail_attempts`` attempts."""
+
+    output: str
+    score: float = Field(ge=0.0, le=1.0)
+    fail_attempts: int = Field(default=0, ge=0)
+    seconds: float = Field(default=0.0, ge=0.0, le=60.0, description="simulated work time")
+
+
+def simulated_handler(claim: Claim) -> Outcome:
+    """The built-in agent behaviour: no model call, the payload says what happens."""
+    p = SimulatedPayload.model_validate(orjson.loads(claim.payload))
+    if p.seconds:
+        time.sleep(p.seconds)
+    if claim.attempt <= p.fail_attempts:
+        return Outcome.failure(f"simulated failure of attempt {claim.attempt}")
+    return Outcome.success(p.score, p.output)
+
+
+def noop_handler(claim: Claim) -> Outcome:
+    """L01's handler: no work; a deterministic score in [0, 1) from the task id."""
+    return Outcome.success(((claim.task_id * 7919) % 1000) / 1000.0, "")
+
+
+def _outcome(agent: Agent, claim: Claim) -> Outcome:
+    try:
+        out = agent.handler(claim)
+    except (ValidationError, ValueError, KeyError, TypeError, OSError, RuntimeError) as exc:
+        return Outcome.failure(" ".join(f"{type(exc).__name__}: {exc}".split())[:500])
+    return out
+
+
+def work_once(pool: TaskPool, agent: Agent, *, batch: int, stats: AgentStats) -> int:
+    """One round of one agent: claim up to ``batch``, handle, complete/fail. Returns claims taken."""
+    claims = pool.claim(agent.agent_id, agent.capabilities, limit=batch)
+    if not claims:
+        return 0
+    stats.claimed += len(claims)
+    stats.per_agent[agent.agent_id] = stats.per_agent.get(agent.agent_id, 0) + len(claims)
+    done: list[tuple[Claim, float, str]] = []
+    failed: list[tuple[Claim, str]] = []
+    for claim in claims:
+        out = _outcome(agent, claim)
+        if out.ok:
+            done.append((claim, out.score, out.output))
+        else:
+            failed.append((claim, out.error))
+    if done:
+        accepted = pool.complete_many(done)
+        stats.completed += sum(accepted)
+        stats.stale += len(accepted) - sum(accepted)
+    if failed:
+        statuses = pool.fail_many(failed)
+        stats.failed += sum(1 for s in statuses if s is not None)
+        stats.stale += sum(1 for s in statuses if s is None)
+    return len(claims)
+
+
+def run_agent(pool: TaskPool, agent: Agent, *, batch: int = 1, idle_sleep: float = 0.05) -> AgentStats:
+    """Run one agent until no task of its capabilities is pending or claimed."""
+    return run_agents(pool, [agent], batch=batch, idle_sleep=idle_sleep)
+
+
+def run_agents(
+    pool: TaskPool, agents: Sequence[Agent], *, batch: int = 1, idle_sleep: float = 0.05,
+    should_stop: Callable[[], bool] | None = None,
+) -> AgentStats:
+    """Run several agents in turn in this process (each claims its own batches) until none has
+    anything left: a task claimed by someone else keeps an agent waiting, since its lease may
+    expire and the task come back."""
+    stats = AgentStats()
+    active = list(agents)
+    idle_rounds = 0
+    while active:
+        if should_stop is not None and should_stop():
+            break
+        took = 0
+        still = []
+        for agent in active:
+            n = work_once(pool, agent, batch=batch, stats=stats)
+            took += n
+            if n or pool.has_open(agent.capabilities):
+                still.append(agent)
+        active = still
+        if took == 0 and active:
+            idle_rounds += 1
+            time.sleep(min(1.0, idle_sleep * idle_rounds))
+        else:
+            idle_rounds = 0
+    return stats

@@ -1,0 +1,242 @@
+"""The TPM budget ledger (seed section 11, L02): discrete minute windows.
+
+A task reserves its tokens *before* its model call and reconciles with the real usage after it.
+A reservation goes to the earliest minute window, from the current one on, that still has room
+for it (``tokens_by_minute + tokens <= target_tpm``); with a wall clock the caller then waits for
+that minute to begin. The check and the increment happen in one transaction under a lock shared
+by every process (SQLite: an exclusive file lock and ``BEGIN IMMEDIATE``; PostgreSQL: a
+transaction-scoped advisory lock), so concurrent callers cannot overshoot the target between
+reading and writing (the failure of litellm issue 18730).
+
+Reconciliation gives unused tokens back to the reservation's window; usage beyond the
+reservation is charged to the earliest windows with room from the reservation's window on (a
+debt paid by later minutes), so no window's total ever exceeds the target.
+
+:class:`TPMBudget` satisfies the ``budget`` protocol of :mod:`benchscore.common.llm`:
+``reserve(tokens) -> reservation`` and ``reconcile(reservation, actual_tokens)``.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import math
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from benchscore.common.errors import BadInput
+
+from .sql import queries, read_sql
+
+Q = queries("sqlite_queries.sql")
+
+
+@dataclass(frozen=True, slots=True)
+class Reservation:
+    """Tokens held in one minute window (``minute``: simulated index, or epoch minute)."""
+
+    budget_id: str
+    minute: int
+    tokens: int
+
+
+# ---- formulas ----------------------------------------------------------------------------------
+def first_fitting_window(windows: Mapping[int, int], start: int, tokens: int, target_tpm: int) -> int:
+    """The earliest minute ``m >= start`` with ``windows[m] + tokens <= target_tpm`` (L02's
+    per-minute cap ``max_m tokens_by_minute_m <= target_tpm``)."""
+    if tokens > target_tpm:
+        raise ValueError(f"{tokens} tokens can never fit in a window of {target_tpm}")
+    m = start
+    while windows.get(m, 0) + tokens > target_tpm:
+        m += 1
+    return m
+
+
+def spread_overshoot(windows: Mapping[int, int], start: int, extra: int, target_tpm: int) -> list[tuple[int, int]]:
+    """(minute, tokens) charges that place ``extra`` tokens in the earliest room from ``start`` on."""
+    out = []
+    m = start
+    while extra > 0:
+        room = target_tpm - windows.get(m, 0)
+        if room > 0:
+            take = min(room, extra)
+            out.append((m, take))
+            extra -= take
+        m += 1
+    return out
+
+
+def l02_derivation(target_tpm: int, tokens_per_task: int) -> dict[str, int]:
+    """Seed section 11, L02 parameters: ``task_count = target_tpm / tokens_per_task``,
+    ``total_token_demand = task_count * tokens_per_task``,
+    ``simulated_minutes = ceil(total_token_demand / target_tpm)``."""
+    if target_tpm < 1 or tokens_per_task < 1:
+        raise ValueError("target_tpm and tokens_per_task must be >= 1")
+    task_count = target_tpm // tokens_per_task
+    demand = task_count * tokens_per_task
+    return {"task_count": task_count, "total_token_demand": demand,
+            "simulated_minutes": math.ceil(demand / target_tpm)}
+
+
+def budget_utilization(total_reserved_tokens: int, simulated_minutes: int, target_tpm: int) -> float:
+    """Seed section 11: ``budget_utilization = total_reserved_tokens / (simulated_minutes * target_tpm)``."""
+    if simulated_minutes <= 0:
+        return 0.0
+    return total_reserved_tokens / (simulated_minutes * target_tpm)
+
+
+def l02_pass(
+    *, target_tpm: int, required_tpm: int, max_tokens_in_a_minute: int, total_reserved_tokens: int,
+    task_count: int, tokens_per_task: int, budget_utilization: float, completed_tasks: int,
+    failed_tasks: int, duplicate_claims: list, participating_agents: int, agent_count: int, converged: bool,
+) -> bool:
+    """Seed section 11: ``L02_PASS = target_tpm = 3000 ∧ max_m tokens_by_minute_m <= 3000 ∧
+    total_reserved_tokens = task_count × tokens_per_task = 3000 ∧ budget_utilization = 1.0 ∧
+    completed_tasks = task_count ∧ failed_tasks = 0 ∧ duplicate_claims = ∅ ∧
+    participating_agents = agent_count ∧ converged``. ``required_tpm`` is the seed's 3000."""
+    return (
+        target_tpm == required_tpm
+        and max_tokens_in_a_minute <= required_tpm
+        and total_reserved_tokens == task_count * tokens_per_task == required_tpm
+        and math.isclose(budget_utilization, 1.0)
+        and completed_tasks == task_count
+        and failed_tasks == 0
+        and not duplicate_claims
+        and participating_agents == agent_count
+        and converged
+    )
+
+
+# ---- the ledger --------------------------------------------------------------------------------
+class TPMBudget:
+    """A shared TPM budget named ``budget_id`` in the store at ``url`` (sqlite:/// or postgresql://).
+
+    ``simulated=True``: windows are simulated minutes counted from 0 and nobody waits (L02);
+    otherwise windows are wall-clock minutes and :meth:`reserve` sleeps until its window begins.
+    """
+
+    def __init__(
+        self, url: str, budget_id: str, target_tpm: int, *, simulated: bool = False,
+        clock: Callable[[], float] = time.time, sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if target_tpm < 1:
+            raise BadInput(f"target_tpm {target_tpm}: expected >= 1")
+        self.url, self.budget_id, self.target_tpm = url, budget_id, int(target_tpm)
+        self.simulated, self.clock, self.sleep = simulated, clock, sleep
+        scheme = urlsplit(url).scheme
+        if scheme == "sqlite":
+            from .pool import sqlite_path
+
+            path, _ = sqlite_path(url)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._kind = "sqlite"
+            self._lock_fd = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+            self._conn = sqlite3.connect(path, isolation_level=None, timeout=60.0, check_same_thread=False)
+            fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+            try:
+                self._conn.execute("PRAGMA busy_timeout = 60000")
+                self._conn.executescript("BEGIN IMMEDIATE;\n" + read_sql("sqlite_schema.sql") + "\nCOMMIT;")
+            finally:
+                fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+        elif scheme in ("postgresql", "postgres"):
+            from .stores.postgres import connect_pg
+
+            self._kind = "pg"
+            self._conn, self._schema = connect_pg(url)
+        else:
+            raise BadInput(f"budget store URL {url!r}: expected sqlite:///PATH or postgresql://...")
+
+    @contextmanager
+    def _tx(self) -> Iterator:
+        if self._kind == "sqlite":
+            fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+            try:
+                cur = self._conn.cursor()
+                cur.execute("BEGIN IMMEDIATE")
+                try:
+                    yield cur
+                except BaseException:
+                    self._conn.rollback()
+                    raise
+                cur.execute("COMMIT")
+            finally:
+                fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+        else:
+            with self._conn.transaction(), self._conn.cursor() as cur:
+                cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self.budget_id,))
+                yield cur
+
+    def _read(self, cur, start: int) -> dict[int, int]:
+        if self._kind == "sqlite":
+            rows = cur.execute(Q["budget_first_open_window"], {"budget_id": self.budget_id, "minute": start})
+        else:
+            cur.execute("SELECT minute, tokens FROM swarm_budget_windows WHERE budget_id = %s AND minute >= %s",
+                        (self.budget_id, start))
+            rows = cur.fetchall()
+        return {int(m): int(t) for m, t in rows}
+
+    def _add(self, cur, minute: int, tokens: int) -> None:
+        if self._kind == "sqlite":
+            cur.execute(Q["budget_add"], {"budget_id": self.budget_id, "minute": minute, "tokens": tokens})
+        else:
+            cur.execute(
+                "INSERT INTO swarm_budget_windows (budget_id, minute, tokens) VALUES (%s, %s, %s) "
+                "ON CONFLICT (budget_id, minute) DO UPDATE SET tokens = swarm_budget_windows.tokens + excluded.tokens",
+                (self.budget_id, minute, tokens),
+            )
+
+    def _current_minute(self) -> int:
+        return 0 if self.simulated else int(self.clock() // 60)
+
+    def reserve(self, tokens: int) -> Reservation:
+        """Hold ``tokens`` in the earliest window with room; waits for it on a wall clock."""
+        tokens = int(tokens)
+        if tokens < 0:
+            raise ValueError("tokens must be >= 0")
+        if tokens > self.target_tpm:
+            raise ValueError(f"a reservation of {tokens} tokens exceeds the whole budget of {self.target_tpm} per minute")
+        start = self._current_minute()
+        with self._tx() as cur:
+            minute = first_fitting_window(self._read(cur, start), start, tokens, self.target_tpm)
+            if tokens:
+                self._add(cur, minute, tokens)
+        if not self.simulated:
+            wait = minute * 60 - self.clock()
+            if wait > 0:
+                self.sleep(wait)
+        return Reservation(self.budget_id, minute, tokens)
+
+    def reconcile(self, reservation: Reservation, actual_tokens: int) -> None:
+        """Replace the reservation by the real usage: give back what was unused, charge an
+        overshoot to the earliest windows with room."""
+        actual = max(0, int(actual_tokens))
+        diff = actual - reservation.tokens
+        if diff == 0:
+            return
+        with self._tx() as cur:
+            if diff < 0:
+                self._add(cur, reservation.minute, diff)
+            else:
+                for minute, take in spread_overshoot(self._read(cur, reservation.minute), reservation.minute,
+                                                     diff, self.target_tpm):
+                    self._add(cur, minute, take)
+
+    def windows(self) -> dict[int, int]:
+        """minute -> tokens (reserved, after reconciliation) of every window used."""
+        with self._tx() as cur:
+            return {m: t for m, t in sorted(self._read(cur, -(2**62)).items()) if t > 0}
+
+    def close(self) -> None:
+        self._conn.close()
+        if self._kind == "sqlite":
+            os.close(self._lock_fd)
+
+    def __enter__(self) -> TPMBudget:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

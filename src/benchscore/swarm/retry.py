@@ -1,0 +1,80 @@
+"""Retry with exponential backoff for services that can drop out mid-run (PostgreSQL, Redis).
+
+Every retry is recorded in a :class:`ServiceLog` so a run reports it; when the retries are used
+up, :class:`~benchscore.common.errors.ServiceUnavailable` is raised (one line, exit 2): a service
+that stays down stops the run loudly, never silently.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from benchscore.common.errors import ServiceUnavailable
+
+T = TypeVar("T")
+
+DEFAULT_RETRIES = 6
+DEFAULT_BASE_DELAY = 0.05
+DEFAULT_MAX_DELAY = 2.0
+
+
+@dataclass
+class ServiceLog:
+    """What went wrong with which service during a run, and what the retries did about it."""
+
+    retries: dict[str, int] = field(default_factory=dict)
+    incidents: list[dict] = field(default_factory=list)
+
+    def record(self, service: str, error: BaseException, attempt: int, delay: float) -> None:
+        self.retries[service] = self.retries.get(service, 0) + 1
+        if len(self.incidents) < 100:
+            self.incidents.append(
+                {"service": service, "attempt": attempt, "delay_s": round(delay, 3), "error": _one_line(error)}
+            )
+
+    def as_dict(self) -> dict:
+        return {"retries": dict(sorted(self.retries.items())), "incidents": list(self.incidents)}
+
+
+def _one_line(error: BaseException) -> str:
+    return " ".join(f"{type(error).__name__}: {error}".split())[:300]
+
+
+def backoff_delay(attempt: int, base: float = DEFAULT_BASE_DELAY, cap: float = DEFAULT_MAX_DELAY) -> float:
+    """Delay before retry number ``attempt`` (1-based): ``min(cap, base * 2**(attempt-1))``."""
+    return min(cap, base * (2 ** (attempt - 1)))
+
+
+def with_retry(
+    fn: Callable[[], T],
+    *,
+    service: str,
+    errors: tuple[type[BaseException], ...],
+    log: ServiceLog,
+    on_error: Callable[[BaseException], None] | None = None,
+    retries: int = DEFAULT_RETRIES,
+    base: float = DEFAULT_BASE_DELAY,
+    what: str = "",
+) -> T:
+    """Call ``fn``; on one of ``errors`` call ``on_error`` (e.g. reconnect), wait, try again."""
+    attempt = 0
+    while True:
+        try:
+            return fn()
+        except errors as exc:
+            attempt += 1
+            if attempt > retries:
+                raise ServiceUnavailable(
+                    f"{service}{' ' + what if what else ''}: still unreachable after {retries} retries: {_one_line(exc)}"
+                ) from None
+            delay = backoff_delay(attempt, base)
+            log.record(service, exc, attempt, delay)
+            time.sleep(delay)
+            if on_error is not None:
+                try:
+                    on_error(exc)
+                except errors:
+                    pass

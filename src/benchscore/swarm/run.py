@@ -1,0 +1,187 @@
+"""Run agents against one shared pool in worker processes, then converge and audit.
+
+Agents are spread round-robin over ``worker_processes`` forked processes; each process opens its
+own connection to the same pool (there is no private pool per process) and runs its agents in turn.
+When every process has finished, the run converges (seed section 5), the convergence output goes
+to the blob store, and the ledger is audited.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from benchscore.common.errors import BenchscoreError, ServiceUnavailable
+from benchscore.common.models import Format
+
+from .agents import Agent, AgentStats, run_agents
+from .audit import AuditReport, audit_pool
+from .blob import BlobStore
+from .pool import open_pool
+from .tasks import ConvergeResult
+
+
+def redact(url: str | None) -> str | None:
+    """A store URL without its password."""
+    if url is None:
+        return None
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.password:
+        netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
+        return urlunsplit(parts._replace(netloc=netloc))
+    return url
+
+
+class Convergence(Format):
+    accepted_task_id: int
+    accepted_score: float
+    accepted_output: str
+    blob_sha256: str | None = None
+
+
+class RunReport(Format):
+    """The result of ``benchscore swarm run``."""
+
+    run_id: str
+    store: str
+    redis: str | None
+    worker_processes: int
+    agent_count: int
+    task_count: int
+    completed_tasks: int
+    failed_tasks: int
+    duplicate_claims: list[int]
+    participating_agents: int
+    converged: bool
+    convergence: Convergence | None
+    audit_verdict: str
+    wall_time_s: float
+    tasks_per_second: float
+    service: dict[str, Any] = Field(description="retries and incidents of services during the run")
+    provenance: dict[str, Any] | None = None
+
+
+def _child(url: str, run_id: str, redis_url: str | None, agents: Sequence[Agent], batch: int, conn) -> None:
+    try:
+        pool = open_pool(url, run_id, redis_url=redis_url)
+        try:
+            stats = run_agents(pool, agents, batch=batch)
+            conn.send(("ok", stats, pool.service_log.as_dict()))
+        finally:
+            pool.close()
+    except BenchscoreError as exc:
+        conn.send(("error", str(exc), None))
+    except Exception as exc:  # noqa: BLE001 - reported to the parent, which raises it as one line
+        conn.send(("error", f"{type(exc).__name__}: {exc}", None))
+    finally:
+        conn.close()
+
+
+def run_workers(
+    url: str, run_id: str, agents: Sequence[Agent], *, processes: int, batch: int = 1,
+    redis_url: str | None = None, on_progress: Callable[[], None] | None = None,
+) -> tuple[AgentStats, dict[str, Any], int]:
+    """Run ``agents`` in ``processes`` forked workers on the shared pool; returns (stats, service
+    log, crashed workers). A worker that dies (kill -9) is counted, its tasks come back through
+    their leases."""
+    processes = max(1, min(processes, len(agents)))
+    ctx = mp.get_context("fork")
+    workers = []
+    for k in range(processes):
+        parent_end, child_end = ctx.Pipe(duplex=False)
+        p = ctx.Process(target=_child, args=(url, run_id, redis_url, agents[k::processes], batch, child_end),
+                        daemon=True)
+        p.start()
+        child_end.close()
+        workers.append((p, parent_end))
+    stats = AgentStats()
+    service: dict[str, Any] = {"retries": {}, "incidents": []}
+    errors: list[str] = []
+    crashed = 0
+    pending = list(workers)
+    while pending:
+        still = []
+        for p, end in pending:
+            if end.poll():
+                try:
+                    kind, value, log = end.recv()
+                except EOFError:
+                    p.join()
+                    crashed += 1
+                    continue
+                p.join()
+                if kind == "ok":
+                    stats.add(value)
+                    for k, v in log["retries"].items():
+                        service["retries"][k] = service["retries"].get(k, 0) + v
+                    service["incidents"].extend(log["incidents"])
+                else:
+                    errors.append(value)
+            elif not p.is_alive():
+                p.join()
+                if end.poll():
+                    still.append((p, end))
+                    continue
+                crashed += 1
+            else:
+                still.append((p, end))
+        pending = still
+        if on_progress is not None:
+            on_progress()
+        if pending:
+            time.sleep(0.05)
+    if errors:
+        raise ServiceUnavailable(errors[0]) if "unreachable" in errors[0] else BenchscoreError(errors[0])
+    return stats, service, crashed
+
+
+def run_swarm(
+    url: str, run_id: str, agents: Sequence[Agent], *, processes: int | None = None, batch: int = 1,
+    redis_url: str | None = None, blob_root: str | Path | None = None,
+    on_progress: Callable[[dict[str, int]], None] | None = None,
+) -> tuple[RunReport, AuditReport]:
+    """Run the agents on the run's pool until every task is done or failed, converge, audit."""
+    processes = processes or os.cpu_count() or 1
+    start = time.perf_counter()
+    with open_pool(url, run_id, redis_url=redis_url) as pool:
+        total = sum(pool.counts().values())
+
+        def progress() -> None:
+            if on_progress is not None:
+                on_progress(pool.counts())
+
+        _, service, _crashed = run_workers(url, run_id, agents, processes=processes, batch=batch,
+                                           redis_url=redis_url, on_progress=progress)
+        workers = max(1, min(processes, len(agents)))
+        result: ConvergeResult | None = pool.converge()
+        convergence = None
+        if result is not None:
+            blob = BlobStore(blob_root).put_json({"run_id": run_id, **result.model_dump()}) if blob_root else None
+            pool.record_convergence("run", result, blob)
+            convergence = Convergence(**result.model_dump(), blob_sha256=blob)
+        audit = audit_pool(pool)
+        counts = pool.counts()
+        if pool.mirror is not None:
+            pool.mirror.reconcile(pool, force=False)
+        for k, v in pool.service_log.retries.items():
+            service["retries"][k] = service["retries"].get(k, 0) + v
+        service["incidents"].extend(pool.service_log.incidents)
+    wall = time.perf_counter() - start
+    finished = counts["done"] + counts["failed"]
+    report = RunReport(
+        run_id=run_id, store=redact(url) or url, redis=redact(redis_url), worker_processes=workers,
+        agent_count=len(agents), task_count=total, completed_tasks=counts["done"],
+        failed_tasks=counts["failed"], duplicate_claims=audit.duplicate_claims,
+        participating_agents=len(audit.participating_agents), converged=convergence is not None,
+        convergence=convergence, audit_verdict=audit.verdict, wall_time_s=round(wall, 3),
+        tasks_per_second=round(finished / wall, 1) if wall > 0 else 0.0, service=service,
+    )
+    return report, audit

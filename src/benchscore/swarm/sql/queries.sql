@@ -1,0 +1,122 @@
+-- Named queries of the PostgreSQL store (psycopg named parameters).
+
+-- name: insert_run
+INSERT INTO swarm_runs (run_id, crash_policy, lease_seconds, created_at)
+VALUES (%(run_id)s, %(crash_policy)s, %(lease_seconds)s, %(now)s);
+
+-- name: get_run
+SELECT crash_policy, lease_seconds FROM swarm_runs WHERE run_id = %(run_id)s;
+
+-- name: list_runs
+SELECT run_id FROM swarm_runs ORDER BY created_at, run_id;
+
+-- name: allocate_task_ids
+SELECT nextval(pg_get_serial_sequence('swarm_tasks', 'id')) FROM generate_series(1, %(n)s);
+
+-- name: insert_tasks
+INSERT INTO swarm_tasks (id, run_id, capability, payload, pheromone, max_attempts, created_at)
+SELECT v.id, %(run_id)s, v.capability, v.payload, v.pheromone, v.max_attempts, %(now)s
+FROM unnest(%(ids)s::bigint[], %(capabilities)s::text[], %(payloads)s::text[], %(pheromones)s::float8[],
+            %(max_attempts)s::int[]) AS v (id, capability, payload, pheromone, max_attempts);
+
+-- name: insert_events
+INSERT INTO swarm_events (run_id, task_id, kind, agent, attempt, value, delta, note, at)
+SELECT %(run_id)s, v.task_id, v.kind, v.agent, v.attempt, v.value, v.delta, v.note, v.at
+FROM unnest(%(task_ids)s::bigint[], %(kinds)s::text[], %(agents)s::text[], %(attempts)s::int[],
+            %(values)s::float8[], %(deltas)s::float8[], %(notes)s::text[], %(ats)s::float8[])
+     WITH ORDINALITY AS v (task_id, kind, agent, attempt, value, delta, note, at, ord)
+ORDER BY v.ord;
+
+-- name: expired_leases
+SELECT id, attempts, max_attempts, pheromone, claimed_by, capability
+FROM swarm_tasks
+WHERE run_id = %(run_id)s AND status = 'claimed' AND lease_expires_at < extract(epoch FROM clock_timestamp())
+FOR UPDATE SKIP LOCKED;
+
+-- name: resolve_leases
+UPDATE swarm_tasks t
+SET status = v.status, pheromone = v.pheromone, claimed_by = NULL, lease_expires_at = NULL
+FROM unnest(%(ids)s::bigint[], %(attempts)s::int[], %(statuses)s::text[], %(pheromones)s::float8[])
+     AS v (id, attempt, status, pheromone)
+WHERE t.id = v.id AND t.status = 'claimed' AND t.attempts = v.attempt;
+
+-- name: claim_batch
+WITH picked AS (
+    SELECT id FROM swarm_tasks
+    WHERE run_id = %(run_id)s AND status = 'pending' AND capability = ANY (%(capabilities)s::text[])
+    ORDER BY pheromone DESC, id
+    LIMIT %(limit)s
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE swarm_tasks t
+SET status = 'claimed', claimed_by = %(agent)s, attempts = t.attempts + 1,
+    lease_expires_at = extract(epoch FROM clock_timestamp()) + %(lease)s
+FROM picked
+WHERE t.id = picked.id
+RETURNING t.id, t.attempts, t.capability, t.payload, t.pheromone, t.max_attempts, t.lease_expires_at;
+
+-- name: complete_batch
+UPDATE swarm_tasks t
+SET status = 'done', score = v.score, output = v.output, pheromone = v.pheromone,
+    claimed_by = NULL, lease_expires_at = NULL
+FROM unnest(%(ids)s::bigint[], %(attempts)s::int[], %(agents)s::text[], %(scores)s::float8[],
+            %(outputs)s::text[], %(pheromones)s::float8[]) AS v (id, attempt, agent, score, output, pheromone)
+WHERE t.id = v.id AND t.run_id = %(run_id)s AND t.status = 'claimed' AND t.attempts = v.attempt
+  AND t.claimed_by = v.agent
+RETURNING t.id;
+
+-- name: fail_batch
+UPDATE swarm_tasks t
+SET status = v.status, output = v.error, pheromone = v.pheromone, claimed_by = NULL, lease_expires_at = NULL
+FROM unnest(%(ids)s::bigint[], %(attempts)s::int[], %(agents)s::text[], %(statuses)s::text[],
+            %(errors)s::text[], %(pheromones)s::float8[]) AS v (id, attempt, agent, status, error, pheromone)
+WHERE t.id = v.id AND t.run_id = %(run_id)s AND t.status = 'claimed' AND t.attempts = v.attempt
+  AND t.claimed_by = v.agent
+RETURNING t.id;
+
+-- name: counts
+SELECT status, count(*) FROM swarm_tasks WHERE run_id = %(run_id)s GROUP BY status;
+
+-- name: has_open
+SELECT EXISTS (
+    SELECT 1 FROM swarm_tasks WHERE run_id = %(run_id)s AND status = 'pending'
+      AND capability = ANY (%(capabilities)s::text[])
+) OR EXISTS (
+    SELECT 1 FROM swarm_tasks WHERE run_id = %(run_id)s AND status = 'claimed'
+      AND capability = ANY (%(capabilities)s::text[])
+);
+
+-- name: tasks
+SELECT id, capability, payload, status, pheromone, score, output, attempts, max_attempts, claimed_by
+FROM swarm_tasks WHERE run_id = %(run_id)s ORDER BY id;
+
+-- name: capabilities
+SELECT DISTINCT capability FROM swarm_tasks WHERE run_id = %(run_id)s ORDER BY capability;
+
+-- name: pheromones
+SELECT id, capability, pheromone FROM swarm_tasks WHERE run_id = %(run_id)s ORDER BY id;
+
+-- name: converge_run
+SELECT id, score, output FROM swarm_tasks
+WHERE run_id = %(run_id)s AND status = 'done'
+ORDER BY score DESC, id LIMIT 1;
+
+-- name: converge_capability
+SELECT id, score, output FROM swarm_tasks
+WHERE run_id = %(run_id)s AND status = 'done' AND capability = %(capability)s
+ORDER BY score DESC, id LIMIT 1;
+
+-- name: record_convergence
+INSERT INTO swarm_convergence (run_id, scope, accepted_task_id, accepted_score, accepted_output, blob_sha256, at)
+VALUES (%(run_id)s, %(scope)s, %(accepted_task_id)s, %(accepted_score)s, %(accepted_output)s, %(blob_sha256)s, %(now)s)
+ON CONFLICT (run_id, scope) DO UPDATE SET
+    accepted_task_id = excluded.accepted_task_id, accepted_score = excluded.accepted_score,
+    accepted_output = excluded.accepted_output, blob_sha256 = excluded.blob_sha256, at = excluded.at;
+
+-- name: convergences
+SELECT scope, accepted_task_id, accepted_score, accepted_output, blob_sha256
+FROM swarm_convergence WHERE run_id = %(run_id)s ORDER BY scope;
+
+-- name: events
+SELECT seq, run_id, task_id, kind, agent, attempt, value, delta, note, at
+FROM swarm_events WHERE run_id = %(run_id)s ORDER BY seq;

@@ -1,0 +1,62 @@
+-- Schema of the PostgreSQL store, applied at connect (idempotent, under an advisory lock).
+CREATE TABLE IF NOT EXISTS swarm_runs (
+    run_id text PRIMARY KEY,
+    crash_policy text NOT NULL CHECK (crash_policy IN ('requeue', 'fail')),
+    lease_seconds double precision NOT NULL CHECK (lease_seconds > 0),
+    created_at double precision NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS swarm_tasks (
+    id bigserial PRIMARY KEY,
+    run_id text NOT NULL REFERENCES swarm_runs (run_id),
+    capability text NOT NULL,
+    payload text NOT NULL,
+    status text NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'claimed', 'done', 'failed')),
+    pheromone double precision NOT NULL,
+    score double precision,
+    output text,
+    attempts integer NOT NULL DEFAULT 0,
+    max_attempts integer NOT NULL CHECK (max_attempts >= 1),
+    claimed_by text,
+    lease_expires_at double precision,
+    created_at double precision NOT NULL
+);
+
+-- the claim order: argmax P_t, ties oldest first, among pending tasks
+CREATE INDEX IF NOT EXISTS swarm_tasks_pending
+    ON swarm_tasks (run_id, pheromone DESC, id) WHERE status = 'pending';
+CREATE INDEX IF NOT EXISTS swarm_tasks_claimed
+    ON swarm_tasks (run_id, lease_expires_at) WHERE status = 'claimed';
+
+-- the audit ledger, written in the same transaction as the change it records
+CREATE TABLE IF NOT EXISTS swarm_events (
+    seq bigserial PRIMARY KEY,
+    run_id text NOT NULL,
+    task_id bigint NOT NULL,
+    kind text NOT NULL,
+    agent text,
+    attempt integer NOT NULL,
+    value double precision,
+    delta double precision,
+    note text,
+    at double precision NOT NULL
+);
+CREATE INDEX IF NOT EXISTS swarm_events_run ON swarm_events (run_id, seq);
+
+CREATE TABLE IF NOT EXISTS swarm_convergence (
+    run_id text NOT NULL,
+    scope text NOT NULL,
+    accepted_task_id bigint NOT NULL,
+    accepted_score double precision NOT NULL,
+    accepted_output text NOT NULL,
+    blob_sha256 text,
+    at double precision NOT NULL,
+    PRIMARY KEY (run_id, scope)
+);
+
+CREATE TABLE IF NOT EXISTS swarm_budget_windows (
+    budget_id text NOT NULL,
+    minute bigint NOT NULL,
+    tokens bigint NOT NULL CHECK (tokens >= 0),
+    PRIMARY KEY (budget_id, minute)
+);

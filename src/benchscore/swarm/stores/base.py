@@ -1,0 +1,343 @@
+"""The one interface every store implements: :class:`TaskPool`.
+
+A pool holds the tasks of one run (``run_id``) in a store selected by URL
+(:func:`benchscore.swarm.pool.open_pool`). Agents only ever talk to the pool: claim, complete,
+fail. Every change is written together with its ledger events in one transaction; when a Redis
+mirror is attached, the changed pheromones and the events are published to it after the commit.
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING
+
+import orjson
+
+from ..lease import DEFAULT_LEASE_SECONDS, CrashPolicy, resolve_expired_lease
+from ..ledger import EventKind, LedgerEvent
+from ..retry import ServiceLog
+from ..tasks import (
+    Claim,
+    ConvergeResult,
+    Task,
+    TaskSpec,
+    TaskStatus,
+    pheromone_on_failure,
+    pheromone_on_success,
+    status_after_failure,
+)
+
+if TYPE_CHECKING:
+    from .redis_mirror import RedisMirror
+
+#: an event as written: (run_id, task_id, kind, agent, attempt, value, delta, note, at)
+EventRow = tuple
+#: a pheromone change as mirrored: (task_id, capability, new P_t)
+PheromoneChange = tuple[int, str, float]
+
+
+class StaleClaim(Exception):
+    """A completion or failure named an attempt that is no longer the task's current claim."""
+
+
+class RunNotFound(Exception):
+    """The pool has no run with this id."""
+
+
+class TaskPool(ABC):
+    """A pheromone task pool for one run.
+
+    Public methods (the runtime API):
+
+    - :meth:`create_run`, :meth:`add_tasks`: set a run up (tasks get ``P_t`` = their spec's
+      ``pheromone``, 0 by default; one ``create`` event each);
+    - :meth:`claim`: up to ``limit`` pending tasks of the agent's capabilities in claim order
+      (argmax P_t, ties oldest first), each with a lease and its attempt number; expired leases
+      are resolved first by the run's crash policy;
+    - :meth:`complete` / :meth:`complete_many`: success, ``P_t += score``; refused (StaleClaim /
+      False) when the attempt is no longer current;
+    - :meth:`fail` / :meth:`fail_many`: failure, ``P_t -= 1.0``; back to pending until the
+      attempt limit, then failed;
+    - :meth:`converge`, :meth:`record_convergence`, :meth:`convergences`: seed section 5;
+    - :meth:`counts`, :meth:`tasks`, :meth:`pheromones`, :meth:`events`: read the pool and the
+      ledger.
+    """
+
+    scheme: str = ""
+
+    def __init__(self, url: str, run_id: str) -> None:
+        self.url = url
+        self.run_id = run_id
+        self.mirror: RedisMirror | None = None
+        self.service_log = ServiceLog()
+        self._settings: tuple[CrashPolicy, float] | None = None
+
+    # ---- lifecycle -------------------------------------------------------------------------
+    def attach_mirror(self, mirror: RedisMirror) -> None:
+        """Mirror pheromones and events to Redis from now on (and reconcile it now)."""
+        self.mirror = mirror
+        mirror.reconcile(self)
+
+    def close(self) -> None:
+        if self.mirror is not None:
+            self.mirror.close()
+        self._close()
+
+    def __enter__(self) -> TaskPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def settings(self) -> tuple[CrashPolicy, float]:
+        """(crash policy, lease seconds) of the run."""
+        if self._settings is None:
+            row = self._get_run()
+            if row is None:
+                raise RunNotFound(f"no run {self.run_id!r} in {self.display_url}")
+            self._settings = (CrashPolicy(row[0]), float(row[1]))
+        return self._settings
+
+    @property
+    def display_url(self) -> str:
+        return self.url
+
+    def create_run(
+        self, *, crash_policy: CrashPolicy | str = CrashPolicy.requeue, lease_seconds: float = DEFAULT_LEASE_SECONDS
+    ) -> None:
+        """Register the run. Raises ValueError when it already exists."""
+        policy = CrashPolicy(crash_policy)
+        if not lease_seconds > 0:
+            raise ValueError("lease_seconds must be > 0")
+        if self._get_run() is not None:
+            raise ValueError(f"run {self.run_id!r} already exists in {self.display_url}")
+        self._insert_run(policy, float(lease_seconds), time.time())
+        self._settings = (policy, float(lease_seconds))
+
+    def run_exists(self) -> bool:
+        return self._get_run() is not None
+
+    # ---- the protocol agents use -------------------------------------------------------------
+    def add_tasks(self, specs: Iterable[TaskSpec]) -> list[int]:
+        """Insert tasks (with their ``create`` events); returns their ids, oldest first."""
+        self.settings  # noqa: B018 - the run must exist
+        specs = list(specs)
+        rows = [(s.capability, orjson.dumps(s.payload).decode(), float(s.pheromone), s.max_attempts) for s in specs]
+        ids = self._insert_tasks(rows, time.time())
+        if self.mirror is not None:
+            self.mirror.publish(
+                [(i, r[0], r[2]) for i, r in zip(ids, rows, strict=True)],
+                [(self.run_id, i, "create", None, 0, r[2], None, r[0], 0.0) for i, r in zip(ids, rows, strict=True)],
+                self,
+            )
+        return ids
+
+    def claim(self, agent_id: str, capabilities: Sequence[str], *, limit: int = 1) -> list[Claim]:
+        """Claim up to ``limit`` pending tasks of ``capabilities`` in claim order (argmax P_t, ties
+        oldest first), for one lease each. Expired leases are resolved first."""
+        if limit < 1:
+            raise ValueError("limit must be >= 1")
+        caps = sorted(set(capabilities))
+        if not caps:
+            return []
+        policy, lease = self.settings
+        claims, events, changes = self._claim(agent_id, caps, limit, policy, lease)
+        if self.mirror is not None and events:
+            self.mirror.publish(changes, events, self)
+        return claims
+
+    def complete(self, claim: Claim, score: float, output: str) -> None:
+        """Success: status done, ``P_t += score``. Raises :class:`StaleClaim` if refused."""
+        if not self.complete_many([(claim, score, output)])[0]:
+            raise StaleClaim(f"task {claim.task_id} attempt {claim.attempt}: not the current claim")
+
+    def complete_many(self, results: Sequence[tuple[Claim, float, str]]) -> list[bool]:
+        """Complete several claims in one transaction; True where accepted, False where stale."""
+        rows = []
+        for claim, score, output in results:
+            score = float(score)
+            if score != score or score in (float("inf"), float("-inf")):
+                raise ValueError(f"task {claim.task_id}: score must be finite")
+            rows.append((claim, score, str(output), pheromone_on_success(claim.pheromone, score)))
+        if not rows:
+            return []
+        accepted, events, changes = self._complete(rows, time.time())
+        if self.mirror is not None and events:
+            self.mirror.publish(changes, events, self)
+        return accepted
+
+    def fail(self, claim: Claim, error: str = "") -> TaskStatus:
+        """Failure: ``P_t -= 1.0``; pending again until the attempt limit, then failed.
+        Returns the new status; raises :class:`StaleClaim` if refused."""
+        out = self.fail_many([(claim, error)])[0]
+        if out is None:
+            raise StaleClaim(f"task {claim.task_id} attempt {claim.attempt}: not the current claim")
+        return out
+
+    def fail_many(self, failures: Sequence[tuple[Claim, str]]) -> list[TaskStatus | None]:
+        """Fail several claims in one transaction; the new status where accepted, None where stale."""
+        rows = [
+            (
+                claim,
+                status_after_failure(claim.attempt, claim.max_attempts),
+                str(error),
+                pheromone_on_failure(claim.pheromone),
+            )
+            for claim, error in failures
+        ]
+        if not rows:
+            return []
+        accepted, events, changes = self._fail(rows, time.time())
+        if self.mirror is not None and events:
+            self.mirror.publish(changes, events, self)
+        return [r[1] if ok else None for r, ok in zip(rows, accepted, strict=True)]
+
+    def expire_leases(self) -> int:
+        """Resolve every expired lease now by the crash policy; returns how many."""
+        policy, _ = self.settings
+        events, changes, n = self._expire(policy, time.time())
+        if self.mirror is not None and events:
+            self.mirror.publish(changes, events, self)
+        return n
+
+    # ---- reading -----------------------------------------------------------------------------
+    def counts(self) -> dict[str, int]:
+        """Tasks per status (all four statuses present)."""
+        out = {s.value: 0 for s in TaskStatus}
+        out.update(self._counts())
+        return out
+
+    def is_settled(self) -> bool:
+        """True when no task of the run is pending or claimed (nothing left for anyone to do)."""
+        c = self.counts()
+        return c["pending"] == 0 and c["claimed"] == 0
+
+    def has_open(self, capabilities: Sequence[str]) -> bool:
+        """True while a task of these capabilities is pending or claimed (it may come back)."""
+        return self._has_open(sorted(set(capabilities)))
+
+    def converge(self, capability: str | None = None) -> ConvergeResult | None:
+        """Seed section 5 over the run's ``done`` tasks (or those of one capability): the same
+        argmax as :func:`benchscore.swarm.tasks.converge`, computed in the store."""
+        row = self._converge(capability)
+        if row is None:
+            return None
+        return ConvergeResult(accepted_task_id=row[0], accepted_score=row[1], accepted_output=row[2] or "")
+
+    def record_convergence(self, scope: str, result: ConvergeResult, blob_sha256: str | None = None) -> None:
+        """Store a convergence result (``scope``: ``run`` or a shard/capability name)."""
+        self._record_convergence(scope, result, blob_sha256, time.time())
+
+    def convergences(self) -> dict[str, dict]:
+        return {
+            row[0]: {
+                "accepted_task_id": row[1],
+                "accepted_score": row[2],
+                "accepted_output": row[3],
+                "blob_sha256": row[4],
+            }
+            for row in self._convergences()
+        }
+
+    def tasks(self) -> list[Task]:
+        return [
+            Task(r[0], r[1], r[2], TaskStatus(r[3]), r[4], r[5], r[6], r[7], r[8], r[9]) for r in self._tasks()
+        ]
+
+    def pheromones(self) -> list[PheromoneChange]:
+        """(task_id, capability, P_t) of every task of the run."""
+        return [(int(r[0]), r[1], float(r[2])) for r in self._pheromones()]
+
+    def capabilities(self) -> list[str]:
+        return self._capabilities()
+
+    def events(self) -> Iterator[LedgerEvent]:
+        """The run's ledger in order."""
+        for row in self.event_rows():
+            yield LedgerEvent.from_row(row)
+
+    @abstractmethod
+    def event_rows(self) -> Iterable[tuple]:
+        """The run's ledger as plain tuples in :data:`~benchscore.swarm.ledger.LEDGER_COLUMNS` order."""
+
+    # ---- helpers shared by the stores --------------------------------------------------------
+    def _lease_resolutions(
+        self, expired: Iterable[tuple], policy: CrashPolicy, now: float
+    ) -> tuple[list[tuple], list[EventRow], list[PheromoneChange]]:
+        """From rows (id, attempts, max_attempts, pheromone, claimed_by, capability) of expired
+        claims: the updates (status, pheromone, id, attempt), events and pheromone changes."""
+        updates, events, changes = [], [], []
+        for task_id, attempts, max_attempts, pheromone, agent, capability in expired:
+            status, new_p = resolve_expired_lease(policy, attempts, max_attempts, pheromone)
+            updates.append((status.value, new_p, task_id, attempts))
+            events.append((self.run_id, task_id, EventKind.lease_expired.value, agent, attempts, None, None,
+                           status.value, now))
+            if new_p != pheromone:
+                events.append((self.run_id, task_id, EventKind.pheromone.value, agent, attempts, new_p,
+                               new_p - pheromone, "lease_expired", now))
+                changes.append((task_id, capability, new_p))
+        return updates, events, changes
+
+    def _claim_events(self, claims: Sequence[Claim], now: float) -> list[EventRow]:
+        return [
+            (self.run_id, c.task_id, EventKind.claim.value, c.agent_id, c.attempt, c.pheromone, None, None, now)
+            for c in claims
+        ]
+
+    def _complete_events(self, rows: Sequence[tuple], now: float) -> tuple[list[EventRow], list[PheromoneChange]]:
+        events, changes = [], []
+        for claim, score, _output, new_p in rows:
+            events.append((self.run_id, claim.task_id, "complete", claim.agent_id, claim.attempt, score, None,
+                           None, now))
+            events.append((self.run_id, claim.task_id, "pheromone", claim.agent_id, claim.attempt, new_p,
+                           new_p - claim.pheromone, "complete", now))
+            changes.append((claim.task_id, claim.capability, new_p))
+        return events, changes
+
+    def _fail_events(self, rows: Sequence[tuple], now: float) -> tuple[list[EventRow], list[PheromoneChange]]:
+        events, changes = [], []
+        for claim, status, _error, new_p in rows:
+            events.append((self.run_id, claim.task_id, "fail", claim.agent_id, claim.attempt, None, None,
+                           status.value, now))
+            events.append((self.run_id, claim.task_id, "pheromone", claim.agent_id, claim.attempt, new_p,
+                           new_p - claim.pheromone, "fail", now))
+            changes.append((claim.task_id, claim.capability, new_p))
+        return events, changes
+
+    # ---- what each store implements ----------------------------------------------------------
+    @abstractmethod
+    def _close(self) -> None: ...
+    @abstractmethod
+    def _get_run(self) -> tuple | None: ...
+    @abstractmethod
+    def _insert_run(self, policy: CrashPolicy, lease_seconds: float, now: float) -> None: ...
+    @abstractmethod
+    def _insert_tasks(self, rows: list[tuple], now: float) -> list[int]: ...
+    @abstractmethod
+    def _claim(self, agent: str, caps: list[str], limit: int, policy: CrashPolicy, lease: float
+               ) -> tuple[list[Claim], list[EventRow], list[PheromoneChange]]: ...
+    @abstractmethod
+    def _complete(self, rows: list[tuple], now: float) -> tuple[list[bool], list[EventRow], list[PheromoneChange]]: ...
+    @abstractmethod
+    def _fail(self, rows: list[tuple], now: float) -> tuple[list[bool], list[EventRow], list[PheromoneChange]]: ...
+    @abstractmethod
+    def _expire(self, policy: CrashPolicy, now: float) -> tuple[list[EventRow], list[PheromoneChange], int]: ...
+    @abstractmethod
+    def _counts(self) -> dict[str, int]: ...
+    @abstractmethod
+    def _has_open(self, caps: list[str]) -> bool: ...
+    @abstractmethod
+    def _converge(self, capability: str | None) -> tuple | None: ...
+    @abstractmethod
+    def _record_convergence(self, scope: str, result: ConvergeResult, blob: str | None, now: float) -> None: ...
+    @abstractmethod
+    def _convergences(self) -> list[tuple]: ...
+    @abstractmethod
+    def _tasks(self) -> list[tuple]: ...
+    @abstractmethod
+    def _pheromones(self) -> list[tuple]: ...
+    @abstractmethod
+    def _capabilities(self) -> list[str]: ...

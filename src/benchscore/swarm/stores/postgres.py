@@ -1,0 +1,247 @@
+"""The PostgreSQL store (``postgresql://...``): the source of truth for agents on many machines.
+
+Claims take a batch in pheromone order with ``FOR UPDATE SKIP LOCKED`` in one statement;
+completions and failures of a batch are one ``UPDATE ... FROM unnest(...)`` fenced by attempt and
+agent; every change is committed together with its ledger rows (synchronous commit kept). All SQL
+lives in ``sql/schema.sql`` and the named queries of ``sql/queries.sql``. A dropped connection is
+retried with backoff (reconnecting) and reported in the pool's service log.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TypeVar
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import psycopg
+
+from benchscore.common.errors import BadInput, ServiceUnavailable
+
+from ..lease import CrashPolicy
+from ..retry import with_retry
+from ..sql import queries, read_sql
+from ..tasks import Claim
+from .base import TaskPool
+
+Q = queries("queries.sql")
+T = TypeVar("T")
+PG_ERRORS = (psycopg.OperationalError, psycopg.InterfaceError)
+CONNECT_RETRIES = 3
+
+
+def split_schema(url: str) -> tuple[str, str | None]:
+    """(connection URL without ``schema=``, schema name or None)."""
+    parts = urlsplit(url)
+    params = parse_qsl(parts.query, keep_blank_values=True)
+    schema = None
+    rest = []
+    for k, v in params:
+        if k == "schema":
+            schema = v
+        else:
+            rest.append((k, v))
+    if schema is not None and (not schema or not schema.replace("_", "").isalnum()):
+        raise BadInput(f"store URL: schema {schema!r}: expected letters, digits and underscores")
+    return urlunsplit(parts._replace(query=urlencode(rest))), schema
+
+
+def _redacted(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.password:
+        return urlunsplit(parts._replace(netloc=parts.netloc.replace(f":{parts.password}@", ":***@")))
+    return url
+
+
+def connect_pg(url: str, *, retries: int = CONNECT_RETRIES) -> tuple[psycopg.Connection, str | None]:
+    """Connect (autocommit; transactions are explicit), apply the schema; ServiceUnavailable if
+    the server cannot be reached after ``retries`` retries."""
+    dsn, schema = split_schema(url)
+    kwargs = {"autocommit": True, "connect_timeout": 5}
+    if schema:
+        kwargs["options"] = f"-c search_path={schema}"
+    last: Exception | None = None
+    for attempt in range(retries + 1):
+        try:
+            conn = psycopg.connect(dsn, **kwargs)
+            break
+        except psycopg.ProgrammingError as exc:
+            raise BadInput(f"store URL {_redacted(url)!r}: {' '.join(str(exc).split())}") from None
+        except PG_ERRORS as exc:
+            last = exc
+            if attempt < retries:
+                time.sleep(0.1 * 2**attempt)
+    else:
+        msg = " ".join(str(last).split())[:200]
+        raise ServiceUnavailable(f"PostgreSQL at {_redacted(url)}: unreachable after {retries} retries: {msg}")
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(7432001)")
+        if schema:
+            conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
+        conn.execute(read_sql("schema.sql"))
+    return conn, schema
+
+
+class PostgresPool(TaskPool):
+    scheme = "postgresql"
+
+    def __init__(self, url: str, run_id: str, conn: psycopg.Connection) -> None:
+        super().__init__(url, run_id)
+        self.conn = conn
+
+    @classmethod
+    def connect(cls, url: str, run_id: str) -> PostgresPool:
+        conn, _ = connect_pg(url)
+        return cls(url, run_id, conn)
+
+    @property
+    def display_url(self) -> str:
+        return _redacted(self.url)
+
+    def _reconnect(self, _exc: BaseException) -> None:
+        try:
+            self.conn.close()
+        except Exception:  # noqa: BLE001 - the connection is already broken
+            pass
+        self.conn, _ = connect_pg(self.url, retries=0)
+
+    def _do(self, fn: Callable[[psycopg.Connection], T], what: str) -> T:
+        def attempt() -> T:
+            with self.conn.transaction():
+                return fn(self.conn)
+
+        return with_retry(attempt, service="postgresql", errors=PG_ERRORS, log=self.service_log,
+                          on_error=self._reconnect, what=what)
+
+    def _one(self, name: str, params: dict) -> tuple | None:
+        return self._do(lambda c: c.execute(Q[name], params).fetchone(), name)
+
+    def _all(self, name: str, params: dict) -> list[tuple]:
+        return self._do(lambda c: c.execute(Q[name], params).fetchall(), name)
+
+    def _close(self) -> None:
+        self.conn.close()
+
+    def _insert_events(self, conn: psycopg.Connection, events: list[tuple]) -> None:
+        if not events:
+            return
+        cols = list(zip(*events, strict=True))
+        conn.execute(Q["insert_events"], {
+            "run_id": self.run_id, "task_ids": list(cols[1]), "kinds": list(cols[2]), "agents": list(cols[3]),
+            "attempts": list(cols[4]), "values": list(cols[5]), "deltas": list(cols[6]), "notes": list(cols[7]),
+            "ats": list(cols[8]),
+        })
+
+    def _get_run(self):
+        return self._one("get_run", {"run_id": self.run_id})
+
+    def _insert_run(self, policy, lease_seconds, now):
+        self._do(lambda c: c.execute(Q["insert_run"], {"run_id": self.run_id, "crash_policy": policy.value,
+                                                       "lease_seconds": lease_seconds, "now": now}), "insert_run")
+
+    def _insert_tasks(self, rows, now):
+        if not rows:
+            return []
+
+        def tx(c: psycopg.Connection) -> list[int]:
+            ids = sorted(r[0] for r in c.execute(Q["allocate_task_ids"], {"n": len(rows)}).fetchall())
+            cols = list(zip(*rows, strict=True))
+            c.execute(Q["insert_tasks"], {"run_id": self.run_id, "now": now, "ids": ids,
+                                          "capabilities": list(cols[0]), "payloads": list(cols[1]),
+                                          "pheromones": list(cols[2]), "max_attempts": list(cols[3])})
+            self._insert_events(c, [(self.run_id, i, "create", None, 0, r[2], None, r[0], now)
+                                    for i, r in zip(ids, rows, strict=True)])
+            return ids
+
+        return self._do(tx, "add_tasks")
+
+    def _sweep(self, c: psycopg.Connection, policy: CrashPolicy, now: float) -> tuple[list, list, int]:
+        expired = c.execute(Q["expired_leases"], {"run_id": self.run_id}).fetchall()
+        if not expired:
+            return [], [], 0
+        updates, events, changes = self._lease_resolutions(expired, policy, now)
+        c.execute(Q["resolve_leases"], {"statuses": [u[0] for u in updates], "pheromones": [u[1] for u in updates],
+                                        "ids": [u[2] for u in updates], "attempts": [u[3] for u in updates]})
+        self._insert_events(c, events)
+        return events, changes, len(updates)
+
+    def _claim(self, agent, caps, limit, policy, lease):
+        def tx(c: psycopg.Connection):
+            now = time.time()
+            events, changes, _ = self._sweep(c, policy, now)
+            rows = c.execute(Q["claim_batch"], {"run_id": self.run_id, "capabilities": caps, "limit": limit,
+                                                "agent": agent, "lease": lease}).fetchall()
+            rows.sort(key=lambda r: (-r[4], r[0]))
+            claims = [Claim(r[0], r[1], agent, r[2], r[3], r[4], r[5], r[6]) for r in rows]
+            claim_events = self._claim_events(claims, now)
+            self._insert_events(c, claim_events)
+            return claims, events + claim_events, changes
+
+        return self._do(tx, "claim")
+
+    def _complete(self, rows, now):
+        def tx(c: psycopg.Connection):
+            done = {r[0] for r in c.execute(Q["complete_batch"], {
+                "run_id": self.run_id,
+                "ids": [r[0].task_id for r in rows], "attempts": [r[0].attempt for r in rows],
+                "agents": [r[0].agent_id for r in rows], "scores": [r[1] for r in rows],
+                "outputs": [r[2] for r in rows], "pheromones": [r[3] for r in rows],
+            }).fetchall()}
+            accepted = [r[0].task_id in done for r in rows]
+            events, changes = self._complete_events([r for r, ok in zip(rows, accepted, strict=True) if ok], now)
+            self._insert_events(c, events)
+            return accepted, events, changes
+
+        return self._do(tx, "complete")
+
+    def _fail(self, rows, now):
+        def tx(c: psycopg.Connection):
+            failed = {r[0] for r in c.execute(Q["fail_batch"], {
+                "run_id": self.run_id,
+                "ids": [r[0].task_id for r in rows], "attempts": [r[0].attempt for r in rows],
+                "agents": [r[0].agent_id for r in rows], "statuses": [r[1].value for r in rows],
+                "errors": [r[2] for r in rows], "pheromones": [r[3] for r in rows],
+            }).fetchall()}
+            accepted = [r[0].task_id in failed for r in rows]
+            events, changes = self._fail_events([r for r, ok in zip(rows, accepted, strict=True) if ok], now)
+            self._insert_events(c, events)
+            return accepted, events, changes
+
+        return self._do(tx, "fail")
+
+    def _expire(self, policy, now):
+        return self._do(lambda c: self._sweep(c, policy, now), "expire_leases")
+
+    def _counts(self):
+        return {s: int(n) for s, n in self._all("counts", {"run_id": self.run_id})}
+
+    def _has_open(self, caps):
+        return bool(self._one("has_open", {"run_id": self.run_id, "capabilities": caps})[0])
+
+    def _converge(self, capability):
+        if capability is None:
+            return self._one("converge_run", {"run_id": self.run_id})
+        return self._one("converge_capability", {"run_id": self.run_id, "capability": capability})
+
+    def _record_convergence(self, scope, result, blob, now):
+        self._do(lambda c: c.execute(Q["record_convergence"], {
+            "run_id": self.run_id, "scope": scope, "blob_sha256": blob, "now": now, **result.model_dump()}),
+            "record_convergence")
+
+    def _convergences(self):
+        return self._all("convergences", {"run_id": self.run_id})
+
+    def _tasks(self):
+        return self._all("tasks", {"run_id": self.run_id})
+
+    def _pheromones(self):
+        return self._all("pheromones", {"run_id": self.run_id})
+
+    def _capabilities(self):
+        return [r[0] for r in self._all("capabilities", {"run_id": self.run_id})]
+
+    def event_rows(self):
+        return self._all("events", {"run_id": self.run_id})
+
+    def list_runs(self) -> list[str]:
+        return [r[0] for r in self._all("list_runs", {})]

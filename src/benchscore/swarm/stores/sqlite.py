@@ -1,0 +1,184 @@
+"""The SQLite store: the embedded default (``sqlite:///run.db``).
+
+WAL journal, and writers serialised across processes by an exclusive ``flock`` on a lock file
+beside the database before ``BEGIN IMMEDIATE`` (a blocked writer wakes the moment the lock is
+released instead of polling SQLite's busy handler). ``synchronous=NORMAL`` by default (in WAL mode
+a committed transaction survives a process crash; ``?synchronous=FULL`` also survives power loss).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import orjson
+
+from ..lease import CrashPolicy
+from ..sql import queries, read_sql
+from ..tasks import Claim
+from .base import TaskPool
+
+Q = queries("sqlite_queries.sql")
+
+
+class SQLitePool(TaskPool):
+    scheme = "sqlite"
+
+    def __init__(self, url: str, run_id: str, path: Path, synchronous: str = "NORMAL") -> None:
+        super().__init__(url, run_id)
+        self.path = path
+        if synchronous.upper() not in ("NORMAL", "FULL", "OFF"):
+            raise ValueError(f"synchronous must be NORMAL, FULL or OFF, not {synchronous!r}")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock_fd = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        self.conn = sqlite3.connect(path, isolation_level=None, timeout=60.0, check_same_thread=False)
+        self.conn.execute("PRAGMA busy_timeout = 60000")
+        with self._locked():
+            self.conn.execute("PRAGMA journal_mode = WAL")
+            self.conn.executescript("BEGIN IMMEDIATE;\n" + read_sql("sqlite_schema.sql") + "\nCOMMIT;")
+        self.conn.execute(f"PRAGMA synchronous = {synchronous.upper()}")
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Cursor]:
+        fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+        try:
+            cur = self.conn.cursor()
+            cur.execute("BEGIN IMMEDIATE")
+            try:
+                yield cur
+            except BaseException:
+                self.conn.rollback()
+                raise
+            cur.execute("COMMIT")
+        finally:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+
+    def _close(self) -> None:
+        self.conn.close()
+        os.close(self._lock_fd)
+
+    def _get_run(self) -> tuple | None:
+        return self.conn.execute(Q["get_run"], {"run_id": self.run_id}).fetchone()
+
+    def _insert_run(self, policy: CrashPolicy, lease_seconds: float, now: float) -> None:
+        with self._write() as cur:
+            cur.execute(Q["insert_run"], {"run_id": self.run_id, "crash_policy": policy.value,
+                                          "lease_seconds": lease_seconds, "now": now})
+
+    def _insert_tasks(self, rows: list[tuple], now: float) -> list[int]:
+        run = self.run_id
+        with self._write() as cur:
+            first = cur.execute(Q["max_task_id"]).fetchone()[0] + 1
+            cur.executemany(Q["insert_task"], ((run, c, p, ph, m, now) for c, p, ph, m in rows))
+            ids = list(range(first, first + len(rows)))
+            cur.executemany(
+                Q["insert_event"],
+                ((run, i, "create", None, 0, r[2], None, r[0], now) for i, r in zip(ids, rows, strict=True)),
+            )
+        return ids
+
+    def _sweep(self, cur: sqlite3.Cursor, policy: CrashPolicy, now: float) -> tuple[list, list, int]:
+        expired = cur.execute(Q["expired_leases"], {"run_id": self.run_id, "now": now}).fetchall()
+        if not expired:
+            return [], [], 0
+        updates, events, changes = self._lease_resolutions(expired, policy, now)
+        cur.executemany(Q["resolve_lease"], [
+            {"status": s, "pheromone": p, "id": i, "attempt": a} for s, p, i, a in updates
+        ])
+        cur.executemany(Q["insert_event"], events)
+        return events, changes, len(updates)
+
+    def _claim(self, agent, caps, limit, policy, lease):
+        with self._write() as cur:
+            now = time.time()
+            events, changes, _ = self._sweep(cur, policy, now)
+            expires = now + lease
+            rows = cur.execute(
+                Q["claim_batch"],
+                {"agent": agent, "lease": expires, "run_id": self.run_id,
+                 "capabilities": orjson.dumps(caps).decode(), "limit": limit},
+            ).fetchall()
+            rows.sort(key=lambda r: (-r[4], r[0]))
+            claims = [Claim(r[0], r[1], agent, r[2], r[3], float(r[4]), r[5], expires) for r in rows]
+            claim_events = self._claim_events(claims, now)
+            cur.executemany(Q["insert_event"], claim_events)
+        return claims, events + claim_events, changes
+
+    def _complete(self, rows, now):
+        run = self.run_id
+        accepted = []
+        with self._write() as cur:
+            execute = cur.execute
+            sql = Q["complete_task"]
+            for claim, score, output, new_p in rows:
+                execute(sql, (score, output, new_p, claim.task_id, run, claim.attempt, claim.agent_id))
+                accepted.append(cur.rowcount == 1)
+            ok_rows = [r for r, ok in zip(rows, accepted, strict=True) if ok]
+            events, changes = self._complete_events(ok_rows, now)
+            cur.executemany(Q["insert_event"], events)
+        return accepted, events, changes
+
+    def _fail(self, rows, now):
+        run = self.run_id
+        accepted = []
+        with self._write() as cur:
+            for claim, status, error, new_p in rows:
+                cur.execute(Q["fail_task"], (status.value, error, new_p, claim.task_id, run, claim.attempt,
+                                             claim.agent_id))
+                accepted.append(cur.rowcount == 1)
+            ok_rows = [r for r, ok in zip(rows, accepted, strict=True) if ok]
+            events, changes = self._fail_events(ok_rows, now)
+            cur.executemany(Q["insert_event"], events)
+        return accepted, events, changes
+
+    def _expire(self, policy, now):
+        with self._write() as cur:
+            return self._sweep(cur, policy, now)
+
+    def _counts(self) -> dict[str, int]:
+        return dict(self.conn.execute(Q["counts"], {"run_id": self.run_id}).fetchall())
+
+    def _has_open(self, caps):
+        row = self.conn.execute(Q["has_open"], {"run_id": self.run_id, "capabilities": orjson.dumps(caps).decode()})
+        return bool(row.fetchone()[0])
+
+    def _converge(self, capability):
+        if capability is None:
+            return self.conn.execute(Q["converge_run"], {"run_id": self.run_id}).fetchone()
+        return self.conn.execute(Q["converge_capability"], {"run_id": self.run_id, "capability": capability}).fetchone()
+
+    def _record_convergence(self, scope, result, blob, now):
+        with self._write() as cur:
+            cur.execute(Q["record_convergence"], {"run_id": self.run_id, "scope": scope, "blob_sha256": blob,
+                                                  "now": now, **result.model_dump()})
+
+    def _convergences(self):
+        return self.conn.execute(Q["convergences"], {"run_id": self.run_id}).fetchall()
+
+    def _tasks(self):
+        return self.conn.execute(Q["tasks"], {"run_id": self.run_id}).fetchall()
+
+    def _pheromones(self):
+        return self.conn.execute(Q["pheromones"], {"run_id": self.run_id}).fetchall()
+
+    def _capabilities(self):
+        return [r[0] for r in self.conn.execute(Q["capabilities"], {"run_id": self.run_id})]
+
+    def event_rows(self):
+        return self.conn.execute(Q["events"], {"run_id": self.run_id}).fetchall()
+
+    def list_runs(self) -> list[str]:
+        return [r[0] for r in self.conn.execute(Q["list_runs"])]
