@@ -246,13 +246,17 @@ def _index_table(out: dict) -> Table:
     rows = []
     for model, res in out["models"].items():
         tm = res["track_means"]
-        rows.append((model, res["status"], *(tm[t] for t in TRACKS), res["index"], len(res["problems"])))
-    return table(
+        rows.append((model, res["status"], *(tm[t] for t in TRACKS), res["index"]))
+    t = table(
         f"{out['metric_id']}, suite {out['suite']}, {out['solver_protocol']} solver protocol\n"
         "P theorem, S solver, C construction, O conjecture; index = 30P+30S+30C+10O",
-        ["model", "status", "P", "S", "C", "O", "index", "problems"],
+        ["model", "status", "P", "S", "C", "O", "index"],
         rows,
+        digits=3,
     )
+    t.columns[0].min_width = max(len(m) for m in out["models"])
+    t.columns[1].min_width = max(len(r["status"]) for r in out["models"].values())
+    return t
 
 
 @group.command("score")

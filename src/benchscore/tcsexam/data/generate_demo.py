@@ -40,6 +40,7 @@ MODELS = {"synthetic-model-a": 2, "synthetic-model-b": 1}
 
 
 def dump(path: Path, obj) -> None:
+    """Write JSON with a stable layout."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(obj, indent=2) + "\n", encoding="utf-8")
 
@@ -76,10 +77,11 @@ def candidate(rng: random.Random, kind: str, direction: str, base: float, skill:
     return out
 
 
-def main() -> None:
+def main(out: Path = OUT) -> None:
+    """Write the whole demo into ``out`` (default: the committed ``data/demo`` folder)."""
     rng = random.Random(SEED)
     dump(
-        OUT / "suites" / f"{SUITE}.json",
+        out / "suites" / f"{SUITE}.json",
         {
             "suite": SUITE,
             "tracks": {
@@ -91,7 +93,7 @@ def main() -> None:
         },
     )
     dump(
-        OUT / "cohort.json",
+        out / "cohort.json",
         {
             "suite": SUITE,
             "solver_protocol": "offline",
@@ -105,7 +107,7 @@ def main() -> None:
         runs = []
         for r, records in enumerate(reference_runs(rng, kind, base), start=1):
             rel = f"runs/{task}/k3-run-{r}.json"
-            dump(OUT / rel, records)
+            dump(out / rel, records)
             runs.append(rel)
         spec["solver_tasks"].append({"task": task, "kind": kind, "direction": direction, "runs": runs})
     for model, attempts in MODELS.items():
@@ -113,11 +115,11 @@ def main() -> None:
         for task, kind, direction, base in SOLVER:
             for attempt in range(1, attempts + 1):
                 rel = f"records/{model}/{task}/attempt-{attempt}.json"
-                dump(OUT / rel, candidate(rng, kind, direction, base, skill))
+                dump(out / rel, candidate(rng, kind, direction, base, skill))
                 spec["solver_records"].append(
                     {"model": model, "task": task, "attempt": str(attempt), "records": rel, "adoption_status": "selected"}
                 )
-    dump(OUT / "demo.json", spec)
+    dump(out / "demo.json", spec)
 
     rows = []
 
@@ -152,8 +154,8 @@ def main() -> None:
          "solver_protocol", "reason"]
     )
     writer.writerows(rows)
-    (OUT / "attempts-other-tracks.csv").write_text(buf.getvalue(), encoding="utf-8")
-    (OUT / "README.txt").write_text(NOTE + "\nRegenerate with: python src/benchscore/tcsexam/data/generate_demo.py\n", encoding="utf-8")
+    (out / "attempts-other-tracks.csv").write_text(buf.getvalue(), encoding="utf-8")
+    (out / "README.txt").write_text(NOTE + "\nRegenerate with: python src/benchscore/tcsexam/data/generate_demo.py\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,293 @@
+"""tcsexam score: averaging order, every refusal, incomplete/provisional, excluded rows, output shape."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from tcsexam_helpers import assert_one_line_error, run, write_json
+
+from benchscore.tcsexam.formats import IndexOutput
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tcsexam" / "seed-example"
+HEADER = "model,track,item,attempt,score,adoption_status,score_status,score_type,solver_protocol,reference_id,evidence,reason"
+SUITE = {
+    "suite": "mini",
+    "tracks": {"theorem": ["t1", "t2"], "solver": ["s1"], "construction": ["c1"], "conjecture": ["o1"]},
+}
+
+
+def row(track, item, attempt, score, adoption="selected", status="valid", model="m", stype=None, protocol=None,
+        ref="", evidence="", reason=""):
+    stype = stype or ("fixed_reference_relative" if track == "solver" else "original_task_score")
+    protocol = protocol if protocol is not None else ("offline" if track == "solver" else "")
+    return f"{model},{track},{item},{attempt},{score},{adoption},{status},{stype},{protocol},{ref},{evidence},{reason}"
+
+
+def full_rows(attempts=1, model="m"):
+    scores = {"t1": ["1", "0", "1"], "t2": ["0", "0", "1"], "s1": ["0.5", "0.25", "0.75"], "c1": ["1.5", "0.5", "1"],
+              "o1": ["0", "1", "0"]}
+    tracks = {"t1": "theorem", "t2": "theorem", "s1": "solver", "c1": "construction", "o1": "conjecture"}
+    return [row(tracks[i], i, str(a + 1), scores[i][a], model=model) for i in scores for a in range(attempts)]
+
+
+def setup(tmp_path, rows, attempts=1, models=None, cohort_extra=None):
+    suite = write_json(tmp_path / "suite.json", SUITE)
+    cohort = write_json(tmp_path / "cohort.json", {
+        "suite": "mini", "solver_protocol": "offline", "solver_reference_id": "k3",
+        "models": models or {"m": {"attempts_per_task": attempts}}, **(cohort_extra or {}),
+    })
+    att = tmp_path / "attempts.csv"
+    att.write_text("\n".join([HEADER, *rows]) + "\n")
+    return suite, att, cohort
+
+
+def score(tmp_path, rows, **kw):
+    suite, att, cohort = setup(tmp_path, rows, **kw)
+    out = tmp_path / "index.json"
+    result = run("score", "--suite", suite, "--attempts", att, "--cohort", cohort, "--output", out)
+    return result, out
+
+
+def ok(tmp_path, rows, **kw):
+    result, out = score(tmp_path, rows, **kw)
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(out.read_text())
+    IndexOutput.model_validate(data)
+    return data
+
+
+def test_seed_example_55_5_and_incomplete(tmp_path, pinned_time, monkeypatch):
+    monkeypatch.chdir(EXAMPLE.parents[2])
+    base = "examples/tcsexam/seed-example/"
+    for attempts, expected in (("attempts.csv", "index.json"), ("attempts-incomplete.csv", "index-incomplete.json")):
+        out = tmp_path / expected
+        result = run("score", "--suite", base + "suite.json", "--attempts", base + attempts,
+                     "--cohort", base + "cohort.json", "--output", out)
+        assert result.exit_code == 0, result.stderr
+        assert out.read_bytes() == (EXAMPLE / "expected" / expected).read_bytes()
+    complete = json.loads((tmp_path / "index.json").read_text())
+    assert complete["status"] == "complete"
+    assert complete["models"]["my-model"]["index"] == 55.5
+    assert complete["models"]["my-model"]["track_means"] == {
+        "theorem": 0.4, "solver": 0.25, "construction": 1.2, "conjecture": 0.0
+    }
+    incomplete = json.loads((tmp_path / "index-incomplete.json").read_text())
+    model = incomplete["models"]["my-model"]
+    assert incomplete["status"] == "incomplete" and model["index"] is None
+    assert model["problems"] == ["theorem/thm-e: no result (planned 1 attempt(s))"]
+    assert model["coverage"]["theorem"]["tasks_complete"] == 4
+
+
+def test_output_shape(tmp_path):
+    data = ok(tmp_path, full_rows())
+    assert list(data) == ["status", "models", "suite", "solver_protocol", "solver_reference_id", "metric_id", "provenance"]
+    assert data["metric_id"] == "tcsexam-index-original-30303010-v0.1"
+    m = data["models"]["m"]
+    assert {"status", "index", "track_means", "task_means", "coverage", "problems"} <= set(m)
+    assert list(m["track_means"]) == ["theorem", "solver", "construction", "conjecture"]
+    assert data["provenance"]["reference"] == {"reference_id": "k3"}
+    assert set(data["provenance"]["inputs"]) == {"suite", "attempts", "cohort"}
+
+
+def test_averaging_order(tmp_path):
+    data = ok(tmp_path, full_rows(attempts=3), attempts=3)
+    m = data["models"]["m"]
+    assert m["task_means"]["theorem"] == {"t1": pytest.approx(2 / 3), "t2": pytest.approx(1 / 3)}
+    assert m["track_means"]["theorem"] == pytest.approx(0.5)
+    assert m["track_means"]["solver"] == pytest.approx(0.5)
+    assert m["track_means"]["construction"] == pytest.approx(1.0)
+    assert m["track_means"]["conjecture"] == pytest.approx(1 / 3)
+    assert m["index"] == pytest.approx(30 * 0.5 + 30 * 0.5 + 30 * 1.0 + 10 / 3)
+    assert m["status"] == "complete" and m["problems"] == []
+
+
+def test_tasks_weigh_equally_whatever_their_repeats(tmp_path):
+    # t1 planned once for this model in a 1-attempt cohort; per-task means then equal weights
+    rows = full_rows()
+    data = ok(tmp_path, rows)
+    assert data["models"]["m"]["track_means"]["theorem"] == 0.5  # (1 + 0) / 2
+
+
+def test_valid_zero_is_an_observation(tmp_path):
+    rows = [r.replace(",s1,1,0.5,", ",s1,1,0,") for r in full_rows()]
+    data = ok(tmp_path, rows)
+    assert data["models"]["m"]["status"] == "complete"
+    assert data["models"]["m"]["track_means"]["solver"] == 0.0
+
+
+def test_missing_planned_task_is_incomplete(tmp_path):
+    rows = [r for r in full_rows() if ",o1," not in r]
+    data = ok(tmp_path, rows)
+    m = data["models"]["m"]
+    assert data["status"] == "incomplete" and m["status"] == "incomplete" and m["index"] is None
+    assert m["track_means"]["conjecture"] is None
+    assert m["task_means"]["conjecture"] == {"o1": None}
+    assert "conjecture/o1: no result" in m["problems"][0]
+    assert m["coverage"]["conjecture"] == {
+        "tasks_planned": 1, "tasks_complete": 0, "attempts_planned": 1, "attempts_adopted": 0, "attempts_adopted_valid": 0
+    }
+
+
+def test_missing_planned_attempt_is_incomplete(tmp_path):
+    rows = [r for r in full_rows(attempts=2) if not r.startswith("m,construction,c1,2,")]
+    data = ok(tmp_path, rows, attempts=2)
+    m = data["models"]["m"]
+    assert m["status"] == "incomplete" and m["index"] is None
+    assert m["problems"] == ["construction/c1: 1 of 2 planned attempt(s) adopted"]
+
+
+@pytest.mark.parametrize("status", ["judge_failed", "not_finished", "missing"])
+def test_adopted_attempt_not_valid_is_incomplete(tmp_path, status):
+    rows = [r.replace("m,theorem,t2,1,0,selected,valid", f"m,theorem,t2,1,,selected,{status}") for r in full_rows()]
+    data = ok(tmp_path, rows)
+    m = data["models"]["m"]
+    assert m["status"] == "incomplete" and m["index"] is None
+    assert f"score_status '{status}'" in m["problems"][0]
+
+
+def test_provisional(tmp_path):
+    rows = [r.replace(",c1,1,1.5,selected,", ",c1,1,1.5,selected_provisional,") for r in full_rows()]
+    data = ok(tmp_path, rows)
+    assert data["status"] == "provisional"
+    assert data["models"]["m"]["status"] == "provisional"
+    assert data["models"]["m"]["index"] is not None
+
+
+def test_status_is_the_worst_of_the_models(tmp_path):
+    rows = full_rows(model="a") + [r for r in full_rows(model="b") if ",t1," not in r]
+    data = ok(tmp_path, rows, models={"a": {"attempts_per_task": 1}, "b": {"attempts_per_task": 1}})
+    assert data["models"]["a"]["status"] == "complete"
+    assert data["models"]["b"]["status"] == "incomplete"
+    assert data["status"] == "incomplete"
+
+
+def test_excluded_rows_are_kept_never_aggregated(tmp_path):
+    rows = full_rows() + [
+        row("construction", "c1", "0", "99", adoption="excluded", status="judge_failed", reason="judge crashed"),
+        row("theorem", "t2", "old", "1", adoption="excluded"),
+    ]
+    data = ok(tmp_path, rows)
+    m = data["models"]["m"]
+    assert m["task_means"]["construction"]["c1"] == 1.5
+    assert m["task_means"]["theorem"]["t2"] == 0.0
+    assert [e["attempt"] for e in m["excluded_attempts"]] == ["old", "0"]
+    assert m["status"] == "complete"
+    assert len(m["problems"]) == 1
+    assert "theorem/t2 attempt 'old'" in m["problems"][0] and "without a recorded reason" in m["problems"][0]
+
+
+REFUSED = [
+    ("duplicate attempt", lambda rows: rows + [rows[0]], ("line 7", "field 'attempt'", "repeats line 2")),
+    ("more adopted than planned", lambda rows: rows + [row("theorem", "t1", "2", "1")],
+     ("line 7", "field 'adoption_status'", "more adopted attempts")),
+    ("solver score_type", lambda rows: [r.replace("fixed_reference_relative", "original_task_score") for r in rows],
+     ("field 'score_type'", "fixed_reference_relative")),
+    ("theorem with fixed_reference_relative", lambda rows: [r.replace("m,theorem,t1,1,1,selected,valid,original_task_score",
+                                                                      "m,theorem,t1,1,1,selected,valid,fixed_reference_relative") for r in rows],
+     ("line 2", "field 'score_type'")),
+    ("solver protocol differs", lambda rows: [r.replace(",offline,", ",online,") for r in rows],
+     ("field 'solver_protocol'", "differs from the cohort's 'offline'")),
+    ("solver protocol missing", lambda rows: [r.replace(",offline,", ",,") for r in rows], ("field 'solver_protocol'",)),
+    ("solver reference differs", lambda rows: [r.replace(",offline,,", ",offline,k4,") for r in rows],
+     ("field 'reference_id'", "'k4'")),
+    ("solver score above 1", lambda rows: [r.replace(",s1,1,0.5,", ",s1,1,1.5,") for r in rows], ("field 'score'", "[0, 1]")),
+    ("theorem partial credit", lambda rows: [r.replace("m,theorem,t1,1,1,", "m,theorem,t1,1,0.5,") for r in rows],
+     ("line 2", "field 'score'", "1 (complete proof accepted) or 0")),
+    ("conjecture partial credit", lambda rows: [r.replace(",o1,1,0,", ",o1,1,0.3,") for r in rows], ("field 'score'",)),
+    ("negative construction", lambda rows: [r.replace(",c1,1,1.5,", ",c1,1,-0.1,") for r in rows],
+     ("field 'score'", "non-negative")),
+    ("item not in the suite", lambda rows: rows + [row("theorem", "t9", "1", "1")], ("field 'item'", "'t9'")),
+    ("item in another track", lambda rows: rows + [row("conjecture", "t1", "1", "1")], ("field 'item'",)),
+    ("model not in the cohort", lambda rows: rows + [row("theorem", "t1", "1", "1", model="zz")], ("field 'model'",)),
+    ("unknown track", lambda rows: rows + [row("proof", "t1", "1", "1")], ("field 'track'",)),
+    ("unknown adoption status", lambda rows: rows + [row("theorem", "t1", "2", "1", adoption="maybe")],
+     ("field 'adoption_status'",)),
+    ("non-finite score", lambda rows: [r.replace(",c1,1,1.5,", ",c1,1,nan,") for r in rows], ("field 'score'", "finite")),
+    ("text score", lambda rows: [r.replace(",c1,1,1.5,", ",c1,1,high,") for r in rows], ("field 'score'",)),
+    ("valid without score", lambda rows: [r.replace(",c1,1,1.5,", ",c1,1,,") for r in rows], ("field 'score'",)),
+    ("ragged row", lambda rows: rows + ["m,theorem,t1"], ("line 7", "fields")),
+]
+
+
+@pytest.mark.parametrize("label,fn,fragments", REFUSED, ids=[r[0] for r in REFUSED])
+def test_refused_attempts_exit_2_one_line_and_write_nothing(tmp_path, label, fn, fragments):
+    result, out = score(tmp_path, fn(full_rows()))
+    assert_one_line_error(result, "attempts.csv", *fragments)
+    assert not out.exists()
+
+
+def test_excluded_rows_do_not_count_as_adopted(tmp_path):
+    rows = full_rows() + [row("theorem", "t1", "2", "0", adoption="excluded", reason="re-run")]
+    assert ok(tmp_path, rows)["models"]["m"]["status"] == "complete"
+
+
+def test_unknown_header_column_and_cohort_problems(tmp_path):
+    suite, att, cohort = setup(tmp_path, full_rows())
+    att.write_text(att.read_text().replace("reason", "comment"))
+    out = tmp_path / "o.json"
+    assert_one_line_error(run("score", "--suite", suite, "--attempts", att, "--cohort", cohort, "--output", out),
+                          "line 1", "field 'comment'")
+    result, out = score(tmp_path, full_rows(), cohort_extra={"suite": "lite"})
+    assert_one_line_error(result, "cohort.json", "field 'suite'")
+    result, out = score(tmp_path, full_rows(), models={"m": {"attempts_per_task": 0}})
+    assert_one_line_error(result, "cohort.json", "attempts_per_task")
+    result, out = score(tmp_path, full_rows(), cohort_extra={"solver_protocol": "hybrid"})
+    assert_one_line_error(result, "cohort.json", "solver_protocol")
+    assert not out.exists()
+
+
+def test_suite_manifest_rules(tmp_path):
+    suite, att, cohort = setup(tmp_path, full_rows())
+    out = tmp_path / "o.json"
+    write_json(suite, {"suite": "mini", "tracks": {**SUITE["tracks"], "conjecture": ["t1"]}})
+    assert_one_line_error(run("score", "--suite", suite, "--attempts", att, "--cohort", cohort, "--output", out),
+                          "suite.json", "tracks.conjecture[0]", "already appears")
+    write_json(suite, {"suite": "mini", "tracks": {**SUITE["tracks"], "conjecture": []}})
+    assert_one_line_error(run("score", "--suite", suite, "--attempts", att, "--cohort", cohort, "--output", out),
+                          "tracks.conjecture")
+    assert not out.exists()
+
+
+def test_named_suite_without_data_dir(tmp_path, monkeypatch):
+    monkeypatch.delenv("TCSEXAM_DATA", raising=False)
+    _, att, cohort = setup(tmp_path, full_rows())
+    for name in ("lite", "full"):
+        result = run("score", "--suite", name, "--attempts", att, "--cohort", cohort, "--output", tmp_path / "o.json")
+        assert_one_line_error(result, f"official TCSExam {name!r} suite is not public", "--suite PATH", "tcsexam demo")
+    data = tmp_path / "data"
+    write_json(data / "suites" / "mini.json", SUITE)
+    result = run("score", "--suite", "mini", "--data-dir", data, "--attempts", att, "--cohort", cohort,
+                 "--output", tmp_path / "o.json")
+    assert result.exit_code == 0, result.stderr
+
+
+def evidence_file(tmp_path, reference_id="k3", task="s1", relative_score=0.5):
+    return write_json(tmp_path / "ev" / "s1.json", {
+        "task": task, "relative_score": relative_score, "reference_id": reference_id, "instances": {},
+    })
+
+
+def with_evidence(rows, evidence="ev/s1.json"):
+    return [r.replace(",offline,,,", f",offline,k3,{evidence},") for r in rows]
+
+
+def test_evidence_is_checked(tmp_path):
+    evidence_file(tmp_path)
+    assert ok(tmp_path, with_evidence(full_rows()))["status"] == "complete"
+    evidence_file(tmp_path, reference_id="paper-k3-fixed-260925")
+    result, out = score(tmp_path, with_evidence(full_rows()))
+    assert_one_line_error(result, "field 'evidence'", "'paper-k3-fixed-260925'")
+    evidence_file(tmp_path, task="s2")
+    assert_one_line_error(score(tmp_path, with_evidence(full_rows()))[0], "field 'evidence'", "'s2'")
+    evidence_file(tmp_path, relative_score=0.6)
+    assert_one_line_error(score(tmp_path, with_evidence(full_rows()))[0], "field 'score'", "relative_score")
+    assert_one_line_error(score(tmp_path, with_evidence(full_rows(), "ev/none.json"))[0], "none.json", "file not found")
+
+
+def test_evidence_score_may_be_rounded_where_written(tmp_path):
+    evidence_file(tmp_path, relative_score=0.50004)
+    assert ok(tmp_path, with_evidence(full_rows()))["status"] == "complete"  # '0.5' is 0.50004 rounded
+    evidence_file(tmp_path, relative_score=0.56)
+    assert score(tmp_path, with_evidence(full_rows()))[0].exit_code == 2
