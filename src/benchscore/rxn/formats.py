@@ -1,0 +1,259 @@
+"""File formats of benchscore.rxn: condition tables, built datasets, predictions, evaluation output."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, RootModel, model_validator
+
+from benchscore.common.models import Format
+
+from . import conventions as c
+
+Id = Field(pattern=r"^[A-Za-z0-9_.:\-]+$", min_length=1, max_length=200)
+
+
+class TableSource(Format):
+    """Where a condition table comes from."""
+
+    dataset: str = Field(min_length=1, description="dataset name, e.g. 'Buchwald-Hartwig (Ahneman et al. 2018)'")
+    file: str | None = Field(None, description="source file name (matched by the optional metadata CSV)")
+    doi: str | None = Field(None, description="DOI of the original publication, where known")
+    citation: str | None = None
+    license: str | None = None
+
+
+class ConditionRow(Format):
+    """One experiment: a value for every condition key plus its outcome (raw text beside the number)."""
+
+    conditions: dict[str, str]
+    yield_: float | None = Field(None, alias="yield", ge=0.0, le=c.YIELD_MAX, description="percent")
+    yield_raw: str | None = None
+    ee: float | None = Field(None, ge=-100.0, le=100.0, description="percent; negative = other enantiomer")
+    ee_raw: str | None = None
+    dr: float | None = Field(None, ge=1.0, description="major/minor ratio, e.g. 20 for 20:1")
+    dr_raw: str | None = None
+
+
+class ConditionTable(Format):
+    """One reaction (one substrate or substrate pair) and the conditions it was run under.
+
+    ``condition_keys`` are the keys every row sets; the *varying keys* are those whose value
+    differs between rows. ``yield_measure`` names what the ``yield`` column measures
+    (``yield`` or ``conversion``), or is null when the table reports no yield at all.
+    """
+
+    table_id: str = Id
+    source: TableSource
+    reaction: dict[str, str] = Field(description="substrates by role, e.g. {'aryl_halide': SMILES}")
+    constant_conditions: dict[str, str] = Field(default_factory=dict)
+    condition_keys: list[str] = Field(min_length=1)
+    yield_measure: Literal["yield", "conversion"] | None = Field(
+        description="what the rows' `yield` measures; null when the table reports no yield (scored on selectivity)"
+    )
+    rows: list[ConditionRow] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ConditionTable:
+        keys = self.condition_keys
+        if len(set(keys)) != len(keys):
+            raise ValueError("condition_keys has a repeated key")
+        shared = set(keys) & set(self.constant_conditions)
+        if shared:
+            raise ValueError(f"key {sorted(shared)[0]!r} is both a condition key and a constant condition")
+        want = set(keys)
+        seen: dict[tuple[str, ...], int] = {}
+        for i, row in enumerate(self.rows):
+            got = set(row.conditions)
+            if got != want:
+                extra = sorted(got - want)
+                if extra:
+                    raise ValueError(f"rows[{i}]: unknown condition key {extra[0]!r}; condition_keys are {keys}")
+                raise ValueError(f"rows[{i}]: condition key {sorted(want - got)[0]!r} is missing")
+            combo = tuple(row.conditions[k] for k in keys)
+            if combo in seen:
+                raise ValueError(f"rows[{i}] repeats the condition combination of rows[{seen[combo]}]")
+            seen[combo] = i
+            if self.yield_measure is None and row.yield_ is not None:
+                raise ValueError(f"rows[{i}] has a yield but the table's yield_measure is null")
+        return self
+
+
+class ConditionTableFile(Format):
+    """A file of condition tables (``benchscore rxn build-*`` input; the bundled data use it)."""
+
+    format: Literal["rxn-condition-tables"] = "rxn-condition-tables"
+    tables: list[ConditionTable] = Field(min_length=1)
+    provenance: dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> ConditionTableFile:
+        seen: set[str] = set()
+        for t in self.tables:
+            if t.table_id in seen:
+                raise ValueError(f"duplicate table_id {t.table_id!r}")
+            seen.add(t.table_id)
+        return self
+
+
+# --- built datasets ------------------------------------------------------------------------
+
+
+class Outcome(Format):
+    """A reference condition group shown to the model with its measured outcome."""
+
+    conditions: dict[str, str]
+    indices: dict[str, int] | None = None
+    yield_: float | None = Field(None, alias="yield")
+    ee: float | None = None
+    dr: float | None = None
+
+
+class SourceInfo(Format):
+    dataset: str
+    table_id: str
+    file: str | None = None
+    doi: str | None = None
+
+
+class McInput(Format):
+    reaction: dict[str, str]
+    constant_conditions: dict[str, str]
+    varying_keys: list[str]
+    target_key: str | None = None
+    fixed_conditions: dict[str, str] | None = None
+    yield_measure: Literal["yield", "conversion"] | None
+    reference_conditions: list[Outcome] | None = None
+
+
+class McMeta(Format):
+    option_relative_scores: list[float]
+    option_effective_scores: list[float]
+    option_yields: list[float | None]
+    best_yield: float | None
+    best_effective_score: float = Field(gt=0.0)
+    yield_measure: Literal["yield", "conversion"] | None
+    selection_info: dict[str, Any]
+    reference_info: dict[str, Any] | None = None
+    source: SourceInfo
+
+
+class McSample(Format):
+    """One multiple-choice question (seed section 6)."""
+
+    id: str = Id
+    question_type: str
+    input: McInput
+    options: list[dict[str, str]] = Field(min_length=2)
+    answer: list[int] = Field(min_length=1)
+    meta: McMeta
+
+    @model_validator(mode="after")
+    def _aligned(self) -> McSample:
+        n = len(self.options)
+        m = self.meta
+        if not (len(m.option_relative_scores) == len(m.option_effective_scores) == len(m.option_yields) == n):
+            raise ValueError("meta.option_* lists must have one entry per option")
+        if any(not 0.0 <= r <= 1.0 for r in m.option_relative_scores):
+            raise ValueError("meta.option_relative_scores must lie in [0, 1]")
+        if any(not 0 <= a < n for a in self.answer) or len(set(self.answer)) != len(self.answer):
+            raise ValueError("answer must hold distinct option indices")
+        return self
+
+
+class McDataset(Format):
+    """A multiple-choice dataset file (``multiple_choice_<question_type>.json``)."""
+
+    format: Literal["rxn-multiple-choice"] = "rxn-multiple-choice"
+    question_type: Literal[
+        "single_varying",
+        "all_varying",
+        "single_varying_reference",
+        "all_varying_reference",
+        "single_varying_reference_control",
+        "all_varying_reference_control",
+    ]
+    samples: list[McSample]
+    provenance: dict[str, Any]
+
+
+class Candidate(Format):
+    index: int = Field(ge=0)
+    value: str
+
+
+class LegalCombination(Format):
+    indices: dict[str, int]
+    relative_score: float = Field(ge=0.0, le=1.0)
+    effective_score: float = Field(ge=0.0)
+    yield_: float | None = Field(None, alias="yield")
+
+
+class FibInput(Format):
+    reaction: dict[str, str]
+    constant_conditions: dict[str, str]
+    candidate_values: dict[str, list[Candidate]]
+    yield_measure: Literal["yield", "conversion"] | None
+    reference_conditions: list[Outcome] | None = None
+
+
+class FibMeta(Format):
+    legal_combinations: list[LegalCombination] = Field(min_length=1)
+    best_effective_score: float = Field(gt=0.0)
+    best_yield: float | None
+    yield_measure: Literal["yield", "conversion"] | None
+    reference_info: dict[str, Any] | None = None
+    source: SourceInfo
+
+
+class FibSample(Format):
+    """One fill-in-blank question (seed section 7)."""
+
+    id: str = Id
+    question_type: str
+    query_keys: list[str] = Field(min_length=1)
+    input: FibInput
+    meta: FibMeta
+
+    @model_validator(mode="after")
+    def _aligned(self) -> FibSample:
+        cands = self.input.candidate_values
+        if list(cands) != self.query_keys:
+            raise ValueError("input.candidate_values must have exactly the query_keys, in order")
+        for key, values in cands.items():
+            if [v.index for v in values] != list(range(len(values))):
+                raise ValueError(f"input.candidate_values[{key!r}] indices must be 0..n-1 in order")
+        for i, combo in enumerate(self.meta.legal_combinations):
+            if list(combo.indices) != self.query_keys:
+                raise ValueError(f"meta.legal_combinations[{i}].indices must have exactly the query_keys")
+            for key, idx in combo.indices.items():
+                if not 0 <= idx < len(cands[key]):
+                    raise ValueError(f"meta.legal_combinations[{i}].indices[{key!r}] is out of range")
+        return self
+
+
+class FibDataset(Format):
+    """A fill-in-blank dataset file (``fill_in_blank_<question_type>.json``)."""
+
+    format: Literal["rxn-fill-in-blank"] = "rxn-fill-in-blank"
+    question_type: Literal["all_blank", "all_blank_reference"]
+    samples: list[FibSample]
+    provenance: dict[str, Any]
+
+
+McPredictionFile = RootModel[dict[str, int | None]]
+McPredictionFile.__doc__ = "Multiple-choice predictions: {sample_id: 0-based option index, or null = no answer}."
+
+FibPredictionFile = RootModel[dict[str, dict[str, int] | None]]
+FibPredictionFile.__doc__ = (
+    "Fill-in-blank predictions: {sample_id: {condition_key: 0-based candidate index}, or null = no answer}."
+)
+
+
+class EvaluationResult(Format):
+    """Output of ``benchscore rxn eval-mc`` / ``eval-fib``: metrics per sub-dataset and overall."""
+
+    task: Literal["multiple_choice", "fill_in_blank"]
+    per_dataset: dict[str, dict[str, Any]]
+    overall: dict[str, Any]
+    provenance: dict[str, Any]

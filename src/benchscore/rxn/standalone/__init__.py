@@ -1,0 +1,1 @@
+"""Stand-alone evaluator scripts copied into every build folder (standard library only)."""
