@@ -7,13 +7,14 @@ from pathlib import Path
 from typing import Any
 
 import click
+from rich.table import Table
 
 from benchscore.common.atomic import atomic_write_json
 from benchscore.common.cli import group as _group
 from benchscore.common.errors import BadInput
 from benchscore.common.provenance import provenance
 from benchscore.common.readers import read_bytes, read_json, validate
-from benchscore.common.report import console, table
+from benchscore.common.report import console, fmt, table
 
 from . import metrics
 from .build import build_fill_in_blank, build_multiple_choice, prepare
@@ -199,9 +200,21 @@ def _evaluate(task: str, datasets: tuple[Path, ...], prediction: Path, output: P
               "provenance": provenance(f"rxn-testsetV6-{task}", roles)}
     if output is not None:
         atomic_write_json(output, result)
-    rows = [(q, m["num_samples"], *(m[c] for c in columns)) for q, m in [*per.items(), ("overall", overall)]]
-    console.print(table(f"rxn {task.replace('_', ' ')}: {prediction.name}", ("dataset", "n", *columns), rows))
+    console.print(_metrics_table(f"rxn {task.replace('_', ' ')}: {prediction.name}", per, overall, columns))
     return result
+
+
+def _metrics_table(title: str, per: dict[str, dict[str, Any]], overall: dict[str, Any],
+                   metric_names: tuple[str, ...]) -> Table:
+    """Metrics as rows, sub-datasets (and overall) as columns; long names fold instead of being cut."""
+    t = Table(title=title, title_justify="left")
+    t.add_column("metric", no_wrap=True)
+    results = [*per.items(), ("overall", overall)]
+    for name, _ in results:
+        t.add_column(name, justify="right", overflow="fold", min_width=6)
+    for metric in ("num_samples", *metric_names):
+        t.add_row(metric, *(fmt(m[metric], 3) for _, m in results))
+    return t
 
 
 def _eval_options(f):
@@ -249,6 +262,23 @@ def convert_currybo_cmd(source: Path, output_dir: Path) -> None:
 
     written = convert_all(source, output_dir)
     console.print(table(f"converted into {output_dir}", ("dataset", "tables", "rows", "bytes"), written))
+
+
+@group.command("convert-csv")
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="A literature-style CSV: table_id, condition columns, yield/ee/dr as printed (e.g. >99%, 92:8).")
+@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="The condition-table JSON to write.")
+def convert_csv(csv_path: Path, output: Path) -> None:
+    """Parse a literature-style CSV into a condition-table JSON (raw text kept beside the numbers)."""
+    from .literature import read_literature_csv
+
+    parsed = read_literature_csv(csv_path)
+    body = parsed.model_dump(mode="json", by_alias=True)
+    body["provenance"] = provenance("rxn-convert-csv", {"csv": csv_path})
+    atomic_write_json(output, body)
+    rows = [(t.table_id, len(t.rows), ", ".join(t.condition_keys), t.yield_measure or "none") for t in parsed.tables]
+    console.print(table(f"wrote {output}", ("table_id", "rows", "condition keys", "measure"), rows))
 
 
 def demo(out_dir: Path) -> None:

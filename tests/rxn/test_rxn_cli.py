@@ -1,0 +1,277 @@
+"""CLI: builds on every bundled dataset, byte-identical output, stand-alone evaluators agree, bad input exits 2."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from benchscore.cli import cli
+from benchscore.rxn.build import FIB_TYPES, MC_TYPES
+from benchscore.rxn.cli import demo
+
+EPOCH = "1767225600"
+REPO = Path(__file__).resolve().parents[2]
+
+
+def run(*args, expect=0):
+    result = CliRunner().invoke(cli, ["rxn", *map(str, args)], env={"SOURCE_DATE_EPOCH": EPOCH})
+    assert result.exit_code == expect, (result.output, result.stderr if result.stderr_bytes else "")
+    return result
+
+
+@pytest.fixture(scope="module")
+def builds(tmp_path_factory):
+    out = {}
+    for name in ("a", "b"):
+        root = tmp_path_factory.mktemp(name)
+        run("build-mc", "--output-dir", root)
+        run("build-fib", "--output-dir", root)
+        out[name] = root
+    return out
+
+
+def _folder(root: Path, kind: str) -> Path:
+    (folder,) = root.glob(f"*_{kind}")
+    return folder
+
+
+def test_build_folders_are_complete(builds):
+    mc = _folder(builds["a"], "multiple_choice")
+    assert mc.name == "20260101_000000_multiple_choice"
+    for q in MC_TYPES:
+        for name in (f"multiple_choice_{q}.json", f"prompt_{q}.txt", f"example_prediction_{q}.json"):
+            assert (mc / name).is_file(), name
+    fib = _folder(builds["a"], "fill_in_blank")
+    for q in FIB_TYPES:
+        assert (fib / f"fill_in_blank_{q}.json").is_file()
+    for folder, script in ((mc, "evaluate_multiple_choice.py"), (fib, "evaluate_fill_in_blank.py")):
+        for name in (script, "rxn_metrics.py", "rxn_standalone.py", "README.md", "report.md"):
+            assert (folder / name).is_file(), name
+        report = (folder / "report.md").read_text()
+        for needed in ("## Sub-datasets", "## Sources", "## Conventions", "## Commands", "`trace`", ">20:1",
+                       "10.1126/science.aar5169", "skipped"):
+            assert needed in report, needed
+        doc = json.loads((folder / f"{folder.name.split('_', 2)[2]}_{(MC_TYPES if 'multiple' in folder.name else FIB_TYPES)[0]}.json").read_text())
+        assert doc["provenance"]["seed"] == 20260424 and doc["provenance"]["created_at"] == "2026-01-01T00:00:00Z"
+        assert len(doc["provenance"]["inputs"]) == 5
+
+
+def test_readme_snapshot_is_the_readme_section(builds):
+    docs = (REPO / "docs" / "readme" / "rxn.md").read_bytes()
+    assert (_folder(builds["a"], "multiple_choice") / "README.md").read_bytes() == docs
+
+
+def test_same_inputs_and_seed_give_byte_identical_builds(builds):
+    for kind in ("multiple_choice", "fill_in_blank"):
+        a, b = _folder(builds["a"], kind), _folder(builds["b"], kind)
+        names = sorted(p.name for p in a.iterdir())
+        assert names == sorted(p.name for p in b.iterdir())
+        for name in names:
+            assert (a / name).read_bytes() == (b / name).read_bytes(), name
+
+
+def test_datasets_validate_against_their_formats(builds):
+    from benchscore.rxn.formats import FibDataset, McDataset
+
+    for q in MC_TYPES:
+        McDataset.model_validate_json((_folder(builds["a"], "multiple_choice") / f"multiple_choice_{q}.json").read_bytes())
+    for q in FIB_TYPES:
+        FibDataset.model_validate_json((_folder(builds["a"], "fill_in_blank") / f"fill_in_blank_{q}.json").read_bytes())
+
+
+def _standalone(folder: Path, script: str, *args) -> subprocess.CompletedProcess:
+    # -I -S: isolated, no site-packages: only the standard library is importable
+    return subprocess.run([sys.executable, "-I", "-S", script, *map(str, args)], cwd=folder, capture_output=True,
+                          text=True, timeout=120)
+
+
+@pytest.mark.parametrize(("kind", "types", "script", "command"), [
+    ("multiple_choice", MC_TYPES, "evaluate_multiple_choice.py", "eval-mc"),
+    ("fill_in_blank", FIB_TYPES, "evaluate_fill_in_blank.py", "eval-fib"),
+])
+def test_standalone_evaluators_match_benchscore(builds, tmp_path, kind, types, script, command):
+    folder = _folder(builds["a"], kind)
+    for q in types:
+        dataset, pred = folder / f"{kind}_{q}.json", folder / f"example_prediction_{q}.json"
+        proc = _standalone(folder, script, "--dataset", dataset.name, "--prediction", pred.name)
+        assert proc.returncode == 0, proc.stderr
+        mine = json.loads(proc.stdout)
+        out = tmp_path / f"{q}.json"
+        run(command, "--dataset", dataset, "--prediction", pred, "--output", out)
+        theirs = json.loads(out.read_text())
+        assert mine["per_dataset"] == theirs["per_dataset"]
+        assert mine["overall"] == theirs["overall"]
+        assert theirs["per_dataset"][q]["num_samples"] > 0
+        assert "provenance" in theirs
+    # several datasets at once, one prediction file covering them all
+    merged = {}
+    for q in types:
+        merged.update(json.loads((folder / f"example_prediction_{q}.json").read_text()))
+    (tmp_path / "all.json").write_text(json.dumps(merged))
+    args = [a for q in types for a in ("--dataset", folder / f"{kind}_{q}.json")] + ["--prediction", tmp_path / "all.json"]
+    proc = _standalone(folder, script, *args)
+    run(command, *args, "--output", tmp_path / "all_out.json")
+    theirs = json.loads((tmp_path / "all_out.json").read_text())
+    assert json.loads(proc.stdout)["overall"] == theirs["overall"]
+    assert theirs["overall"]["num_samples"] == sum(v["num_samples"] for v in theirs["per_dataset"].values())
+
+
+def _one_line_exit_2(result):
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
+    assert "Traceback" not in result.output
+
+
+def test_bad_table_files_exit_2_and_write_nothing(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"tables": [}')
+    out = tmp_path / "out"
+    _one_line_exit_2(CliRunner().invoke(cli, ["rxn", "build-mc", "--tables", str(bad), "--output-dir", str(out)]))
+    unknown = tmp_path / "unknown.json"
+    unknown.write_text(json.dumps({"tables": [{
+        "table_id": "t", "source": {"dataset": "d"}, "reaction": {"s": "C"}, "condition_keys": ["solvent"],
+        "yield_measure": "yield", "rows": [{"conditions": {"solvent": "A", "base": "B"}, "yield": 5}]}]}))
+    r = CliRunner().invoke(cli, ["rxn", "build-fib", "--tables", str(unknown), "--output-dir", str(out)])
+    _one_line_exit_2(r)
+    assert "unknown condition key 'base'" in r.stderr
+    assert not out.exists()
+
+
+def test_same_folder_twice_is_refused(tmp_path):
+    run("build-fib", "--bundled", "deoxyfluorination", "--output-dir", tmp_path)
+    r = CliRunner().invoke(cli, ["rxn", "build-fib", "--bundled", "deoxyfluorination", "--output-dir", str(tmp_path)],
+                           env={"SOURCE_DATE_EPOCH": EPOCH})
+    _one_line_exit_2(r)
+
+
+def test_metadata_csv_sets_dois(tmp_path):
+    meta = tmp_path / "metadata.csv"
+    meta.write_text("file_name,doi\nCernak_cleaned.csv,10.9999/cernak\n")
+    run("build-fib", "--bundled", "cernak", "--metadata", meta, "--output-dir", tmp_path)
+    doc = json.loads((_folder(tmp_path, "fill_in_blank") / "fill_in_blank_all_blank.json").read_text())
+    assert {s["meta"]["source"]["doi"] for s in doc["samples"]} == {"10.9999/cernak"}
+    assert "metadata/metadata.csv" in doc["provenance"]["inputs"]
+
+
+@pytest.mark.parametrize(("kind", "command", "body", "needle"), [
+    ("multiple_choice", "eval-mc", '{"%s": "2"}', "expected an integer"),
+    ("multiple_choice", "eval-mc", '{"%s": 1, "%s": 2}', "duplicate key"),
+    ("multiple_choice", "eval-mc", '{"nope": 1}', "not a sample id"),
+    ("multiple_choice", "eval-mc", "[1, 2]", "expected a JSON object"),
+    ("fill_in_blank", "eval-fib", '{"%s": 1}', "expected an object"),
+    ("fill_in_blank", "eval-fib", '{"%s": {"base": "DBU"}}', "integers"),
+])
+def test_bad_predictions_exit_2_and_write_nothing(builds, tmp_path, kind, command, body, needle):
+    folder = _folder(builds["a"], kind)
+    q = (MC_TYPES if kind == "multiple_choice" else FIB_TYPES)[0]
+    dataset = folder / f"{kind}_{q}.json"
+    sid = json.loads(dataset.read_text())["samples"][0]["id"]
+    pred = tmp_path / "pred.json"
+    pred.write_text(body.replace("%s", sid))
+    out = tmp_path / "result.json"
+    r = CliRunner().invoke(cli, ["rxn", command, "--dataset", str(dataset), "--prediction", str(pred),
+                                 "--output", str(out)])
+    _one_line_exit_2(r)
+    assert needle in r.stderr
+    assert not out.exists()
+    script = "evaluate_multiple_choice.py" if kind == "multiple_choice" else "evaluate_fill_in_blank.py"
+    proc = _standalone(folder, script, "--dataset", dataset.name, "--prediction", pred, "--output", out)
+    assert proc.returncode == 2 and proc.stderr.startswith("error: ") and needle in proc.stderr
+    assert not out.exists()
+
+
+def test_duplicate_sample_ids_in_datasets_exit_2(builds, tmp_path):
+    folder = _folder(builds["a"], "multiple_choice")
+    doc = json.loads((folder / "multiple_choice_all_varying.json").read_text())
+    doc["samples"].append(doc["samples"][0])
+    dup = tmp_path / "dup.json"
+    dup.write_text(json.dumps(doc))
+    pred = tmp_path / "p.json"
+    pred.write_text("{}")
+    r = CliRunner().invoke(cli, ["rxn", "eval-mc", "--dataset", str(dup), "--prediction", str(pred)])
+    _one_line_exit_2(r)
+    assert "duplicate sample id" in r.stderr
+
+
+def test_tampered_dataset_exits_2(builds, tmp_path):
+    folder = _folder(builds["a"], "multiple_choice")
+    doc = json.loads((folder / "multiple_choice_all_varying.json").read_text())
+    doc["samples"][0]["meta"]["option_relative_scores"].append(0.5)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    pred = tmp_path / "p.json"
+    pred.write_text("{}")
+    _one_line_exit_2(CliRunner().invoke(cli, ["rxn", "eval-mc", "--dataset", str(bad), "--prediction", str(pred)]))
+
+
+def test_console_script_subprocess(tmp_path):
+    exe = Path(sys.executable).parent / "benchscore"
+    env = {**os.environ, "SOURCE_DATE_EPOCH": EPOCH}
+    p = subprocess.run([str(exe), "rxn", "build-fib", "--bundled", "borylation", "--output-dir", str(tmp_path)],
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert p.returncode == 0, p.stderr
+    folder = _folder(tmp_path, "fill_in_blank")
+    p = subprocess.run([str(exe), "rxn", "eval-fib", "--dataset", str(folder / "fill_in_blank_all_blank.json"),
+                        "--prediction", str(folder / "example_prediction_all_blank.json")],
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert "hit_rate" in p.stdout
+    p = subprocess.run([str(exe), "rxn", "eval-fib", "--dataset", str(tmp_path / "missing.json"),
+                        "--prediction", str(folder / "example_prediction_all_blank.json")],
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "file not found" in p.stderr
+
+
+def test_demo_runs_twice(tmp_path, monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)
+    demo(tmp_path)
+    demo(tmp_path)
+    result = json.loads((tmp_path / "eval_fib_all_blank.json").read_text())
+    assert result["overall"]["num_samples"] > 0
+    assert (tmp_path / "eval_mc_all_varying.json").is_file()
+
+
+def test_schemas_and_datasets_command():
+    for name in ("rxn-condition-tables", "rxn-multiple-choice", "rxn-fill-in-blank", "rxn-mc-prediction",
+                 "rxn-fib-prediction", "rxn-evaluation"):
+        r = CliRunner().invoke(cli, ["schema", name])
+        assert r.exit_code == 0, r.output
+        assert json.loads(r.output)
+    r = run("datasets")
+    assert "denmark_cpa" in r.output
+
+
+def test_readme_conventions_table_is_the_conventions_module():
+    from benchscore.rxn.conventions import conventions_markdown
+
+    readme = (REPO / "docs" / "readme" / "rxn.md").read_text()
+    assert conventions_markdown() in readme
+
+
+def test_literature_csv_conversion(tmp_path):
+    out = tmp_path / "t.json"
+    run("convert-csv", "--csv", REPO / "examples" / "rxn" / "literature_tables.csv", "--output", out)
+    doc = json.loads(out.read_text())
+    rows = doc["tables"][0]["rows"]
+    got = {(r["yield_raw"], r["yield"], r["ee_raw"], r["ee"], r["dr_raw"], r["dr"]) for r in rows}
+    assert (">99%", 99.5, "\u221285", -85.0, "92:8", 11.5) in got
+    assert ("trace", 0.0, "rac", 0.0, "1:1", 1.0) in got
+    assert ("n.d.", None, "90", 90.0, "5:1", 5.0) in got
+    temps = {r["conditions"]["temperature"] for r in rows}
+    assert temps == {"25 °C", "-78 °C", "reflux", "80 °C"}
+    assert {r["conditions"]["time"] for r in rows} == {"12 h", "48 h", "16 h", "0.5 h"}
+
+
+def test_literature_csv_bad_value_names_line_and_field(tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("table_id,solvent,yield\nt,THF,85%\nt,DMF,lots\n")
+    r = CliRunner().invoke(cli, ["rxn", "convert-csv", "--csv", str(bad), "--output", str(tmp_path / "o.json")])
+    _one_line_exit_2(r)
+    assert "line 3" in r.stderr and "field 'yield'" in r.stderr
+    assert not (tmp_path / "o.json").exists()

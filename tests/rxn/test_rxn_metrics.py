@@ -1,0 +1,177 @@
+"""Evaluation metrics of seed sections 6.5 and 7.4 on hand-made samples."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from benchscore.rxn.metrics import (
+    PredictionError,
+    check_prediction_ids,
+    index_fill_in_blank,
+    score_fill_in_blank,
+)
+from benchscore.rxn.metrics import score_multiple_choice as mc
+
+
+def mc_sample(sid, rel, yields, best_yield=None):
+    answer = [i for i, r in enumerate(rel) if r == 1.0]
+    if best_yield is None and yields[0] is not None:
+        best_yield = max(yields)
+    return {"id": sid, "answer": answer,
+            "meta": {"option_relative_scores": rel, "option_yields": yields, "best_yield": best_yield}}
+
+
+SAMPLES = [
+    mc_sample("a", [0.5, 1.0, 0.25], [40.0, 80.0, 20.0]),
+    mc_sample("b", [1.0, 1.0, 0.0], [60.0, 60.0, 0.0]),
+    mc_sample("c", [0.2, 1.0], [10.0, 50.0]),
+    mc_sample("d", [1.0, 0.5], [None, None], best_yield=None),  # a table without yield
+]
+
+
+def test_mc_metrics():
+    preds = {"a": 0, "b": 1, "c": 7, "d": 1}  # c invalid (out of range)
+    m = mc(SAMPLES, preds)
+    assert m["num_samples"] == 4
+    assert m["avg_relative_score"] == pytest.approx((0.5 + 1.0 + 0 + 0.5) / 4)
+    assert m["exact_match_accuracy"] == pytest.approx(1 / 4)
+    assert m["avg_yield_ratio"] == pytest.approx((40 / 80 + 60 / 60 + 0) / 3)
+    assert (m["num_invalid"], m["num_missing"], m["num_without_yield"]) == (1, 0, 1)
+
+
+def test_mc_missing_scores_zero_and_is_counted():
+    m = mc(SAMPLES, {"a": 1, "b": None})
+    assert m["num_missing"] == 3
+    assert m["avg_relative_score"] == pytest.approx(1 / 4)
+    assert m["exact_match_accuracy"] == pytest.approx(1 / 4)
+
+
+def test_mc_tied_best_both_count_as_exact():
+    assert mc(SAMPLES[1:2], {"b": 0})["exact_match_accuracy"] == 1.0
+    assert mc(SAMPLES[1:2], {"b": 1})["exact_match_accuracy"] == 1.0
+
+
+@pytest.mark.parametrize("bad", ["1", 1.0, True, [1], {"x": 1}])
+def test_mc_wrong_type_is_an_error(bad):
+    with pytest.raises(PredictionError, match="expected an integer"):
+        mc(SAMPLES, {"a": bad})
+
+
+def test_unknown_ids_are_an_error():
+    with pytest.raises(PredictionError, match="not a sample id"):
+        check_prediction_ids({"zzz": 1}, {"a", "b"})
+
+
+def fib_sample(sid, combos, sizes):
+    keys = list(sizes)
+    return {
+        "id": sid,
+        "query_keys": keys,
+        "input": {"candidate_values": {k: [{"index": i, "value": f"{k}{i}"} for i in range(n)] for k, n in sizes.items()}},
+        "meta": {"legal_combinations": [
+            {"indices": dict(zip(keys, ind, strict=True)), "relative_score": r} for ind, r in combos
+        ]},
+    }
+
+
+FIB = [
+    fib_sample("x", [((0, 0), 1.0), ((0, 1), 0.5), ((1, 1), 0.2)], {"solvent": 2, "base": 2}),
+    fib_sample("y", [((0,), 0.4), ((2,), 1.0)], {"ligand": 3}),
+    fib_sample("z", [((1, 0), 1.0), ((0, 0), 0.1)], {"solvent": 2, "base": 1}),
+    fib_sample("w", [((0,), 1.0), ((1,), 0.3)], {"ligand": 2}),
+]
+
+
+def test_fib_metrics():
+    index = index_fill_in_blank(FIB)
+    preds = {
+        "x": {"solvent": 0, "base": 1},  # scored 0.5
+        "y": {"ligand": 1},  # unhit: a real index but not a real combination
+        "z": {"solvent": 1, "base": 0},  # scored 1.0 (best)
+        "w": {"ligand": 5},  # invalid: out of range
+    }
+    m = score_fill_in_blank(index, preds)
+    assert m == {
+        "num_samples": 4,
+        "hit_rate": 0.5,
+        "num_scored": 2,
+        "num_unhit": 1,
+        "num_invalid": 1,
+        "num_missing": 0,
+        "avg_relative_score": pytest.approx(1.5 / 3),  # unhit leaves the denominator
+        "best_hit_rate_among_scored": 0.5,
+    }
+
+
+@pytest.mark.parametrize(
+    "pred",
+    [{"solvent": 0}, {"solvent": 0, "base": 0, "ligand": 0}, {"solvent": 0, "ligand": 0}, {"solvent": -1, "base": 0}],
+)
+def test_fib_wrong_keys_or_index_is_invalid(pred):
+    m = score_fill_in_blank(index_fill_in_blank(FIB[:1]), {"x": pred})
+    assert m["num_invalid"] == 1 and m["num_scored"] == 0
+    assert m["avg_relative_score"] == 0.0
+
+
+@pytest.mark.parametrize("bad", [1, "solvent", [0, 0], {"solvent": "0", "base": 0}, {"solvent": 0.0, "base": 0},
+                                 {"solvent": True, "base": 0}])
+def test_fib_wrong_type_is_an_error(bad):
+    with pytest.raises(PredictionError):
+        score_fill_in_blank(index_fill_in_blank(FIB[:1]), {"x": bad})
+
+
+def test_fib_all_unhit_has_no_average():
+    m = score_fill_in_blank(index_fill_in_blank(FIB[1:2]), {"y": {"ligand": 1}})
+    assert m["avg_relative_score"] is None and m["best_hit_rate_among_scored"] is None and m["hit_rate"] == 0.0
+
+
+@given(st.lists(st.integers(min_value=-1, max_value=3), min_size=4, max_size=4))
+def test_mc_bounds(choices):
+    preds = {s["id"]: c for s, c in zip(SAMPLES, choices, strict=True) if c >= 0}
+    m = mc(SAMPLES, preds)
+    for key in ("avg_relative_score", "exact_match_accuracy", "avg_yield_ratio"):
+        assert 0.0 <= m[key] <= 1.0
+    assert m["num_invalid"] + m["num_missing"] <= m["num_samples"]
+
+
+def test_perfect_predictions_score_one():
+    best = {s["id"]: s["answer"][0] for s in SAMPLES}
+    m = mc(SAMPLES, best)
+    assert m["avg_relative_score"] == 1.0 and m["exact_match_accuracy"] == 1.0
+    preds = {"x": {"solvent": 0, "base": 0}, "y": {"ligand": 2}, "z": {"solvent": 1, "base": 0}, "w": {"ligand": 0}}
+    f = score_fill_in_blank(index_fill_in_blank(FIB), preds)
+    assert f["avg_relative_score"] == 1.0 and f["best_hit_rate_among_scored"] == 1.0 and f["hit_rate"] == 1.0
+
+
+@given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 2)), min_size=4, max_size=4))
+def test_fib_counts_add_up(choices):
+    preds = {"x": {"solvent": choices[0][0], "base": choices[0][1]}, "y": {"ligand": choices[1][0]},
+             "z": {"solvent": choices[2][0], "base": choices[2][1]}, "w": {"ligand": choices[3][0]}}
+    m = score_fill_in_blank(index_fill_in_blank(FIB), preds)
+    assert m["num_scored"] + m["num_unhit"] + m["num_invalid"] + m["num_missing"] == 4
+    if m["avg_relative_score"] is not None:
+        assert 0.0 <= m["avg_relative_score"] <= 1.0
+
+
+def test_metrics_module_is_standard_library_only():
+    import ast
+    from pathlib import Path
+
+    import benchscore.rxn.metrics as metrics_module
+    import benchscore.rxn.standalone as standalone
+
+    files = [Path(metrics_module.__file__), *Path(standalone.__file__).parent.glob("*.py")]
+    for path in files:
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                names = [node.module or ""]
+            for name in names:
+                top = name.split(".")[0]
+                assert top in {"__future__", "argparse", "json", "os", "sys", "rxn_metrics", "rxn_standalone"}, (
+                    path, name)
