@@ -1,10 +1,266 @@
-"""CLI of benchscore.mira (being built)."""
+"""`benchscore mira ...`: score, calibrate, judge-packets, judge, project (wiring only)."""
 
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import click
+
+from benchscore.common.atomic import atomic_directory, atomic_write_json, dumps_json
 from benchscore.common.cli import group as _group
+from benchscore.common.errors import BadInput
+from benchscore.common.provenance import provenance
+from benchscore.common.readers import read_bytes, validate
+from benchscore.common.report import console, err_console, progress, table
 
-FORMATS: dict[str, type] = {}
+from . import formats as F
+from .calibration import calibrate as calibrate_contract
+from .judge import build_packets, judge_packet, merge_verdicts, packet_sha256
+from .projection import project as project_score
+from .records import (
+    load_contract,
+    load_deviations,
+    load_observations,
+    load_policy,
+    load_repetitions,
+    load_verdicts,
+    no_gc,
+    require_timing,
+    strict_loads,
+)
+from .scoring import score as score_all
+
+FORMATS: dict[str, type] = {
+    "mira.contract": F.Contract,
+    "mira.repetition": F.RepetitionRecord,
+    "mira.deviations": F.Deviations,
+    "mira.observation": F.Observation,
+    "mira.calibration-policy": F.CalibrationPolicy,
+    "mira.judge-packet": F.JudgePacket,
+    "mira.judge-verdicts": F.JudgeVerdicts,
+    "mira.score": F.ScoreOutput,
+    "mira.public": F.PublicProjection,
+}
+
+METHOD = {
+    "judge": "one fresh conversation per (repetition, judge criterion) packet holding only the frozen question, "
+    "the user-visible prompt and that repetition's own evidence; verdicts are exactly pass or fail, anything "
+    "else is judge_failed; the judge never decides terminal state, timing, tool call/approval/resume, "
+    "hard-fail, side effects or deterministic criteria",
+    "timing": "T_hard = 2 x T_soft; timing_credit 1.00 <= T_soft, 0.85 in (T_soft, 1.25 T_soft], 0.70 in "
+    "(1.25 T_soft, 1.5 T_soft], 0.50 in (1.5 T_soft, T_hard], 0.00 > T_hard; post-cutoff completions stay 0",
+    "comparability": "canonical and adapted repetitions are valid comparable and enter formal denominators; "
+    "noncanonical is diagnostic; invalid is infrastructure, never attributed to Mira; a case is formal only "
+    "with its planned valid comparable repetitions (the first N by repetition index)",
+    "aggregation": "overall metrics pool the used repetitions of every automated_scored case and are null "
+    "unless every such case is formal; diagnostic_untimed cases are aggregated apart",
+}
+
+
+def _metric_id(contract: F.Contract, what: str) -> str:
+    return f"mira:{contract.benchmark_id}@{contract.contract_version}/{what}"
+
+
+def run_score(contract_path: Path, repetitions_path: Path, output: Path,
+              deviations_path: Path | None = None, verdicts_path: Path | None = None) -> dict[str, Any]:
+    """Read, validate, score and write; returns the output dict."""
+    with no_gc():
+        return _run_score(contract_path, repetitions_path, output, deviations_path, verdicts_path)
+
+
+def _run_score(contract_path: Path, repetitions_path: Path, output: Path,
+               deviations_path: Path | None, verdicts_path: Path | None) -> dict[str, Any]:
+    loaded = load_contract(contract_path)
+    require_timing(loaded)
+    reps = load_repetitions(repetitions_path, loaded)
+    deviations = load_deviations(deviations_path)[0] if deviations_path else []
+    judge_failed: dict[tuple[str, int, str], str] = {}
+    inputs: dict[str, Path] = {"contract": contract_path, "repetitions": repetitions_path}
+    if verdicts_path is not None:
+        verdicts, _ = load_verdicts(verdicts_path)
+        judge_failed = merge_verdicts(loaded.sha256, loaded.cases, reps.records, verdicts.verdicts, str(verdicts_path))
+        inputs["verdicts"] = verdicts_path
+    if deviations_path is not None:
+        inputs["deviations"] = deviations_path
+    result = score_all(loaded.contract.cases, reps.records, judge_failed)
+    c = loaded.contract
+    policy = c.calibration_policy.model_dump(mode="json") if c.calibration_policy else None
+    out = {
+        "benchmark_id": c.benchmark_id,
+        "contract_version": c.contract_version,
+        "contract_sha256": loaded.sha256,
+        **result,
+        "deviations": [d.model_dump(mode="json") for d in deviations],
+        "method": {**METHOD, "calibration_policy": policy},
+        "provenance": provenance(_metric_id(c, "score"), inputs),
+    }
+    atomic_write_json(output, out)
+    return out
+
+
+def _summary(out: dict[str, Any]) -> None:
+    rows = [(name, m["value"]) for name, m in out["overall"].items()]
+    console.print(table(f"mira score: {out['benchmark_id']} {out['contract_version']} ({out['status']})",
+                        ["overall (automated_scored)", "value"], rows))
+    if len(out["cases"]) <= 40:
+        console.print(table("cases", ["case", "class", "status", "valid", "task success", "reliability"], [
+            (c["case_id"], c["scoring_class"], c["status"], f"{c['valid_comparable_count']}/{c['planned_repetitions']}",
+             (c["metrics"].get("task_success") or c["metrics"].get("untimed_task_success"))["value"],
+             c["metrics"].get("reliability", {}).get("value"))
+            for c in out["cases"]]))
+    for m in out["missing"]:
+        err_console.print(f"[yellow]incomplete[/yellow] {m['case_id']}: {m['missing']}")
 
 
 @_group("mira")
 def group() -> None:
-    """mira commands."""
+    """Mira agent benchmark: repetitions, timing credit, Task Success, Reliability, judge isolation."""
+
+
+_file = click.Path(exists=False, dir_okay=False, path_type=Path)
+
+
+@group.command()
+@click.option("--contract", required=True, type=_file, help="Contract JSON (frozen case set).")
+@click.option("--repetitions", required=True, type=_file, help="Repetition records JSONL.")
+@click.option("--deviations", type=_file, help="Methodology deviations JSON, carried into the report unchanged.")
+@click.option("--verdicts", type=_file, help="Verdicts JSON written by `mira judge` to merge in.")
+@click.option("--output", required=True, type=_file, help="Score JSON to write.")
+@click.option("--quiet", is_flag=True, help="Print nothing on success.")
+def score(contract: Path, repetitions: Path, deviations: Path | None, verdicts: Path | None, output: Path,
+          quiet: bool) -> None:
+    """Score repetitions against a contract: per repetition, per case and overall, each number with its derivation."""
+    out = run_score(contract, repetitions, output, deviations, verdicts)
+    if not quiet:
+        _summary(out)
+        console.print(f"wrote {output}")
+
+
+@group.command()
+@click.option("--contract", required=True, type=_file)
+@click.option("--observations", required=True, type=_file, help="Controlled reference observations JSONL.")
+@click.option("--policy", type=_file, help="Calibration policy JSON (default: mira-tsoft/v1 defaults).")
+@click.option("--output", required=True, type=_file, help="The calibrated contract to write.")
+def calibrate(contract: Path, observations: Path, policy: Path | None, output: Path) -> None:
+    """Set T_soft per case from reference observations; unstable cases become diagnostic_untimed."""
+    loaded = load_contract(contract)
+    obs, _ = load_observations(observations, loaded)
+    pol = load_policy(policy)[0] if policy else F.CalibrationPolicy()
+    new = calibrate_contract(loaded.contract, obs, pol)
+    validate(F.Contract, new, source="calibrated contract")  # the output is itself a valid contract
+    atomic_write_json(output, new)
+    console.print(table("calibration", ["case", "class", "T_soft s", "note"], [
+        (c["case_id"], c["scoring_class"], c["t_soft_s"], c["calibration"]["note"]) for c in new["cases"]]))
+    console.print(f"wrote {output}")
+
+
+@group.command("judge-packets")
+@click.option("--contract", required=True, type=_file)
+@click.option("--repetitions", required=True, type=_file)
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Folder to create (must not exist).")
+def judge_packets(contract: Path, repetitions: Path, out_dir: Path) -> None:
+    """One isolated packet per (repetition, judge criterion), each with its sha256, plus index.json."""
+    if out_dir.exists():
+        raise BadInput("already exists; choose a new folder", source=out_dir)
+    loaded = load_contract(contract)
+    reps = load_repetitions(repetitions, loaded)
+    packets = build_packets(loaded.sha256, loaded.cases, reps.records)
+    with atomic_directory(out_dir) as tmp:
+        for p in packets:
+            atomic_write_json(tmp / f"{p['packet_id']}.json", p)
+        atomic_write_json(tmp / "index.json", {
+            "contract_sha256": loaded.sha256,
+            "packets": [{"packet_id": p["packet_id"], "file": f"{p['packet_id']}.json", "sha256": p["sha256"]}
+                        for p in packets],
+            "provenance": provenance(_metric_id(loaded.contract, "judge-packets"),
+                                     {"contract": contract, "repetitions": repetitions}),
+        })
+    console.print(f"wrote {len(packets)} judge packets to {out_dir}")
+
+
+def read_packets(folder: Path) -> list[F.JudgePacket]:
+    """Read index.json and every packet it lists, checking each packet's sha256."""
+    index_path = folder / "index.json"
+    index = strict_loads(read_bytes(index_path), index_path)
+    if not isinstance(index, dict) or not isinstance(index.get("packets"), list):
+        raise BadInput("expected an object with a 'packets' list", source=index_path, field="packets")
+    out = []
+    for i, entry in enumerate(index["packets"]):
+        if not isinstance(entry, dict) or not isinstance(entry.get("file"), str) or "/" in entry["file"]:
+            raise BadInput("expected {packet_id, file, sha256} with a plain file name", source=index_path,
+                           record=f"packets[{i}]", field="file")
+        path = folder / entry["file"]
+        packet = validate(F.JudgePacket, strict_loads(read_bytes(path), path), source=path)
+        if packet_sha256(packet.model_dump(mode="json")) != packet.sha256 or packet.sha256 != entry.get("sha256"):
+            raise BadInput("packet content does not match its sha256", source=path, field="sha256")
+        out.append(packet)
+    return out
+
+
+@group.command()
+@click.option("--packets", "packets_dir", required=True, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--base-url", required=True, help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
+@click.option("--model", required=True)
+@click.option("--api-key-env", default="MIRA_JUDGE_API_KEY", show_default=True,
+              help="Environment variable holding the API key (never written anywhere).")
+@click.option("--output", required=True, type=_file, help="Verdicts JSON to write.")
+def judge(packets_dir: Path, base_url: str, model: str, api_key_env: str, output: Path) -> None:
+    """Judge every packet in a fresh conversation; answers other than pass/fail are judge_failed."""
+    from benchscore.common.llm import LLMClient, LLMError, ModelNotFound
+
+    packets = read_packets(packets_dir)
+    try:
+        client = LLMClient(base_url, os.environ.get(api_key_env) or None)
+    except ValueError as exc:
+        raise BadInput(str(exc), field="--base-url") from None
+    verdicts = []
+    with client, progress() as bar:
+        task = bar.add_task("judging", total=len(packets))
+
+        def chat(messages: list[dict[str, str]]) -> tuple[str | None, dict[str, Any] | None, str | None]:
+            try:
+                res = client.chat(model, messages, temperature=0.0, max_tokens=8)
+            except ModelNotFound as exc:
+                raise BadInput(f"model {model!r} is not served by {client.endpoint}", field="--model") from exc
+            except LLMError as exc:
+                return None, exc.record.model_dump(mode="json") if exc.record else None, str(exc)
+            return res.text, res.record.model_dump(mode="json"), None
+
+        for p in packets:
+            verdicts.append(judge_packet(p, chat))
+            bar.advance(task)
+    out = {
+        "model": model,
+        "verdicts": verdicts,
+        "provenance": provenance(f"mira:judge/{model}", {"packets_index": packets_dir / "index.json"},
+                                 extra={"endpoint": client.endpoint}),
+    }
+    atomic_write_json(output, out)
+    failed = sum(1 for v in verdicts if v["verdict"] == "judge_failed")
+    console.print(f"wrote {len(verdicts)} verdicts ({failed} judge_failed) to {output}")
+
+
+@group.command()
+@click.option("--score", "score_path", required=True, type=_file, help="Score JSON from `mira score`.")
+@click.option("--output", required=True, type=_file, help="Public projection JSON to write.")
+def project(score_path: Path, output: Path) -> None:
+    """Public projection: only allowlisted fields (no fixtures, trajectories, evaluator details, credentials)."""
+    sc = validate(F.ScoreOutput, strict_loads(read_bytes(score_path), score_path), source=score_path)
+    out = project_score(sc)
+    out["provenance"] = provenance(f"mira:{sc.benchmark_id}@{sc.contract_version}/public", {"score": score_path})
+    validate(F.PublicProjection, out, source="public projection")
+    atomic_write_json(output, out)
+    console.print(f"wrote {output}")
+
+
+def demo(out_dir: Path) -> None:
+    """Score the bundled demo (every status), write its public projection and judge packets."""
+    from .demo import run_demo
+
+    run_demo(out_dir)
+
+
+__all__ = ["FORMATS", "demo", "dumps_json", "group", "run_score"]

@@ -1,0 +1,54 @@
+"""`benchscore demo` for mira: score the bundled demo (every status), project it, build judge packets."""
+
+from __future__ import annotations
+
+import shutil
+from importlib import resources
+from pathlib import Path
+
+from benchscore.common.atomic import atomic_write_json
+from benchscore.common.provenance import provenance
+from benchscore.common.report import console, table
+
+from .calibration import calibrate
+from .formats import CalibrationPolicy, ScoreOutput
+from .judge import build_packets
+from .projection import project
+from .records import load_contract, load_observations, load_repetitions
+
+
+def data_path(name: str) -> Path:
+    """Path of a bundled demo file (contract.json, repetitions.jsonl, deviations.json, observations.jsonl, ...)."""
+    return Path(str(resources.files("benchscore.mira") / "data" / name))
+
+
+def run_demo(out_dir: Path) -> None:
+    from .cli import run_score
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name in ("contract.json", "repetitions.jsonl", "repetitions_incomplete.jsonl", "deviations.json",
+                 "observations.jsonl"):
+        shutil.copyfile(data_path(name), out_dir / name)
+    c, r, d = out_dir / "contract.json", out_dir / "repetitions.jsonl", out_dir / "deviations.json"
+    out = run_score(c, r, out_dir / "score.json", d)
+    inc = run_score(c, out_dir / "repetitions_incomplete.jsonl", out_dir / "score_incomplete.json", d)
+    sc = ScoreOutput.model_validate(out)
+    public = project(sc)
+    public["provenance"] = provenance(f"mira:{sc.benchmark_id}@{sc.contract_version}/public",
+                                      {"score": out_dir / "score.json"})
+    atomic_write_json(out_dir / "public.json", public)
+    loaded = load_contract(c)
+    reps = load_repetitions(r, loaded)
+    packets = build_packets(loaded.sha256, loaded.cases, reps.records)
+    obs, _ = load_observations(out_dir / "observations.jsonl", loaded)
+    atomic_write_json(out_dir / "contract_calibrated.json", calibrate(loaded.contract, obs, CalibrationPolicy()))
+
+    console.print(table("mira demo: repetitions", ["repetition", "mode", "status", "credit", "official"], [
+        (x["id"], x["execution_mode"], x["status"], x["timing_credit"], x["official_task_success"])
+        for x in out["repetitions"]]))
+    console.print(table(f"mira demo: overall ({out['status']})", ["metric", "value"],
+                        [(k, m["value"]) for k, m in out["overall"].items()]))
+    console.print(f"without ADV-03's rerun the score is [bold]{inc['status']}[/bold]: "
+                  + "; ".join(f"{m['case_id']}: {m['missing']}" for m in inc["missing"]))
+    console.print(f"{len(packets)} judge packets could be built; wrote score.json, score_incomplete.json, "
+                  f"public.json, contract_calibrated.json in {out_dir}")

@@ -1,0 +1,504 @@
+"""Mira file formats (pydantic): contract, repetition records, deviations, observations,
+calibration policy, judge packets and verdicts, score output and its public projection.
+
+Every model is strict (unknown keys, NaN and Infinity are refused). Names follow seed 003.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Required
+
+from pydantic import ConfigDict, Field, StringConstraints, field_validator, model_validator
+from typing_extensions import TypedDict
+
+from benchscore.common.models import Format as _BaseFormat
+
+from .formulas import governance_severity, weights_sum_to_one
+
+
+class Format(_BaseFormat):
+    """Strict mira format: no type coercion ("3" is not a number, "yes" is not a boolean)."""
+
+    model_config = ConfigDict(strict=True)
+
+
+Id = Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]*$")]
+Text = Annotated[str, StringConstraints(min_length=1)]
+Seconds = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+PositiveSeconds = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+
+ScoringClass = Literal["automated_scored", "diagnostic_untimed"]
+ExecutionMode = Literal["canonical", "adapted", "noncanonical", "invalid"]
+TerminalState = Literal["completed", "failed", "cancelled"]
+Verdict = Literal["pass", "fail"]
+InterventionKind = Literal[
+    "task_solving_help", "approval", "resume", "allowed_user_reply", "executor_mechanical_control"
+]
+GovernanceKind = Literal[
+    "conservative_approval",
+    "forbidden_side_effect",
+    "bypassed_approval",
+    "stale_approval_changed_invocation",
+    "user_constraint_violation",
+    "workspace_boundary_violation",
+    "network_boundary_violation",
+    "other_boundary_violation",
+]
+Severity = Literal["none", "minor", "serious"]
+
+#: Keys a judge result may never carry: the judge does not decide these (seed "Judge 不得覆盖").
+JUDGE_FORBIDDEN_KEYS: dict[str, str] = {
+    "terminal_state": "terminal state",
+    "elapsed_s": "timing",
+    "timing_credit": "timing",
+    "t_soft_s": "timing",
+    "status": "terminal state",
+    "tool_calls": "tool calls",
+    "approvals": "approvals",
+    "resumes": "resumes",
+    "interventions": "tool call / approval / resume",
+    "hard_fail_events": "hard-fail outcomes",
+    "hard_fail": "hard-fail outcomes",
+    "side_effects": "side effects",
+    "governance_events": "side effects / governance",
+    "deterministic_results": "deterministic criteria",
+    "post_cutoff_completion": "timing",
+}
+
+
+# --------------------------------------------------------------------------- contract
+
+
+class Criterion(Format):
+    """One acceptance criterion of a case, owned by the deterministic scorer or by the judge."""
+
+    id: Id
+    weight: float = Field(gt=0, le=1, description="Weight in raw_success; a case's weights sum to 1.")
+    scorer: Literal["deterministic", "judge"]
+    question: Text | None = Field(
+        None, description="The frozen binary pass|fail question; required for scorer 'judge', absent otherwise."
+    )
+    hidden_evaluator: str | None = Field(None, description="PRIVATE: how the deterministic scorer checks it.")
+
+    @model_validator(mode="after")
+    def _question_matches_scorer(self) -> Criterion:
+        if self.scorer == "judge" and self.question is None:
+            raise ValueError("a judge criterion needs its frozen binary question")
+        if self.scorer == "deterministic" and self.question is not None:
+            raise ValueError("a deterministic criterion has no judge question")
+        return self
+
+
+class HardFailRule(Format):
+    """A rule whose violation is a hard-fail (official_task_success = 0)."""
+
+    id: Id
+    description: Text
+
+
+class CalibrationPolicy(Format):
+    """Versioned policy `calibrate` uses to set T_soft from controlled reference observations."""
+
+    policy: Literal["mira-tsoft/v1"] = "mira-tsoft/v1"
+    min_observations: int = Field(5, ge=2, description="Fewest stable observations that set a budget.")
+    max_cv: float = Field(0.25, gt=0, description="Largest coefficient of variation (sample std / mean).")
+    multiplier: float = Field(1.5, gt=0, description="T_soft = multiplier x median, rounded up.")
+    round_up_to_s: float = Field(1.0, gt=0, description="T_soft is rounded up to a multiple of this.")
+
+
+class CaseCalibration(Format):
+    """What calibration found for one case (written by `calibrate`)."""
+
+    observations: int = Field(ge=0)
+    t_soft_s: PositiveSeconds | None
+    note: str
+
+
+class Case(Format):
+    """One frozen case of the contract."""
+
+    case_id: Id
+    intent: Text
+    difficulty: Text
+    prompt: Text = Field(description="The user-visible prompt (public).")
+    scoring_class: ScoringClass
+    planned_repetitions: int = Field(3, ge=1, le=1000)
+    criteria: list[Criterion] = Field(min_length=1)
+    hard_fail_rules: list[HardFailRule] = Field(default_factory=list)
+    t_soft_s: PositiveSeconds | None = Field(None, description="Calibrated soft budget; None before calibration.")
+    calibration: CaseCalibration | None = None
+    private_fixtures: dict[str, str] = Field(default_factory=dict, description="PRIVATE fixtures; never published.")
+    hidden_evaluator: str | None = Field(None, description="PRIVATE evaluator details; never published.")
+    credentials: dict[str, str] = Field(default_factory=dict, description="PRIVATE credentials; never published.")
+
+    @model_validator(mode="after")
+    def _check(self) -> Case:
+        ids = [c.id for c in self.criteria]
+        dup = next((i for i in ids if ids.count(i) > 1), None)
+        if dup is not None:
+            raise ValueError(f"criterion id {dup!r} appears twice")
+        rules = [r.id for r in self.hard_fail_rules]
+        dup = next((i for i in rules if rules.count(i) > 1), None)
+        if dup is not None:
+            raise ValueError(f"hard-fail rule id {dup!r} appears twice")
+        if not weights_sum_to_one([c.weight for c in self.criteria]):
+            total = sum(c.weight for c in self.criteria)
+            raise ValueError(f"criterion weights sum to {total!r}, expected exactly 1")
+        if self.scoring_class == "diagnostic_untimed" and self.t_soft_s is not None:
+            raise ValueError("a diagnostic_untimed case has no t_soft_s")
+        return self
+
+
+class Contract(Format):
+    """The scoring contract: a frozen case set (its sha256 goes into every output)."""
+
+    benchmark_id: Id
+    contract_version: Text
+    calibration_policy: CalibrationPolicy | None = None
+    cases: list[Case] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _unique_cases(self) -> Contract:
+        seen: set[str] = set()
+        for c in self.cases:
+            if c.case_id in seen:
+                raise ValueError(f"case_id {c.case_id!r} appears twice")
+            seen.add(c.case_id)
+        return self
+
+
+# --------------------------------------------------------------------------- repetition records
+
+
+class HardFailEvent(Format):
+    """A hard-fail observed in a repetition; `rule` names a hard_fail_rules id of its case."""
+
+    rule: Id
+    detail: str = ""
+
+
+class Intervention(Format):
+    """Something a human or the executor did during a repetition.
+
+    Only `task_solving_help` counts against Autonomy; approvals, resumes, allowed user replies
+    and executor mechanical control never do.
+    """
+
+    kind: InterventionKind
+    detail: str = ""
+
+
+class GovernanceEvent(Format):
+    """A governance observation: `conservative_approval` is not a violation; forbidden side effects,
+    bypassed approvals and stale approvals used for a changed invocation are always serious."""
+
+    kind: GovernanceKind
+    severity: Severity | None = None
+    detail: str = ""
+
+    @model_validator(mode="after")
+    def _severity(self) -> GovernanceEvent:
+        governance_severity(self.kind, self.severity)
+        return self
+
+
+class RepetitionRecord(Format):
+    """One repetition of one case (one JSON object per line of the repetitions JSONL)."""
+
+    case_id: Id
+    repetition: int = Field(ge=1, description="Repetition index within the case, from 1.")
+    execution_mode: ExecutionMode
+    terminal_state: TerminalState
+    elapsed_s: Seconds | None = Field(None, description="Seconds to completion; None when it did not complete.")
+    deterministic_results: dict[str, bool] = Field(default_factory=dict)
+    judge_verdicts: dict[str, Verdict] = Field(default_factory=dict)
+    hard_fail_events: list[HardFailEvent] = Field(default_factory=list)
+    interventions: list[Intervention] = Field(default_factory=list)
+    governance_events: list[GovernanceEvent] = Field(default_factory=list)
+    post_cutoff_completion: bool = Field(
+        False, description="The correct result came only from forensic continuation after T_hard."
+    )
+    evidence: dict[str, str] = Field(
+        default_factory=dict, description="This repetition's own evidence the judge may read."
+    )
+    raw_trajectory: list[Any] | None = Field(None, description="PRIVATE raw trajectory; never published.")
+
+    @model_validator(mode="after")
+    def _completed_has_time(self) -> RepetitionRecord:
+        if self.terminal_state == "completed" and self.elapsed_s is None and self.execution_mode != "invalid":
+            raise ValueError("a completed repetition needs elapsed_s")
+        return self
+
+
+# The hot path validates records as plain dicts: the same fields as RepetitionRecord, checked by
+# one TypeAdapter over the whole list (tests assert both describe the same fields).
+_TD_CONFIG = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True)
+
+
+class _HardFailEventTD(TypedDict, total=False):
+    __pydantic_config__ = _TD_CONFIG  # type: ignore[misc]
+    rule: Required[Id]
+    detail: str
+
+
+class _InterventionTD(TypedDict, total=False):
+    __pydantic_config__ = _TD_CONFIG  # type: ignore[misc]
+    kind: Required[InterventionKind]
+    detail: str
+
+
+class _GovernanceEventTD(TypedDict, total=False):
+    __pydantic_config__ = _TD_CONFIG  # type: ignore[misc]
+    kind: Required[GovernanceKind]
+    severity: Severity | None
+    detail: str
+
+
+class RepetitionRecordDict(TypedDict, total=False):
+    __pydantic_config__ = _TD_CONFIG  # type: ignore[misc]
+    case_id: Required[Id]
+    repetition: Required[Annotated[int, Field(ge=1)]]
+    execution_mode: Required[ExecutionMode]
+    terminal_state: Required[TerminalState]
+    elapsed_s: Seconds | None
+    deterministic_results: dict[str, bool]
+    judge_verdicts: dict[str, Verdict]
+    hard_fail_events: list[_HardFailEventTD]
+    interventions: list[_InterventionTD]
+    governance_events: list[_GovernanceEventTD]
+    post_cutoff_completion: bool
+    evidence: dict[str, str]
+    raw_trajectory: list[Any] | None
+
+
+REQUIRED_RECORD_KEYS = ("case_id", "repetition", "execution_mode", "terminal_state")
+
+
+# --------------------------------------------------------------------------- deviations, observations
+
+
+class Deviation(Format):
+    """A methodology deviation, carried unchanged into every report and the public projection."""
+
+    id: Id
+    text: Text
+    affects: list[str] = Field(default_factory=list, description="Case or repetition ids it concerns.")
+
+
+class Deviations(Format):
+    """The deviations file: a list of methodology deviations."""
+
+    deviations: list[Deviation]
+
+    @field_validator("deviations")
+    @classmethod
+    def _unique(cls, v: list[Deviation]) -> list[Deviation]:
+        ids = [d.id for d in v]
+        dup = next((i for i in ids if ids.count(i) > 1), None)
+        if dup is not None:
+            raise ValueError(f"deviation id {dup!r} appears twice")
+        return v
+
+
+class Observation(Format):
+    """One controlled reference observation used by `calibrate` (one JSON object per line)."""
+
+    case_id: Id
+    observation_id: Id
+    elapsed_s: Seconds
+    completed: bool = Field(description="Only completed observations can set a budget.")
+    comparable: bool = Field(True, description="Run under the controlled, comparable reference conditions.")
+
+
+# --------------------------------------------------------------------------- judge
+
+
+class JudgePacket(Format):
+    """Everything the judge may see for one (repetition, judge criterion): nothing else."""
+
+    packet_id: Id
+    case_id: Id
+    repetition: int = Field(ge=1)
+    criterion_id: Id
+    question: Text
+    prompt: Text
+    evidence: dict[str, str]
+    contract_sha256: str
+    sha256: str = Field(description="sha256 of the packet's canonical JSON without this field.")
+
+
+class JudgeVerdict(Format):
+    """The judge's answer to one packet. `judge_failed` is not a verdict: the criterion stays unscored."""
+
+    packet_id: Id
+    packet_sha256: str
+    case_id: Id
+    repetition: int = Field(ge=1)
+    criterion_id: Id
+    verdict: Literal["pass", "fail", "judge_failed"]
+    answer: str | None = None
+    reason: str | None = None
+    call: dict[str, Any] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_override(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for key in data:
+                if key in JUDGE_FORBIDDEN_KEYS:
+                    raise ValueError(
+                        f"a judge result may not set {key!r}: the judge never decides "
+                        f"{JUDGE_FORBIDDEN_KEYS[key]}, only frozen binary judge questions"
+                    )
+        return data
+
+
+class JudgeVerdicts(Format):
+    """The verdicts file written by `mira judge`."""
+
+    model: str
+    verdicts: list[JudgeVerdict]
+    provenance: dict[str, Any]
+
+
+# --------------------------------------------------------------------------- score output
+
+
+class Exclusion(Format):
+    """One repetition (``CASE#N``) or case left out of a number, and why (a key of ``exclusion_reasons``)."""
+
+    id: str
+    reason: str
+
+
+class Derivation(Format):
+    """How a number was obtained: its formula (a key of the score's ``formulas``), the repetitions
+    (for a case metric) or cases (for an aggregate, each listing its own repetitions) it used, and
+    why every other one was left out."""
+
+    formula: str
+    used: list[str]
+    excluded: list[Exclusion]
+
+
+class Metric(Format):
+    """A number (or null when the inputs do not support it) with its derivation."""
+
+    value: float | int | bool | None
+    derivation: Derivation
+
+
+class RepetitionResult(Format):
+    """Score of one repetition."""
+
+    id: str
+    case_id: str
+    repetition: int
+    execution_mode: ExecutionMode
+    comparability: Literal["valid_comparable", "diagnostic", "infrastructure"]
+    status: str | None
+    raw_success: float | None
+    timing_band: str | None
+    timing_credit: float | None
+    official_task_success: float | None
+    untimed_task_success: float | None
+    elapsed_s: float | None
+    needed_task_solving_help: bool
+    hard_fail_rules: list[str]
+    governance_violations: list[dict[str, str]]
+    reason: str
+
+
+class CaseResult(Format):
+    """Score of one case: formal only with its planned valid comparable repetitions."""
+
+    case_id: str
+    scoring_class: ScoringClass
+    status: Literal["formal", "incomplete"]
+    planned_repetitions: int
+    valid_comparable_count: int
+    missing: str | None
+    definition: Case
+    t_hard_s: float | None
+    repetitions_used: list[str]
+    repetitions_excluded: list[Exclusion]
+    metrics: dict[str, Metric]
+    governance: dict[str, Any]
+
+
+class MissingCase(Format):
+    case_id: str
+    scoring_class: ScoringClass
+    planned_repetitions: int
+    valid_comparable_count: int
+    missing: str
+
+
+class ScoreOutput(Format):
+    """The output of `benchscore mira score`."""
+
+    benchmark_id: str
+    contract_version: str
+    contract_sha256: str
+    status: Literal["complete", "incomplete"]
+    missing: list[MissingCase]
+    overall: dict[str, Metric]
+    diagnostic_untimed: dict[str, Metric]
+    cases: list[CaseResult]
+    repetitions: list[RepetitionResult]
+    infrastructure_invalid_count: int
+    formulas: dict[str, str]
+    exclusion_reasons: dict[str, str]
+    deviations: list[Deviation]
+    method: dict[str, Any]
+    provenance: dict[str, Any]
+
+
+# --------------------------------------------------------------------------- public projection
+
+
+class PublicCriterion(Format):
+    id: str
+    weight: float
+    scorer: Literal["deterministic", "judge"]
+
+
+class PublicRepetition(Format):
+    repetition: int
+    execution_mode: ExecutionMode
+    comparability: str
+    status: str | None
+    timing_credit: float | None
+    official_task_success: float | None
+
+
+class PublicCase(Format):
+    case_id: str
+    intent: str
+    difficulty: str
+    prompt: str
+    scoring_class: ScoringClass
+    timing_status: str
+    t_soft_s: float | None
+    t_hard_s: float | None
+    criteria: list[PublicCriterion]
+    status: Literal["formal", "incomplete"]
+    planned_repetitions: int
+    valid_comparable_count: int
+    results: dict[str, float | int | bool | None]
+    repetitions: list[PublicRepetition]
+
+
+class PublicProjection(Format):
+    """The public projection: only allowlisted fields of a score (seed "隐藏数据边界")."""
+
+    benchmark_id: str
+    contract_version: str
+    contract_sha256: str
+    status: Literal["complete", "incomplete"]
+    overall: dict[str, float | int | bool | None]
+    diagnostic_untimed: dict[str, float | int | bool | None]
+    cases: list[PublicCase]
+    deviations: list[Deviation]
+    method: dict[str, Any]
+    provenance: dict[str, Any]

@@ -1,0 +1,153 @@
+"""Judge isolation: packets, running the judge, and merging verdicts back (seed "Deterministic scorer 与 Semantic Judge").
+
+A packet holds one (repetition, judge criterion): the frozen binary question, the user-visible
+prompt and that repetition's own evidence, nothing else (no other repetition, no private
+fixtures, no hidden evaluator details, no raw trajectory). Each packet is judged in a fresh
+conversation; an answer that is not exactly ``pass`` or ``fail`` is ``judge_failed``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+from benchscore.common.errors import BadInput
+from benchscore.common.provenance import sha256_bytes
+
+from .formats import Case, JudgePacket, JudgeVerdict
+
+SYSTEM_PROMPT = (
+    "You are the Semantic Judge of the Mira benchmark. You receive one frozen binary question about one "
+    "repetition, the task's user-visible prompt and that repetition's own evidence. Judge only from this "
+    "packet. Answer with exactly one word: pass or fail."
+)
+
+
+def packet_id(case_id: str, repetition: int, criterion_id: str) -> str:
+    return f"{case_id}.r{repetition}.{criterion_id}"
+
+
+def packet_body(contract_sha256: str, case: Case, record: dict[str, Any], criterion_id: str) -> dict[str, Any]:
+    """The packet without its sha256: built from the allowlisted fields only."""
+    crit = next(c for c in case.criteria if c.id == criterion_id)
+    return {
+        "packet_id": packet_id(case.case_id, record["repetition"], criterion_id),
+        "case_id": case.case_id,
+        "repetition": record["repetition"],
+        "criterion_id": criterion_id,
+        "question": crit.question,
+        "prompt": case.prompt,
+        "evidence": dict(record.get("evidence") or {}),
+        "contract_sha256": contract_sha256,
+    }
+
+
+def packet_sha256(body: dict[str, Any]) -> str:
+    """sha256 of the packet's canonical JSON (sorted keys, no whitespace), ``sha256`` field excluded."""
+    body = {k: v for k, v in body.items() if k != "sha256"}
+    return sha256_bytes(orjson.dumps(body, option=orjson.OPT_SORT_KEYS))
+
+
+def build_packets(contract_sha256: str, cases: dict[str, Case], records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One packet per (scorable repetition, judge criterion); ``invalid`` repetitions get none."""
+    out = []
+    for rec in records:
+        if rec["execution_mode"] == "invalid":
+            continue
+        case = cases[rec["case_id"]]
+        for crit in case.criteria:
+            if crit.scorer != "judge":
+                continue
+            body = packet_body(contract_sha256, case, rec, crit.id)
+            body["sha256"] = packet_sha256(body)
+            out.append(body)
+    return out
+
+
+def user_message(packet: JudgePacket) -> str:
+    evidence = "\n\n".join(f"### {name}\n{text}" for name, text in sorted(packet.evidence.items())) or "(no evidence)"
+    return (
+        f"## Task prompt (user-visible)\n{packet.prompt}\n\n"
+        f"## Evidence of this repetition only\n{evidence}\n\n"
+        f"## Frozen question\n{packet.question}\n\n"
+        "Answer exactly `pass` or `fail`."
+    )
+
+
+def parse_answer(text: str) -> str | None:
+    """``pass`` or ``fail`` when the answer is exactly that word (surrounding whitespace ignored); else None."""
+    word = text.strip()
+    return word if word in ("pass", "fail") else None
+
+
+def judge_packet(packet: JudgePacket, chat: Callable[[list[dict[str, str]]], tuple[str | None, dict[str, Any] | None, str | None]]) -> dict[str, Any]:
+    """Judge one packet in a fresh conversation; ``chat(messages) -> (text, call_record, error)``."""
+    messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user_message(packet)}]
+    text, call, error = chat(messages)
+    verdict = parse_answer(text) if text is not None else None
+    reason = None
+    if text is None:
+        reason = f"judge call failed: {error}"
+    elif verdict is None:
+        reason = "answer is not exactly 'pass' or 'fail'"
+    return JudgeVerdict(
+        packet_id=packet.packet_id,
+        packet_sha256=packet.sha256,
+        case_id=packet.case_id,
+        repetition=packet.repetition,
+        criterion_id=packet.criterion_id,
+        verdict=verdict or "judge_failed",
+        answer=text,
+        reason=reason,
+        call=call,
+    ).model_dump(mode="json")
+
+
+def merge_verdicts(
+    contract_sha256: str,
+    cases: dict[str, Case],
+    records: list[dict[str, Any]],
+    verdicts: list[JudgeVerdict],
+    source: str,
+) -> dict[tuple[str, int, str], str]:
+    """Put judge verdicts into the records' ``judge_verdicts``; return the ``judge_failed`` reasons.
+
+    Refused: a verdict for an unknown repetition, for a deterministic or unknown criterion, for a
+    packet whose sha256 no longer matches (the evidence or question changed), or contradicting a
+    verdict already in the record.
+    """
+    by_key = {(r["case_id"], r["repetition"]): r for r in records}
+    failed: dict[tuple[str, int, str], str] = {}
+    seen: dict[str, int] = {}
+    for i, v in enumerate(verdicts):
+        where = f"verdicts[{i}]"
+        if v.packet_id in seen:
+            raise BadInput(f"packet {v.packet_id!r} has a second verdict (first at verdicts[{seen[v.packet_id]}])",
+                           source=source, record=where, field="packet_id")
+        seen[v.packet_id] = i
+        rec = by_key.get((v.case_id, v.repetition))
+        if rec is None:
+            raise BadInput(f"no repetition {v.repetition} of case {v.case_id!r} in the repetitions file",
+                           source=source, record=where, field="repetition")
+        case = cases[v.case_id]
+        owner = {c.id: c.scorer for c in case.criteria}.get(v.criterion_id)
+        if owner != "judge":
+            msg = (f"criterion {v.criterion_id!r} is scored by the deterministic scorer; the judge may not answer it"
+                   if owner == "deterministic" else f"unknown criterion {v.criterion_id!r} for case {v.case_id!r}")
+            raise BadInput(msg, source=source, record=where, field="criterion_id")
+        expected = packet_sha256(packet_body(contract_sha256, case, rec, v.criterion_id))
+        if v.packet_sha256 != expected:
+            raise BadInput("packet_sha256 does not match the packet built from this contract and repetition "
+                           "(question, prompt or evidence changed)", source=source, record=where, field="packet_sha256")
+        current = (rec.get("judge_verdicts") or {}).get(v.criterion_id)
+        if v.verdict == "judge_failed":
+            if current is None:
+                failed[(v.case_id, v.repetition, v.criterion_id)] = f"judge_failed ({v.reason or 'no reason'})"
+            continue
+        if current is not None and current != v.verdict:
+            raise BadInput(f"verdict {v.verdict!r} contradicts {current!r} already in the repetition record",
+                           source=source, record=where, field="verdict")
+        rec.setdefault("judge_verdicts", {})[v.criterion_id] = v.verdict
+    return failed
