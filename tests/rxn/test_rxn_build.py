@@ -250,3 +250,15 @@ def test_same_seed_same_build_other_seed_other_order(bundle_tables):
     d = build_multiple_choice(bundle_tables, seed=8, max_options=8)
     assert a.samples == b.samples
     assert a.samples != d.samples
+
+
+def test_rendered_prompt_has_options_and_references_but_no_answer(bundle_mc):
+    from benchscore.rxn.prompts import render
+
+    q = bundle_mc.samples["single_varying_reference"][0]
+    text = render(q)
+    assert q["input"]["target_key"] in text
+    assert all(v in text for o in q["options"] for v in o.values())
+    assert "option_relative_scores" not in text and "answer" not in q["input"]
+    ctl = bundle_mc.samples["single_varying_reference_control"][0]
+    assert "NOT the best" not in render(ctl)

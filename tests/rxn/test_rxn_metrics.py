@@ -175,3 +175,9 @@ def test_metrics_module_is_standard_library_only():
                 top = name.split(".")[0]
                 assert top in {"__future__", "argparse", "json", "os", "sys", "rxn_metrics", "rxn_standalone"}, (
                     path, name)
+
+
+def test_metrics_tolerance_is_the_conventions_tolerance():
+    from benchscore.rxn import conventions, metrics
+
+    assert metrics.TOLERANCE == conventions.TIE_TOLERANCE

@@ -91,6 +91,15 @@ def report_markdown(kind: str, build: Build, inputs: list[LoadedTables], command
     lines += ["## Sources", ""] + _sources(inputs) + [""]
     lines += ["## Conventions", "", conventions_markdown()]
     lines += ["## Files", ""] + [f"- `{f}`" for f in files] + [""]
+    lines += [
+        "## Prompts",
+        "",
+        "`prompt_<question_type>.txt` are templates: the names in braces are filled from a sample's `input` "
+        "(`reaction`, `constant_conditions`, `yield_measure`, `target_key`, `fixed_conditions`, `options`, "
+        "`reference_conditions`, `query_keys`, `candidate_values`; `{{` and `}}` are literal braces). "
+        "`benchscore.rxn.prompts.render(sample)` fills one. The model never sees `meta` or `answer`.",
+        "",
+    ]
     ev = EVALUATOR[kind]
     example_q = types[0]
     lines += [

@@ -156,8 +156,9 @@ class McSample(Format):
             raise ValueError("meta.option_* lists must have one entry per option")
         if any(not 0.0 <= r <= 1.0 for r in m.option_relative_scores):
             raise ValueError("meta.option_relative_scores must lie in [0, 1]")
-        if any(not 0 <= a < n for a in self.answer) or len(set(self.answer)) != len(self.answer):
-            raise ValueError("answer must hold distinct option indices")
+        best = [i for i, r in enumerate(m.option_relative_scores) if r >= 1.0 - c.TIE_TOLERANCE]
+        if sorted(self.answer) != best:
+            raise ValueError(f"answer must list every option whose relative score is 1 (expected {best})")
         return self
 
 
@@ -223,7 +224,12 @@ class FibSample(Format):
         for key, values in cands.items():
             if [v.index for v in values] != list(range(len(values))):
                 raise ValueError(f"input.candidate_values[{key!r}] indices must be 0..n-1 in order")
+        seen: set[tuple[int, ...]] = set()
         for i, combo in enumerate(self.meta.legal_combinations):
+            key = tuple(combo.indices.values())
+            if key in seen:
+                raise ValueError(f"meta.legal_combinations[{i}] repeats an earlier combination")
+            seen.add(key)
             if list(combo.indices) != self.query_keys:
                 raise ValueError(f"meta.legal_combinations[{i}].indices must have exactly the query_keys")
             for key, idx in combo.indices.items():
