@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from benchscore.common.models import Format
 
@@ -16,6 +16,11 @@ class Check(Format):
     name: str
     passed: bool
     evidence: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("evidence")
+    @classmethod
+    def _string_keys(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return _jsonable(value)
 
     @property
     def verdict(self) -> str:
@@ -40,3 +45,12 @@ class ScenarioResult(Format):
 def all_passed(checks: Sequence[Check]) -> bool:
     """A conjunction of checks; an empty list is never a PASS."""
     return bool(checks) and all(c.passed for c in checks)
+
+
+def _jsonable(value: Any) -> Any:
+    """Evidence as JSON: mapping keys become strings (step numbers, task ids), tuples lists."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    return value

@@ -84,6 +84,7 @@ class S10Evidence(Format):
     duplicate_claims: list[int]
     participating_agents: list[str]
     scale_runs: tuple[ClaimRunEvidence, ...] = Field(default=())
+    audit_verdict: str = ""
 
 
 # -- the loose quantities ------------------------------------------------------------------------
@@ -286,7 +287,7 @@ def collect_s10_evidence(store: str, run_id: str, scale_runs: Sequence[ClaimRunE
     return S10Evidence(run_id=run_id, events=tuple(events), tasks=tasks,
                        accepted_task_id=conv["accepted_task_id"] if conv else None,
                        duplicate_claims=audit.duplicate_claims, participating_agents=audit.participating_agents,
-                       scale_runs=tuple(scale_runs))
+                       scale_runs=tuple(scale_runs), audit_verdict=audit.verdict)
 
 
 def run_s10_swarm(store: str, run_id: str, *, redis_url: str | None = None,
@@ -312,4 +313,5 @@ def run_s10(store: str, *, redis_url: str | None = None, blob_root: str | Path |
     run_s10_swarm(store, run_id, redis_url=redis_url, blob_root=blob_root)
     ev = collect_s10_evidence(store, run_id, scale_runs, redis_url=redis_url)
     result = evaluate_s10(ev)
-    return result.model_copy(update={"details": {"run_id": run_id}})
+    return result.model_copy(update={"details": {"run_id": run_id, "audit_verdict": ev.audit_verdict,
+                                                  "scale_audit_verdicts": [r.audit_verdict for r in scale_runs]}})

@@ -1,0 +1,162 @@
+"""Run the acceptance scenarios and assemble the matrix (used by ``benchscore swarm accept``)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchscore.common.testserver import OpenAITestServer
+
+from ..gateway import DEFAULT_API_KEY_ENV, ModelGateway, ModelIOReport, model_io_report
+from .a04 import run_a04
+from .evidence import Check, ScenarioResult
+from .matrix import a01_static_compile, a02, a03, a04_scenario, a05, build_matrix, not_run
+from .s07 import run_s07
+from .s09 import run_s09
+from .s10 import run_s10
+
+SCENARIOS = ("S07", "S08", "S09", "S10", "L01", "L02")
+#: what the replay test server lists: one non-chat model (skipped by selection) and three chat models
+REPLAY_MODELS = ("text-embedding-replay", "replay-coder-a", "replay-coder-b", "replay-coder-c")
+
+
+@dataclass
+class AcceptOptions:
+    store: str | None = None
+    redis_url: str | None = None
+    blob_root: Path | None = None
+    base_url: str | None = None
+    api_key_env: str = DEFAULT_API_KEY_ENV
+    junit: Path | None = None
+    quick: bool = False
+    tpm: int = 100_000
+    prefix: str = field(default_factory=lambda: f"accept-{uuid.uuid4().hex[:8]}")
+
+
+@dataclass
+class AcceptOutcome:
+    results: dict[str, ScenarioResult]
+    closed_loop: dict[str, ScenarioResult]
+    matrix: dict[str, Any] | None
+    model_io: ModelIOReport | None
+
+
+def _budget(store: str, budget_id: str, tpm: int, simulated: bool):
+    from benchscore.swarm import TPMBudget
+
+    return TPMBudget(store, budget_id, tpm, simulated=simulated)
+
+
+def run_s07_s08(opts: AcceptOptions, store: str, blob_root: Path) -> tuple[ScenarioResult, ScenarioResult,
+                                                                          ModelIOReport]:
+    """S07 through a live gateway (``base_url``) or the local replay server; S08 from its calls."""
+    budget = _budget(store, f"{opts.prefix}-s07-tpm", opts.tpm, simulated=opts.base_url is None)
+    try:
+        if opts.base_url:
+            key = os.environ.get(opts.api_key_env) or None
+            mode = "live"
+            with ModelGateway(opts.base_url, api_key=key, budget=budget) as gw:
+                s07, _ = run_s07(gw, store, mode=mode, redis_url=opts.redis_url, blob_root=blob_root,
+                                 prefix=opts.prefix)
+                report = model_io_report(gw.records, endpoint=gw.endpoint, mode=mode, calls_issued=gw.calls_issued,
+                                         secrets=[key] if key else [])
+        else:
+            mode = "replay"
+            canary = f"sk-replay-canary-{uuid.uuid4().hex}"
+            from .s07 import replay_responder
+
+            with OpenAITestServer(models=REPLAY_MODELS, responder=replay_responder, api_key=canary,
+                                  cost_per_token=0.000002) as srv, \
+                    ModelGateway(srv.base_url, api_key=canary, budget=budget, backoff_base=0.01) as gw:
+                s07, _ = run_s07(gw, store, mode=mode, redis_url=opts.redis_url, blob_root=blob_root,
+                                 prefix=opts.prefix)
+                report = model_io_report(gw.records, endpoint=gw.endpoint, mode=mode, calls_issued=gw.calls_issued,
+                                         secrets=[canary])
+    finally:
+        budget.close()
+    reason = "" if mode == "live" else "local OpenAI-compatible test server with a deterministic responder"
+    s07 = s07.model_copy(update={"reason": reason})
+    s08 = ScenarioResult(
+        scenario="S08", mode=mode, passed=report.S08_PASS, reason=reason,
+        checks=tuple(Check(name=c.name, passed=c.passed, evidence={"evidence": c.evidence}) for c in report.checks),
+        details={"calls_recorded": report.calls_recorded, "calls_failed": report.calls_failed,
+                 "tokens_in": report.tokens_in, "tokens_out": report.tokens_out, "endpoint": report.endpoint})
+    return s07, s08, report
+
+
+def _l01(store: str, quick: bool) -> ScenarioResult:
+    if quick:
+        return not_run("L01", "skipped by --quick (128 agents x 131072 tasks; run `benchscore swarm accept L01`)")
+    from benchscore.swarm.stress import l01_pass, run_stress
+
+    r = run_stress(store)
+    recomputed = l01_pass(worker_processes=r.worker_processes, logical_cpus=r.logical_cpus,
+                          completed_tasks=r.completed_tasks, total_tasks=r.total_tasks, failed_tasks=r.failed_tasks,
+                          duplicate_claims=r.duplicate_claims, participating_agents=r.participating_agents,
+                          total_agents=r.total_agents, converged_shards=r.converged_shards)
+    keys = ("worker_processes", "logical_cpus", "total_agents", "total_tasks", "completed_tasks", "failed_tasks",
+            "participating_agents", "converged_shards", "wall_time_s", "tasks_per_second")
+    ev = {k: getattr(r, k) for k in keys} | {"duplicate_claims": len(r.duplicate_claims), "run_id": r.run_id}
+    check = Check(name="L01_PASS", passed=recomputed and r.L01_PASS, evidence=ev)
+    return ScenarioResult(scenario="L01", mode="local", passed=check.passed, checks=(check,))
+
+
+def _l02(store: str) -> ScenarioResult:
+    from benchscore.swarm.budget import run_l02
+
+    r = run_l02(3000, 50, url=store if store.startswith("postgres") else None)
+    keys = ("target_tpm", "tokens_per_task", "task_count", "total_reserved_tokens", "simulated_minutes",
+            "max_tokens_in_a_minute", "budget_utilization", "completed_tasks", "failed_tasks", "participating_agents",
+            "agent_count", "converged")
+    ev = {k: getattr(r, k) for k in keys} | {"duplicate_claims": len(r.duplicate_claims)}
+    check = Check(name="L02_PASS", passed=r.L02_PASS, evidence=ev)
+    return ScenarioResult(scenario="L02", mode="local", passed=check.passed, checks=(check,))
+
+
+def run_acceptance(which: str, opts: AcceptOptions, on_step: Callable[[str], None] | None = None) -> AcceptOutcome:
+    """Run one scenario (``S07`` ... ``L02``) or ``all`` (then also A01-A07 and the matrix)."""
+    step = on_step or (lambda name: None)
+    with tempfile.TemporaryDirectory(prefix="benchscore-accept-") as tmp:
+        store = opts.store or f"sqlite:///{Path(tmp) / 'accept.db'}"
+        blob_root = opts.blob_root or Path(tmp) / "blobs"
+        results: dict[str, ScenarioResult] = {}
+        report: ModelIOReport | None = None
+        wanted = SCENARIOS if which == "all" else (which,)
+        if "S07" in wanted or "S08" in wanted:
+            step("S07/S08")
+            s07, s08, report = run_s07_s08(opts, store, blob_root)
+            results.update({"S07": s07, "S08": s08})
+        if "S09" in wanted or "S10" in wanted:
+            step("S09")
+            results["S09"] = run_s09(store, redis_url=opts.redis_url, blob_root=blob_root, prefix=opts.prefix)
+        if "S10" in wanted:
+            step("S10")
+            from .s09 import ClaimRunEvidence
+
+            scale = [ClaimRunEvidence(**r) for r in results["S09"].checks[0].evidence["runs"]]
+            results["S10"] = run_s10(store, redis_url=opts.redis_url, blob_root=blob_root, prefix=opts.prefix,
+                                     scale_runs=scale)
+        if "L01" in wanted:
+            step("L01")
+            results["L01"] = _l01(store, opts.quick and which == "all")
+        if "L02" in wanted:
+            step("L02")
+            results["L02"] = _l02(store)
+        if which != "all":
+            return AcceptOutcome({k: v for k, v in results.items() if k == which}, {}, None, report)
+        step("A01-A07")
+        closed = {
+            "A01_static_compile": a01_static_compile(),
+            "A02_unit_and_deterministic_scenarios": a02(opts.junit),
+            "A03_swarm_behavior_acceptance": a03(results["S09"], results["S10"]),
+            "A04_swarm_vs_traditional_benchmark": a04_scenario(run_a04()),
+            "A05_consensus_convergence_acceptance": a05(results["S07"], results["S09"]),
+            "A06_next_boundary_minimal_acceptance": results["S09"],
+            "A07_swarm_six_characteristics_acceptance": results["S10"],
+        }
+        return AcceptOutcome(results, closed, build_matrix(results, closed), report)

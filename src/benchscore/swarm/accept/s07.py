@@ -1,0 +1,402 @@
+"""S07: seven chained code-review steps on an external repository pinned to a fixed release
+(seed sections 2, 3, 8), and S08's model IO audit of the same run.
+
+The external material is fastapi 0.115.0 from its PyPI sdist (``fastapi-0.115.0.tar.gz``,
+sha256 in ``data/fastapi-0.115.0/manifest.json``): one excerpt per step is bundled with the
+sha256 of the whole file in the sdist and of the excerpt, so nothing reaches the network. The
+bundle is verified on every load.
+
+The run: the gateway discovers models (``GET /v1/models``) and picks three distinct chat models
+from that list; three agents (one primary model each) share one pool. Step 1 is put in the pool;
+the agent that completes step k puts step k+1 in the pool with a cursor to step k (the shared
+chain state); there is no controller. A step's output passes through ``assess_output_quality``
+(the S07 checks) and ``score_output``; when the gate fails, the agent falls back to the next
+discovered model (at most three tries) before completing the task. The run converges (seed
+section 5), the accepted output goes to the blob store, and a multi-round quality consensus of
+the three models (S07 preset, and ``min_rounds = 2``: the seed requires ``round_count >= 2``, so
+convergence is only declared from the second, confirming round on) votes on the chain, every
+vote a task in the ledger.
+
+``mode``: ``replay`` when the gateway is the local test server started here with a
+deterministic responder, ``live`` for a real gateway. Only ``live`` counts as S07 (and S08) in
+the compliance score.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from benchscore.common.errors import BadInput
+from benchscore.common.models import Format
+from benchscore.swarm import Agent, BlobStore, Outcome, TaskSpec, audit_pool, open_pool
+from benchscore.swarm.agents import run_agents
+
+from ..consensus import S07_QUALITY_CONSENSUS, ConsensusResult, ConsensusSwarm, RoundContext, Vote
+from ..gateway import ModelGateway
+from ..quality import assess_output_quality, detect_quality_risk, s07_quality_checks, step_marker
+from ..scoring import score_output
+from .evidence import Check, ScenarioResult, all_passed
+from .ledger_consensus import PooledReviewer, consensus_from_ledger
+
+BUNDLE = Path(__file__).parent / "data" / "fastapi-0.115.0"
+STEP_CAPABILITY = "s07_step"
+STEPS = 7
+LOCAL_PROJECT = "benchscore"
+CONSENSUS_KIND = "s07_quality"
+CONSENSUS_CANDIDATES = ("accept_external_chain", "revise_chain", "reject_chain")
+ROLE_WEIGHTS = {"code_reviewer": 1.0, "architecture_reviewer": 1.0, "security_reviewer": 1.2}
+S07_MIN_ROUNDS = 2
+MIN_ACCEPTED_SCORE = 0.75
+
+
+# -- the pinned external source -----------------------------------------------------------------
+
+
+class SourceFile(Format):
+    step: int
+    path: str
+    first_line: int
+    last_line: int
+    file_sha256: str
+    excerpt: str
+    excerpt_sha256: str
+
+
+class PinnedSource(Format):
+    repository: str
+    package: str
+    version: str
+    sdist: str
+    sdist_sha256: str
+    source: str
+    license: str
+    license_sha256: str
+    files: tuple[SourceFile, ...]
+
+
+def load_pinned_source(bundle: Path = BUNDLE) -> tuple[PinnedSource, dict[int, str]]:
+    """The manifest and the excerpt of each step; every excerpt's sha256 is verified."""
+    from benchscore.common.readers import read_json, validate
+
+    manifest = validate(PinnedSource, read_json(bundle / "manifest.json"), source=bundle / "manifest.json")
+    texts = {}
+    for f in manifest.files:
+        data = (bundle / f.excerpt).read_bytes()
+        if hashlib.sha256(data).hexdigest() != f.excerpt_sha256:
+            raise BadInput("excerpt does not match its sha256 in the manifest", source=bundle / f.excerpt)
+        texts[f.step] = data.decode("utf-8")
+    lic = (bundle / "LICENSE.txt").read_bytes()
+    if hashlib.sha256(lic).hexdigest() != manifest.license_sha256:
+        raise BadInput("LICENSE.txt does not match its sha256", source=bundle / "LICENSE.txt")
+    return manifest, texts
+
+
+def verify_sdist(path: Path, source: PinnedSource) -> bool:
+    """True when a downloaded sdist has the pinned sha256 (``pip download --no-deps
+    --no-binary :all: fastapi==0.115.0``)."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest() == source.sdist_sha256
+
+
+# -- prompts and the replay responder -----------------------------------------------------------
+
+
+def step_prompt(step: int, source: PinnedSource, excerpt: str, previous_text: str) -> list[dict[str, str]]:
+    """The messages of chain step ``step`` (1-based)."""
+    f = source.files[step - 1]
+    final = (" This is the final step: summarise the whole chain and list every file reviewed so far."
+             if step == STEPS else "")
+    return [
+        {"role": "system", "content": (
+            f"You are one agent of a code-review swarm. Review only the external repository {source.repository} "
+            f"at release {source.version} (sdist sha256 {source.sdist_sha256[:16]}). Never refuse, stay on topic.")},
+        {"role": "user", "content": (
+            f"{step_marker(step)} of {STEPS}. Previous step: {step_marker(step - 1)}.\n"
+            f"Summary of {step_marker(step - 1)}:\n{previous_text}\n\n"
+            f"File {f.path} lines {f.first_line}-{f.last_line} of {source.repository} {source.version}:\n"
+            f"```python\n{excerpt}```\n"
+            f"Start with '{step_marker(step)} (after {step_marker(step - 1)}) {source.repository} {source.version} "
+            f"{f.path}', then at least three '- ' findings naming concrete FastAPI constructs "
+            f"(APIRouter, Depends, Request, HTTPException, ...).{final}")},
+    ]
+
+
+_DEF = re.compile(r"^(?:class|def)\s+(\w+)", re.MULTILINE)
+
+
+def replay_responder(model: str, messages: list[dict[str, Any]]) -> str:
+    """The deterministic stand-in for a model in ``replay`` mode: it answers the step prompts by
+    reading the excerpt (names defined in it, FastAPI terms it uses) and the vote prompts with a
+    fixed vote. It is a replay, not a model, and reports label it so."""
+    text = str(messages[-1].get("content", ""))
+    if "VOTE:" in text:
+        return "VOTE: accept_external_chain CONFIDENCE: 0.86\nThe chain stays on fastapi/fastapi and cites its files."
+    if text.startswith("Reply with the word ready"):
+        return "ready"
+    m = re.match(r"(STEP-\d\d) of \d+\. Previous step: (STEP-\d\d)", text)
+    f = re.search(r"File (\S+) lines (\d+)-(\d+) of (\S+) (\S+):", text)
+    if not m or not f:
+        return "QUALITY_FAILURE: the replay responder did not understand the prompt"
+    code = text.split("```python\n", 1)[-1].split("```", 1)[0]
+    names = _DEF.findall(code)[:3] or ["module-level definitions"]
+    terms = [t for t in ("APIRouter", "Depends", "Request", "HTTPException", "Starlette", "BaseModel", "Dependant")
+             if t in code][:3]
+    terms = terms + [t for t in ("Depends", "Request") if t not in terms][: max(0, 2 - len(terms))]
+    lines = [f"{m.group(1)} (after {m.group(2)}) {f.group(4)} {f.group(5)} {f.group(1)} [{model}]",
+             f"- {f.group(1)} lines {f.group(2)}-{f.group(3)} define {', '.join(names)}.",
+             f"- The code relies on {', '.join(terms)}; their contracts shape how a FastAPI( app routes a Request.",
+             f"- Continuing from {m.group(2)}: the behaviour reviewed there constrains this file's error and "
+             "validation paths, which we follow here.",
+             "- Open question for the next step: how dependency results are cached per request."]
+    if m.group(1) == f"STEP-{STEPS:02d}":
+        reviewed = re.findall(r"(fastapi/[\w/]+\.py)", text)
+        lines.append(f"- Chain summary: files reviewed {', '.join(dict.fromkeys(reviewed))}.")
+    return "\n".join(lines)
+
+
+# -- the agents ----------------------------------------------------------------------------------
+
+
+class StepPayload(Format):
+    step: int
+    path: str
+    excerpt_sha256: str
+    previous_task_id: int | None = None
+
+
+def _step_handler(pool, gateway: ModelGateway, source: PinnedSource, excerpts: dict[int, str],
+                  models: Sequence[str], primary: int):
+    order = list(models[primary:]) + list(models[:primary])
+
+    def handle(claim) -> Outcome:
+        p = StepPayload.model_validate(orjson.loads(claim.payload))
+        previous_text = f"{step_marker(0)}: review {source.repository} {source.version}, seven files, one per step."
+        if p.previous_task_id is not None:
+            prev = next(t for t in pool.tasks() if t.task_id == p.previous_task_id)
+            previous_text = orjson.loads(prev.output or "{}").get("text", "")
+        messages = step_prompt(p.step, source, excerpts[p.step], previous_text)
+        tried = []
+        text, assessment, model = "", None, order[0]
+        for model in order:
+            tried.append(model)
+            try:
+                text = gateway.chat(model, messages, max_tokens=600).text
+            except Exception as exc:  # noqa: BLE001 - an LLMError or a budget error: try the next model
+                text = f"QUALITY_FAILURE: call failed: {type(exc).__name__}"
+            assessment = assess_output_quality(s07_quality_checks(
+                text, step=p.step, repository=source.repository, pinned_ref=source.version,
+                local_project=LOCAL_PROJECT, source_files=[f.path for f in source.files]))
+            if assessment.quality_pass:
+                break
+        risk = bool(detect_quality_risk(text))
+        score = score_output(assessment.Q, quality_pass=assessment.quality_pass, risk=risk,
+                             step_index=p.step - 1, final_step=p.step == STEPS)
+        if p.step < STEPS:
+            nxt = source.files[p.step]
+            pool.add_tasks([TaskSpec(capability=STEP_CAPABILITY, max_attempts=1, payload=StepPayload(
+                step=p.step + 1, path=nxt.path, excerpt_sha256=nxt.excerpt_sha256,
+                previous_task_id=claim.task_id).model_dump())])
+        output = {"step": p.step, "model": model, "models_tried": tried, "text": text,
+                  "previous_text_sha256": hashlib.sha256(previous_text.encode()).hexdigest(),
+                  "quality": assessment.model_dump(), "risk": risk, "task_score": score}
+        return Outcome.success(score, orjson.dumps(output).decode())
+
+    return handle
+
+
+@dataclass
+class ModelReviewer:
+    """A quality reviewer backed by one discovered model; parses ``VOTE: x CONFIDENCE: y``."""
+
+    name: str
+    role: str
+    model: str
+    gateway: ModelGateway
+    chain_text: str
+
+    def vote(self, ctx: RoundContext) -> Vote:
+        tally = ", ".join(f"{k}={v:.3f}" for k, v in ctx.scores.items())
+        messages = [{"role": "user", "content": (
+            f"Round {ctx.round} of a quality consensus on a 7-step review of fastapi/fastapi 0.115.0. "
+            f"Current scores after evaporation: {tally}.\nFinal chain output:\n{self.chain_text}\n\n"
+            f"Answer with one line 'VOTE: <{'|'.join(ctx.candidates)}> CONFIDENCE: <0..1>', then one reason.")}]
+        try:
+            answer = self.gateway.chat(self.model, messages, max_tokens=120).text
+        except Exception as exc:  # noqa: BLE001 - a failed call is a zero-weight vote, recorded as such
+            return Vote(agent=self.name, role=self.role, candidate="revise_chain", confidence=0.0,
+                        rationale=f"call failed: {type(exc).__name__}")
+        m = re.search(r"VOTE:\s*(\w+)\s+CONFIDENCE:\s*([0-9.]+)", answer)
+        if not m or m.group(1) not in ctx.candidates:
+            return Vote(agent=self.name, role=self.role, candidate="revise_chain", confidence=0.0,
+                        rationale="unparseable vote")
+        conf = min(1.0, max(0.0, float(m.group(2)))) if re.fullmatch(r"\d+(\.\d+)?", m.group(2)) else 0.0
+        return Vote(agent=self.name, role=self.role, candidate=m.group(1), confidence=conf,
+                    rationale=answer.splitlines()[-1][:200])
+
+
+# -- evidence and evaluation ---------------------------------------------------------------------
+
+
+class StepRow(Format):
+    task_id: int
+    status: str
+    payload: dict[str, Any]
+    output: dict[str, Any]
+    pheromone: float
+    score: float | None
+
+
+class S07Evidence(Format):
+    mode: str
+    store_kind: str
+    repository: str
+    version: str
+    source_files: tuple[str, ...]
+    excerpts_verified: bool
+    discovery_performed: bool
+    discovered_models: tuple[str, ...]
+    chosen_models: tuple[str, ...]
+    steps: tuple[StepRow, ...]
+    redis_pheromones: dict[int, float] | None
+    redis_stream_length: int | None
+    ledger_events: int
+    convergence: dict[str, Any] | None
+    blob_exists: bool
+    consensus: ConsensusResult
+    local_project: str = LOCAL_PROJECT
+
+
+def evaluate_s07(ev: S07Evidence) -> ScenarioResult:
+    """The fourteen checks of seed section 8, each from the stored evidence."""
+    steps = sorted(ev.steps, key=lambda s: s.payload.get("step", 0))
+    by_step = {s.payload.get("step"): s for s in steps}
+    texts = {k: str(s.output.get("text", "")) for k, s in by_step.items()}
+    used = [s.output.get("model") for s in steps]
+    checks: list[Check] = []
+
+    def add(name: str, passed: bool, **evidence: Any) -> None:
+        checks.append(Check(name=name, passed=bool(passed), evidence=evidence))
+
+    add("three_distinct_models_from_discovery", len(set(used)) >= 3 and set(used) <= set(ev.discovered_models),
+        models_used=used, discovered=list(ev.discovered_models))
+    done = [s for s in steps if s.status == "done"]
+    add("seven_chain_steps_all_done_in_pg", len(steps) == STEPS and len(done) == STEPS
+        and sorted(by_step) == list(range(1, STEPS + 1)), store=ev.store_kind, steps=len(steps), done=len(done))
+    links = {k: step_marker(k) in texts.get(k, "") and step_marker(k - 1) in texts.get(k, "")
+             for k in range(1, STEPS + 1)}
+    add("step_markers_and_previous_links", all(links.values()), per_step=links)
+    gates = {}
+    for k, s in by_step.items():  # recomputed from the stored text, and compared with what was stored
+        a = assess_output_quality(s07_quality_checks(texts[k], step=k, repository=ev.repository,
+                                                     pinned_ref=ev.version, local_project=ev.local_project,
+                                                     source_files=ev.source_files))
+        gates[k] = a.quality_pass and bool(s.output.get("quality", {}).get("quality_pass"))
+    add("all_outputs_pass_quality_gate", len(gates) == STEPS and all(gates.values()), per_step=gates)
+    cursor = {}
+    for k in range(2, STEPS + 1):
+        s, prev = by_step.get(k), by_step.get(k - 1)
+        cursor[k] = bool(s and prev and s.payload.get("previous_task_id") == prev.task_id
+                         and s.output.get("previous_text_sha256") == hashlib.sha256(texts[k - 1].encode()).hexdigest())
+    add("shared_state_chain_cursor_and_summaries", len(cursor) == STEPS - 1 and all(cursor.values()), per_step=cursor)
+    redis = ev.redis_pheromones
+    add("pheromone_scores_pg_and_redis", bool(steps) and redis is not None
+        and all(s.pheromone > 0 and redis.get(s.task_id, 0.0) > 0 for s in steps),
+        store_pheromones={s.task_id: s.pheromone for s in steps},
+        redis_pheromones=redis if redis is not None else "no Redis mirror attached to this run")
+    add("shared_state_converged", ev.convergence is not None,
+        convergence={k: v for k, v in (ev.convergence or {}).items() if k != "accepted_output"} or None)
+    acc = float(ev.convergence["accepted_score"]) if ev.convergence else None
+    add("convergence_pg_and_blob", ev.convergence is not None and len(done) == STEPS and acc is not None
+        and acc >= MIN_ACCEPTED_SCORE and ev.blob_exists,
+        completed_tasks=len(done), accepted_score=acc, blob_exists=ev.blob_exists)
+    add("redis_stream_event_volume", ev.redis_stream_length is not None and ev.ledger_events > 0
+        and ev.redis_stream_length >= ev.ledger_events,
+        stream_length=ev.redis_stream_length, ledger_events=ev.ledger_events)
+    cited = sorted({f for t in texts.values() for f in ev.source_files if f in t})
+    add("contains_external_fastapi_code_review_material", ev.excerpts_verified and len(cited) >= 5,
+        files_cited=cited, excerpts_verified=ev.excerpts_verified)
+    c = ev.consensus
+    add("multi_round_quality_consensus_accepts_chain", c.converged and c.accepted_candidate == "accept_external_chain"
+        and c.round_count >= 2, accepted_candidate=c.accepted_candidate, round_count=c.round_count,
+        rounds=[{"round": r.round, "leader": r.leader, "leader_share": r.leader_share, "margin": r.margin,
+                 "converged": r.converged} for r in c.rounds])
+    final_files = [f for f in ev.source_files if f in texts.get(STEPS, "")]
+    add("final_output_references_external_files", len(final_files) >= 2, files=final_files)
+    add("keeps_model_discovery_not_fixed_model", ev.discovery_performed and bool(ev.chosen_models)
+        and set(ev.chosen_models) <= set(ev.discovered_models) and set(used) <= set(ev.chosen_models),
+        discovered=list(ev.discovered_models), chosen=list(ev.chosen_models))
+    drift = [k for k, t in texts.items() if ev.local_project.lower() in t.lower()]
+    add("external_github_target_not_local_project", ev.repository == "fastapi/fastapi" and not drift
+        and ev.repository.split("/")[-1] != ev.local_project, repository=ev.repository, steps_naming_local=drift)
+    return ScenarioResult(scenario="S07", mode=ev.mode, passed=all_passed(checks), checks=tuple(checks))
+
+
+# -- the run -------------------------------------------------------------------------------------
+
+
+def run_s07(gateway: ModelGateway, store: str, *, mode: str, redis_url: str | None = None,
+            blob_root: str | Path = "swarm-blobs", prefix: str | None = None) -> tuple[ScenarioResult, S07Evidence]:
+    """Run the S07 chain and consensus through ``gateway`` on ``store``; evaluate from what was stored."""
+    source, excerpts = load_pinned_source()
+    prefix = prefix or f"accept-{uuid.uuid4().hex[:8]}"
+    run_id = f"{prefix}-s07"
+    discovered = gateway.discover()
+    models = gateway.select_models(3)
+    blobs = BlobStore(blob_root)
+    with open_pool(store, run_id, redis_url=redis_url) as pool:
+        pool.create_run()
+        first = source.files[0]
+        pool.add_tasks([TaskSpec(capability=STEP_CAPABILITY, max_attempts=1, payload=StepPayload(
+            step=1, path=first.path, excerpt_sha256=first.excerpt_sha256).model_dump())])
+        agents = [Agent(f"s07-agent-{i}", [STEP_CAPABILITY], _step_handler(pool, gateway, source, excerpts, models, i))
+                  for i in range(3)]
+        run_agents(pool, agents)
+        result = pool.converge(STEP_CAPABILITY)
+        chain_text = ""
+        blob = None
+        if result is not None:
+            chain_text = orjson.loads(result.accepted_output).get("text", "")
+            blob = blobs.put_json({"run_id": run_id, "repository": source.repository, "version": source.version,
+                                   **result.model_dump()})
+            pool.record_convergence("run", result, blob)
+        roles = list(ROLE_WEIGHTS)
+        reviewers = [PooledReviewer(ModelReviewer(f"s07-reviewer-{i}", roles[i], m, gateway, chain_text), pool,
+                                    CONSENSUS_KIND) for i, m in enumerate(models)]
+        ConsensusSwarm(CONSENSUS_CANDIDATES, S07_QUALITY_CONSENSUS, ROLE_WEIGHTS, min_rounds=S07_MIN_ROUNDS,
+                       max_rounds=4).run(reviewers, chain_text)
+        ev = collect_s07_evidence(pool, source, mode=mode, discovered=discovered, chosen=models, blobs=blobs)
+    return evaluate_s07(ev), ev
+
+
+def collect_s07_evidence(pool, source: PinnedSource, *, mode: str, discovered: Sequence[str],
+                         chosen: Sequence[str], blobs: BlobStore) -> S07Evidence:
+    """Read S07's evidence back from the store, its Redis mirror and the blob store."""
+    steps = tuple(StepRow(task_id=t.task_id, status=t.status.value, payload=orjson.loads(t.payload),
+                          output=orjson.loads(t.output) if t.output else {}, pheromone=t.pheromone, score=t.score)
+                  for t in pool.tasks() if t.capability == STEP_CAPABILITY)
+    conv = pool.convergences().get("run")
+    mirror = pool.mirror
+    events = audit_pool(pool).events
+    try:
+        load_pinned_source()
+        verified = True
+    except BadInput:
+        verified = False
+    return S07Evidence(
+        mode=mode, store_kind=pool.scheme or "sqlite", repository=source.repository, version=source.version,
+        source_files=tuple(f.path for f in source.files), excerpts_verified=verified, discovery_performed=bool(discovered),
+        discovered_models=tuple(discovered), chosen_models=tuple(chosen), steps=steps,
+        redis_pheromones=mirror.pheromones(STEP_CAPABILITY) if mirror is not None else None,
+        redis_stream_length=mirror.stream_length() if mirror is not None else None, ledger_events=events,
+        convergence=conv, blob_exists=bool(conv and conv.get("blob_sha256") and blobs.exists(conv["blob_sha256"])),
+        consensus=consensus_from_ledger(pool, CONSENSUS_KIND, candidates=CONSENSUS_CANDIDATES,
+                                        params=S07_QUALITY_CONSENSUS, role_weights=ROLE_WEIGHTS,
+                                        min_rounds=S07_MIN_ROUNDS),
+    )

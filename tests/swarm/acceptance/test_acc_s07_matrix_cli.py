@@ -1,0 +1,274 @@
+"""S07 replay (and with Redis), S08 secrets, the matrix, the `accept` command and the demo."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+from click.testing import CliRunner
+
+from benchscore.common.cli import group
+from benchscore.common.errors import BadInput
+from benchscore.common.testserver import OpenAITestServer
+from benchscore.swarm.accept.evidence import Check, ScenarioResult
+from benchscore.swarm.accept.matrix import build_matrix, junit_check, render_markdown
+from benchscore.swarm.accept.runner import REPLAY_MODELS, AcceptOptions, run_acceptance
+from benchscore.swarm.accept.s07 import BUNDLE, evaluate_s07, load_pinned_source, replay_responder, run_s07
+from benchscore.swarm.cli_accept import accept, demo_acceptance
+from benchscore.swarm.gateway import ModelGateway
+
+REDIS_CHECKS = {"pheromone_scores_pg_and_redis", "redis_stream_event_volume"}
+
+
+def test_pinned_source_is_verified(tmp_path):
+    manifest, texts = load_pinned_source()
+    assert manifest.repository == "fastapi/fastapi" and manifest.version == "0.115.0"
+    assert manifest.sdist_sha256 == "f93b4ca3529a8ebc6fc3fcf710e5efa8de3df9b41570958abf1d97d843138004"
+    assert sorted(texts) == list(range(1, 8)) and "class FastAPI(Starlette)" in texts[1]
+    bad = tmp_path / "bundle"
+    shutil.copytree(BUNDLE, bad)
+    target = bad / manifest.files[2].excerpt
+    target.write_text(target.read_text() + "# tampered\n")
+    with pytest.raises(BadInput, match="sha256"):
+        load_pinned_source(bad)
+
+
+@pytest.fixture(scope="module")
+def s07_replay(tmp_path_factory):
+    d = tmp_path_factory.mktemp("s07")
+    with OpenAITestServer(models=REPLAY_MODELS, responder=replay_responder) as srv:
+        gw = ModelGateway(srv.base_url)
+        result, ev = run_s07(gw, f"sqlite:///{d}/s07.db", mode="replay", blob_root=d / "blobs", prefix="t")
+    return result, ev
+
+
+def test_s07_replay_on_sqlite_passes_every_check_but_the_redis_ones(s07_replay):
+    result, ev = s07_replay
+    assert result.mode == "replay" and len(result.checks) == 14
+    failed = {c.name for c in result.checks if not c.passed}
+    assert failed == REDIS_CHECKS  # no Redis mirror attached: refused, not assumed
+    assert not result.passed
+    assert ev.chosen_models == REPLAY_MODELS[1:]  # the embedding model listed by discovery is skipped
+    assert ev.consensus.round_count == 2 and ev.consensus.accepted_candidate == "accept_external_chain"
+
+
+@pytest.mark.redis
+def test_s07_replay_with_redis_mirror_passes(tmp_path, redis_prefix):
+    url, prefix = redis_prefix
+    with OpenAITestServer(models=REPLAY_MODELS, responder=replay_responder) as srv:
+        result, ev = run_s07(ModelGateway(srv.base_url), f"sqlite:///{tmp_path}/s07.db", mode="replay",
+                             redis_url=f"{url}?prefix={prefix}", blob_root=tmp_path / "blobs", prefix="r")
+    assert result.passed, [c for c in result.checks if not c.passed]
+    assert ev.redis_stream_length >= ev.ledger_events
+
+
+def _step(ev, k, **update):
+    steps = []
+    for s in ev.steps:
+        if s.payload["step"] == k:
+            out = {**s.output, **update.pop("output", {})}
+            s = s.model_copy(update={"output": out, **update})
+        steps.append(s)
+    return ev.model_copy(update={"steps": tuple(steps)})
+
+
+S07_CASES = {
+    "three_distinct_models_from_discovery": lambda ev: ev.model_copy(update={"steps": tuple(
+        s.model_copy(update={"output": {**s.output, "model": "replay-coder-a"}}) for s in ev.steps)}),
+    "seven_chain_steps_all_done_in_pg": lambda ev: _step(ev, 4, status="failed"),
+    "step_markers_and_previous_links": lambda ev: _step(ev, 3, output={
+        "text": _text(ev, 3).replace("STEP-02", "the step before")}),
+    "all_outputs_pass_quality_gate": lambda ev: _step(ev, 5, output={"quality": {"quality_pass": False}}),
+    "shared_state_chain_cursor_and_summaries": lambda ev: _step(ev, 6, payload={
+        **next(s for s in ev.steps if s.payload["step"] == 6).payload, "previous_task_id": 1}),
+    "convergence_pg_and_blob": lambda ev: ev.model_copy(update={"blob_exists": False}),
+    "shared_state_converged": lambda ev: ev.model_copy(update={"convergence": None}),
+    "contains_external_fastapi_code_review_material": lambda ev: ev.model_copy(update={"excerpts_verified": False}),
+    "multi_round_quality_consensus_accepts_chain": lambda ev: ev.model_copy(update={"consensus": ev.consensus.model_copy(
+        update={"rounds": ev.consensus.rounds[:1], "round_count": 1})}),
+    "final_output_references_external_files": lambda ev: _step(ev, 7, output={
+        "text": "\n".join(ln for ln in _text(ev, 7).splitlines() if "fastapi/" not in ln or "STEP-07" in ln)}),
+    "keeps_model_discovery_not_fixed_model": lambda ev: ev.model_copy(update={"discovery_performed": False}),
+    "external_github_target_not_local_project": lambda ev: _step(ev, 2, output={
+        "text": _text(ev, 2) + "\nsee benchscore"}),
+}
+
+
+def _text(ev, k):
+    return next(s for s in ev.steps if s.payload["step"] == k).output["text"]
+
+
+@pytest.mark.parametrize("check", sorted(S07_CASES))
+def test_each_s07_check_fails_on_its_own_evidence(s07_replay, check):
+    _, ev = s07_replay
+    before = {c.name for c in evaluate_s07(ev).checks if not c.passed}
+    after = {c.name for c in evaluate_s07(S07_CASES[check](ev)).checks if not c.passed}
+    assert check in after - before
+
+
+# -- S08 and secrets -----------------------------------------------------------------------------
+
+KEY = "sk-live-canary-7d41a9e0"
+
+
+def _grep(root: Path, needle: bytes) -> list[Path]:
+    return [p for p in root.rglob("*") if p.is_file() and needle in p.read_bytes()]
+
+
+def test_no_key_in_any_report_ledger_or_blob(tmp_path, monkeypatch):
+    monkeypatch.setenv("GW_KEY", KEY)
+    with OpenAITestServer(models=REPLAY_MODELS, responder=replay_responder, api_key=KEY) as srv:
+        srv.fail_next(1, status=429, retry_after=0)
+        opts = AcceptOptions(store=f"sqlite:///{tmp_path}/store/accept.db", blob_root=tmp_path / "blobs",
+                             base_url=srv.base_url, api_key_env="GW_KEY", prefix="k")
+        outcome = run_acceptance("S08", opts)
+        assert all(h["authorization"] == f"Bearer {KEY}" for h in srv.headers)
+    from benchscore.swarm.cli_accept import _write_outputs
+
+    _write_outputs("S08", outcome, opts, tmp_path / "out" / "s08.json")
+    s08 = outcome.results["S08"]
+    assert s08.mode == "live" and s08.passed
+    assert outcome.model_io.calls_recorded == outcome.model_io.calls_issued > 7
+    assert (tmp_path / "out" / "s08.model-io.md").exists()
+    assert _grep(tmp_path, KEY.encode()) == []
+    assert len(list(tmp_path.rglob("*"))) > 5
+
+
+def test_replay_key_never_written(tmp_path):
+    opts = AcceptOptions(store=f"sqlite:///{tmp_path}/a.db", blob_root=tmp_path / "blobs", prefix="c")
+    outcome = run_acceptance("S07", opts)
+    assert outcome.results["S07"].mode == "replay"
+    from benchscore.swarm.cli_accept import _write_outputs
+
+    _write_outputs("S07", outcome, opts, tmp_path / "s07.json")
+    assert _grep(tmp_path, b"sk-replay-canary") == []
+
+
+# -- the matrix ----------------------------------------------------------------------------------
+
+def ok(name, mode="local", checks=("c",)):
+    return ScenarioResult(scenario=name, mode=mode, passed=True,
+                          checks=tuple(Check(name=c, passed=True) for c in checks))
+
+
+FEATURE_NAMES = ("F01_decentralization", "F02_self_organization", "F03_emergence", "F04_robustness",
+                 "F05_scalability", "F06_implicit_collaboration")
+
+
+def all_good(s07_mode="live"):
+    results = {"S07": ok("S07", s07_mode), "S08": ok("S08", s07_mode), "S09": ok("S09"),
+               "S10": ok("S10", checks=FEATURE_NAMES), "L01": ok("L01"), "L02": ok("L02")}
+    closed = {f"A0{i}": ok(f"A0{i}") for i in range(1, 8)}
+    return results, closed
+
+
+def test_matrix_all_live_pass_is_100_and_both_verdicts_true():
+    m = build_matrix(*all_good())
+    assert (m["swarmness_score"], m["minimal_compliance_score"], m["grade"]) == (
+        100.0, 100.0, "strong_local_minimal_swarm_compliance")
+    assert m["MINIMAL_CLOSED_LOOP_PASS"] and m["LOCAL_SCALE_AND_BUDGET_PASS"] and m["caps_applied"] == []
+    assert "| S07 | 1 |" in render_markdown(m)
+
+
+def test_replay_never_counts_and_a_failed_feature_caps():
+    m = build_matrix(*all_good("replay"))
+    assert m["compliance_inputs"]["S07"] == 0 and m["compliance_inputs"]["S08"] == 0
+    assert m["minimal_compliance_score"] == 84 and not m["MINIMAL_CLOSED_LOOP_PASS"]
+    results, closed = all_good()
+    s10 = results["S10"]
+    results["S10"] = s10.model_copy(update={"passed": False, "checks": tuple(
+        c.model_copy(update={"passed": c.name != "F03_emergence"}) for c in s10.checks)})
+    m = build_matrix(results, closed)
+    assert m["compliance_inputs"]["F03"] == 0 and m["minimal_compliance_score"] == 59
+    assert m["grade"] == "not_a_swarm" and not m["MINIMAL_CLOSED_LOOP_PASS"]
+    results, closed = all_good()
+    results["L01"] = results["L01"].model_copy(update={"passed": False})
+    m = build_matrix(results, closed)
+    assert m["MINIMAL_CLOSED_LOOP_PASS"] and not m["LOCAL_SCALE_AND_BUDGET_PASS"]
+    results, closed = all_good()
+    closed["A04"] = closed["A04"].model_copy(update={"passed": False})
+    assert not build_matrix(results, closed)["MINIMAL_CLOSED_LOOP_PASS"]
+
+
+def test_junit_report_reading(tmp_path):
+    good = tmp_path / "good.xml"
+    good.write_text('<testsuites><testsuite tests="12" failures="0" errors="0" skipped="1"/></testsuites>')
+    assert junit_check(good).passed
+    bad = tmp_path / "bad.xml"
+    bad.write_text('<testsuite tests="3" failures="1" errors="0"/>')
+    assert not junit_check(bad).passed
+    assert not junit_check(None).passed
+    broken = tmp_path / "broken.xml"
+    broken.write_text("<testsuite")
+    with pytest.raises(BadInput, match="broken.xml"):
+        junit_check(broken)
+
+
+# -- the command ---------------------------------------------------------------------------------
+
+@group("t")
+def _cli() -> None:
+    pass
+
+
+_cli.add_command(accept)
+
+
+def test_accept_s09_via_cli(tmp_path, pinned_time):
+    out = tmp_path / "s09.json"
+    r = CliRunner().invoke(_cli, ["accept", "S09", "--output", str(out), "--store", f"sqlite:///{tmp_path}/a.db"])
+    assert r.exit_code == 0, r.output
+    body = orjson.loads(out.read_bytes())
+    assert body["verdict"] == "PASS" and body["provenance"]["created_at"] == "2026-01-01T00:00:00Z"
+    assert body["provenance"]["metric_id"] == "swarm.acceptance.S09"
+
+
+def test_accept_bad_input_is_one_line_exit_2(tmp_path):
+    r = CliRunner().invoke(_cli, ["accept", "all", "--junit", str(tmp_path / "missing.xml"),
+                                  "--output", str(tmp_path / "m.json")])
+    assert r.exit_code == 2 and "missing.xml" in r.output and "Traceback" not in r.output
+    assert not (tmp_path / "m.json").exists()
+    r = CliRunner().invoke(_cli, ["accept", "S99"])
+    assert r.exit_code == 2
+
+
+def test_accept_all_writes_matrix_and_fails_closed_loop_without_live(tmp_path):
+    junit = tmp_path / "j.xml"
+    junit.write_text('<testsuite tests="5" failures="0" errors="0"/>')
+    out = tmp_path / "m.json"
+    r = CliRunner().invoke(_cli, ["accept", "all", "--quick", "--junit", str(junit), "--output", str(out)])
+    assert r.exit_code == 1, r.output  # S07/S08 replay and L01 not run: the closed loop is not claimed
+    m = orjson.loads(out.read_bytes())
+    for key in ("swarmness_score", "minimal_compliance_score", "grade", "caps_applied", "MINIMAL_CLOSED_LOOP_PASS",
+                "LOCAL_SCALE_AND_BUDGET_PASS", "checks", "provenance"):
+        assert key in m
+    assert m["scenarios"]["S07"]["mode"] == "replay" and m["scenarios"]["L01"]["mode"] == "not_run"
+    assert m["closed_loop"]["A02_unit_and_deterministic_scenarios"] == "PASS"
+    assert m["swarmness_score"] == 100.0 and m["minimal_compliance_score"] == 78
+    assert all(c["verdict"] in ("PASS", "FAIL") for c in m["checks"])
+    assert out.with_suffix(".md").exists() and (tmp_path / "m.model-io.md").exists()
+
+
+def test_demo_acceptance_writes_the_matrix(tmp_path):
+    demo_acceptance(tmp_path)
+    m = orjson.loads((tmp_path / "acceptance-matrix.json").read_bytes())
+    assert m["not_live"] and not m["MINIMAL_CLOSED_LOOP_PASS"]
+
+
+def test_console_script_runs_accept(tmp_path):
+    from benchscore.swarm import cli as swarm_cli
+
+    if "accept" not in swarm_cli.group.commands:
+        pytest.skip("the swarm CLI does not mount `accept` yet (runtime issue 5)")
+    exe = Path(sys.executable).with_name("benchscore")
+    out = tmp_path / "s09.json"
+    proc = subprocess.run([str(exe), "swarm", "accept", "S09", "--output", str(out), "--store",
+                           f"sqlite:///{tmp_path}/a.db"], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "SOURCE_DATE_EPOCH": "0"})
+    assert proc.returncode == 0, proc.stderr
+    assert orjson.loads(out.read_bytes())["verdict"] == "PASS"
