@@ -275,3 +275,23 @@ def test_literature_csv_bad_value_names_line_and_field(tmp_path):
     _one_line_exit_2(r)
     assert "line 3" in r.stderr and "field 'yield'" in r.stderr
     assert not (tmp_path / "o.json").exists()
+
+
+@pytest.mark.parametrize(("text", "needle"), [
+    ("table_id,reaction.s,solvent,yield\nt,CCO,THF,5\nt,CCN,DMF,6\n", "differs from the first row"),
+    ("table_id,solvent,yield\nt,THF,5\nt,THF,6\n", "repeats the condition combination"),
+    ("solvent,yield\nTHF,5\n", "table_id"),
+])
+def test_literature_csv_inconsistent_tables(tmp_path, text, needle):
+    bad = tmp_path / "bad.csv"
+    bad.write_text(text)
+    r = CliRunner().invoke(cli, ["rxn", "convert-csv", "--csv", str(bad), "--output", str(tmp_path / "o.json")])
+    _one_line_exit_2(r)
+    assert needle in r.stderr
+
+
+def test_literature_csv_not_utf8(tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_bytes(b"table_id,solvent,yield\nt,\xff,5\n")
+    _one_line_exit_2(CliRunner().invoke(cli, ["rxn", "convert-csv", "--csv", str(bad), "--output",
+                                              str(tmp_path / "o.json")]))

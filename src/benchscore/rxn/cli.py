@@ -284,10 +284,15 @@ def convert_csv(csv_path: Path, output: Path) -> None:
 def demo(out_dir: Path) -> None:
     """Build MC and FIB sets from the bundled deoxyfluorination tables and evaluate their example predictions."""
     loaded, meta = load_inputs((), ("deoxyfluorination",), None)
-    mc, _ = run_build_mc(out_dir, loaded, meta, seed=DEFAULT_SEED, max_options=DEFAULT_MAX_OPTIONS,
-                         command="benchscore rxn build-mc --bundled deoxyfluorination --output-dir DIR", replace=True)
-    fib, _ = run_build_fib(out_dir, loaded, meta, seed=DEFAULT_SEED,
-                           command="benchscore rxn build-fib --bundled deoxyfluorination --output-dir DIR", replace=True)
+    mc, b_mc = run_build_mc(out_dir, loaded, meta, seed=DEFAULT_SEED, max_options=DEFAULT_MAX_OPTIONS,
+                            command="benchscore rxn build-mc --bundled deoxyfluorination --output-dir DIR", replace=True)
+    fib, b_fib = run_build_fib(out_dir, loaded, meta, seed=DEFAULT_SEED,
+                               command="benchscore rxn build-fib --bundled deoxyfluorination --output-dir DIR",
+                               replace=True)
+    n_mc = sum(len(s) for s in b_mc.samples.values())
+    n_fib = sum(len(s) for s in b_fib.samples.values())
+    console.print(f"deoxyfluorination (Nielsen et al. 2018): {n_mc} multiple-choice and {n_fib} fill-in-blank "
+                  f"questions in [bold]{mc.name}[/bold] and [bold]{fib.name}[/bold]; example predictions scored:")
     _evaluate("multiple_choice", (mc / "multiple_choice_all_varying.json",),
               mc / "example_prediction_all_varying.json", out_dir / "eval_mc_all_varying.json", McDataset, MC_COLUMNS)
     _evaluate("fill_in_blank", (fib / "fill_in_blank_all_blank.json",),

@@ -38,7 +38,10 @@ def read_literature_csv(path: Path) -> ConditionTableFile:
     import csv
     import io
 
-    text = read_bytes(path).decode("utf-8-sig", errors="strict")
+    try:
+        text = read_bytes(path).decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise BadInput(f"not valid UTF-8 (byte {exc.start})", source=path) from None
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     try:
         header = [h.strip() for h in next(reader)]
@@ -53,6 +56,7 @@ def read_literature_csv(path: Path) -> ConditionTableFile:
     if not keys:
         raise BadInput("no condition columns", source=path, record="line 1")
     tables: dict[str, dict[str, Any]] = {}
+    first: dict[str, dict[str, str]] = {}
     for fields in reader:
         line = reader.line_num
         if not any(f.strip() for f in fields):
@@ -61,6 +65,7 @@ def read_literature_csv(path: Path) -> ConditionTableFile:
             raise BadInput(f"has {len(fields)} fields, the header has {len(header)}", source=path, record=f"line {line}")
         row = dict(zip(header, (f.strip() for f in fields), strict=True))
         tid = row["table_id"]
+        fresh = tid not in tables
         table = tables.setdefault(tid, {
             "table_id": tid,
             "source": {"dataset": row.get("dataset") or path.name, "file": row.get("file") or path.name,
@@ -70,6 +75,13 @@ def read_literature_csv(path: Path) -> ConditionTableFile:
             "yield_measure": "yield" if "yield" in header else None,
             "rows": [],
         })
+        if not fresh:
+            for h in header:
+                if (h in SOURCE_COLUMNS or h.startswith("reaction.")) and row[h] != first[tid][h]:
+                    raise BadInput(f"differs from the first row of table {tid!r} ({first[tid][h]!r})",
+                                   source=path, record=f"line {line}", field=h)
+        else:
+            first[tid] = row
         out: dict[str, Any] = {"conditions": {}}
         for key in keys:
             try:
