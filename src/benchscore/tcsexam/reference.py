@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ from benchscore.common.readers import loads_json, read_bytes, validate
 
 from .formats import Reference, SuiteManifest
 from .formulas import TRACKS, instance_scale, reference_stats
-from .records import FIRST_INFRA_CODE, parse_records
+from .records import FIRST_INFRA_CODE, gc_paused, parse_records
 
 DATA_ENV = "TCSEXAM_DATA"
 OFFICIAL_NAMES = ("lite", "full")
@@ -91,11 +92,17 @@ class LoadedReference:
 
 
 def _values_matrix(instances: dict[str, list]) -> np.ndarray:
-    width = max((len(v) for v in instances.values()), default=0)
-    mat = np.full((len(instances), max(width, 1)), np.nan)
-    for row, vals in enumerate(instances.values()):
-        if vals:
-            mat[row, : len(vals)] = np.array(vals, dtype=float)  # None -> NaN (unusable run)
+    """Instances x runs matrix of reference values, NaN for null (unusable) and for absent runs."""
+    values = list(instances.values())
+    lengths = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
+    width = max(int(lengths.max(initial=0)), 1)
+    flat = np.array(list(chain.from_iterable(values)), dtype=float)  # None -> NaN
+    if flat.size == lengths.size * width:  # every instance has the same number of runs
+        return flat.reshape(lengths.size, width)
+    mat = np.full((len(values), width), np.nan)
+    rows = np.repeat(np.arange(len(values)), lengths)
+    cols = np.arange(flat.size) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    mat[rows, cols] = flat
     return mat
 
 
@@ -177,8 +184,9 @@ def load_reference(path: str | Path) -> LoadedReference:
     """Read and validate a reference file (see :class:`~.formats.Reference`)."""
     path = Path(path)
     raw = read_bytes(path)
-    ref = validate(Reference, loads_json(raw, path), source=path)
-    return LoadedReference(ref, sha256_bytes(raw), path, compile_reference(ref, path))
+    with gc_paused():
+        ref = validate(Reference, loads_json(raw, path), source=path)
+        return LoadedReference(ref, sha256_bytes(raw), path, compile_reference(ref, path))
 
 
 def load_suite(path: str | Path) -> SuiteManifest:

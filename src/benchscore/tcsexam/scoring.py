@@ -12,7 +12,7 @@ from benchscore.common.errors import BadInput
 from benchscore.common.provenance import provenance
 
 from .formulas import SOLVER_METRIC_ID, scored_instance_scores, task_score
-from .records import STATUS_NAMES, RecordColumns, parse_records
+from .records import STATUS_NAMES, RecordColumns, gc_paused, parse_records
 from .reference import CompiledTask, LoadedReference
 
 
@@ -24,8 +24,12 @@ def get_task(ref: LoadedReference, task: str) -> CompiledTask:
     return compiled
 
 
-def _nan_to_none(values: list[float]) -> list[float | None]:
-    return [None if v != v else v for v in values]
+def _with_none(values: np.ndarray) -> list[float | None]:
+    """``values.tolist()`` with NaN turned into None (JSON null), touching only the NaN slots."""
+    out: list[float | None] = values.tolist()
+    for i in np.flatnonzero(np.isnan(values)).tolist():
+        out[i] = None
+    return out
 
 
 def score_columns(task: CompiledTask, cols: RecordColumns, source: str | Path) -> dict[str, Any]:
@@ -36,7 +40,11 @@ def score_columns(task: CompiledTask, cols: RecordColumns, source: str | Path) -
     and left out of the mean. Returns the output without provenance.
     """
     n = len(cols)
-    rows = np.fromiter(map(task.index.get, cols.names, repeat(-1)), dtype=np.int64, count=n)
+    in_order = cols.names == task.instances
+    if in_order:  # records in reference order: no lookups needed
+        rows = np.arange(n, dtype=np.int64)
+    else:
+        rows = np.fromiter(map(task.index.get, cols.names, repeat(-1)), dtype=np.int64, count=n)
     known = rows >= 0
     in_scored = np.zeros(n, dtype=bool)
     in_scored[known] = task.scored[rows[known]]
@@ -61,17 +69,17 @@ def score_columns(task: CompiledTask, cols: RecordColumns, source: str | Path) -
     mu = task.mu[ref_rows]
     scale = task.scale[ref_rows]
     score, z = scored_instance_scores(a, codes == 0, mu, scale, task.direction)
-    names = [task.instances[i] for i in ref_rows.tolist()]
-    status_names = [STATUS_NAMES[c] for c in codes.tolist()]
+    names = cols.names if in_order and pick.size == n else list(map(task.instances.__getitem__, ref_rows.tolist()))
+    status_names = list(map(STATUS_NAMES.__getitem__, codes.tolist()))
     instances = {
         name: {"score": s, "A": av, "mu": m, "scale": sc, "z": zv, "status": st}
         for name, s, av, m, sc, zv, st in zip(
             names,
             score.tolist(),
-            _nan_to_none(a.tolist()),
+            _with_none(a),
             mu.tolist(),
             scale.tolist(),
-            _nan_to_none(z.tolist()),
+            _with_none(z),
             status_names,
             strict=True,
         )
@@ -92,8 +100,9 @@ def solver_score(
 ) -> dict[str, Any]:
     """The full solver-score output for ``task``: scores, ``reference_id``, its sha256, provenance."""
     compiled = get_task(ref, task)
-    cols = parse_records(records_raw, records_path, kind=compiled.kind)
-    out = score_columns(compiled, cols, records_path)
+    with gc_paused():
+        cols = parse_records(records_raw, records_path, kind=compiled.kind)
+        out = score_columns(compiled, cols, records_path)
     out["reference_id"] = ref.reference_id
     out["reference_sha256"] = ref.sha256
     out["provenance"] = provenance(

@@ -1,0 +1,154 @@
+"""Benchmark: tcsexam solver-score on 1,000,000 instance records, against orjson.loads of the same file.
+
+    .venv/bin/python benchmarks/tcsexam/bench_solver_score.py [--records 1000000] [--runs 600]
+
+Prints records/s and ratios side by side (never asserted in tests). Two layouts:
+
+A. one records file of N records for one task whose reference has N scored instances
+   (solver-score as the CLI runs it: read + validate the reference, read + validate the records,
+   score, write the output JSON);
+B. about 200 models x 3 attempts of one Full-sized task: ``--runs`` record files of N/runs records
+   each, scored one after the other against a reference loaded once (what a batch rescoring does).
+
+The baseline for both is ``orjson.loads`` of exactly the same record bytes (files read from disk
+first, outside both timings). Machine load from other processes makes the figures noisy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import orjson
+
+from benchscore.common.atomic import atomic_write_json
+from benchscore.common.readers import read_bytes
+from benchscore.tcsexam.cli import solver_score_file
+from benchscore.tcsexam.records import parse_records
+from benchscore.tcsexam.reference import load_reference
+from benchscore.tcsexam.scoring import score_columns, solver_score
+
+STATUSES = ["ok"] * 17 + ["timeout", "invalid", "crash"]
+
+
+def make_reference(names: list[str], rng: random.Random) -> dict:
+    instances = {n: [round(rng.gauss(100, 5), 3) for _ in range(3)] for n in names}
+    return {
+        "reference_id": "bench-k3",
+        "suite": "bench",
+        "scale_floors": {"relative": 0.02, "absolute": 1e-9},
+        "tasks": {"bench-task": {"kind": "objective", "direction": "maximize", "instances": instances}},
+        "unscored_reference_instances": {},
+    }
+
+
+def make_records(names: list[str], rng: random.Random) -> bytes:
+    recs = []
+    for n in names:
+        status = rng.choice(STATUSES)
+        recs.append({"instance": n, "status": status, "A": round(rng.gauss(101, 6), 3)} if status == "ok"
+                    else {"instance": n, "status": status})
+    return orjson.dumps(recs)
+
+
+def timed(fn, repeat: int = 3) -> tuple[float, object]:
+    best, result = float("inf"), None
+    for _ in range(repeat):
+        gc.collect()
+        t0 = time.perf_counter()
+        result = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, result
+
+
+def layout_a(n: int, tmp: Path, repeat: int) -> None:
+    rng = random.Random(1)
+    names = [f"inst-{i:07d}" for i in range(n)]
+    ref_path = tmp / "ref.json"
+    ref_path.write_bytes(orjson.dumps(make_reference(names, rng)))
+    rec_path = tmp / "records.json"
+    rec_path.write_bytes(make_records(names, rng))
+    raw = rec_path.read_bytes()
+    out = tmp / "out.json"
+    t_parse, _ = timed(lambda: orjson.loads(raw), repeat)
+    t_ref, loaded = timed(lambda: load_reference(ref_path), 1)
+    t_cols, cols = timed(lambda: parse_records(raw, rec_path, kind="objective"), repeat)
+    task = loaded.tasks["bench-task"]
+    t_score, result = timed(lambda: score_columns(task, cols, rec_path), repeat)
+    t_records_only, result = timed(lambda: solver_score(loaded, "bench-task", read_bytes(rec_path), rec_path), repeat)
+    t_write, _ = timed(lambda: atomic_write_json(out, result), repeat)
+    t_cli, _ = timed(lambda: solver_score_file(task="bench-task", records=rec_path, reference=ref_path, output=out), 1)
+    # fresh processes, as a user runs them: a bare orjson.loads of the file vs the tcsexam command
+    bare = [sys.executable, "-c", "import orjson, sys; orjson.loads(open(sys.argv[1], 'rb').read())", str(rec_path)]
+    cli = [str(Path(sys.executable).parent / "tcsexam"), "solver-score", "--task", "bench-task", "--records",
+           str(rec_path), "--reference", str(ref_path), "--output", str(out)]
+    t_bare, _ = timed(lambda: subprocess.run(bare, check=True), repeat)
+    t_proc, _ = timed(lambda: subprocess.run(cli, check=True, capture_output=True), repeat)
+    print(f"A. one file of {n:,} records ({len(raw) / 1e6:.0f} MB; reference {ref_path.stat().st_size / 1e6:.0f} MB,"
+          f" output {out.stat().st_size / 1e6:.0f} MB)")
+    rows = [
+        ("orjson.loads(records)  [baseline]", t_parse),
+        ("parse + validate records (fast path)", t_cols),
+        ("score (vectorised) + build output dict", t_score),
+        ("write output JSON (atomic, fsync)", t_write),
+        ("solver-score, reference already loaded, incl. write", t_records_only + t_write),
+        ("load + validate the reference alone", t_ref),
+        ("solver-score end to end in-process (reference load incl.)", t_cli),
+    ]
+    print("   in one warm process (ratio to orjson.loads in the same warm process):")
+    for label, t in rows:
+        print(f"   {label:<58} {t:7.3f} s  {t / t_parse:5.2f}x  {n / t / 1e6:6.2f} M records/s")
+    print("   as separate fresh processes (wall time, interpreter start and imports included):")
+    print(f"   {'python -c orjson.loads(file)  [baseline]':<58} {t_bare:7.3f} s  {1.0:5.2f}x  {n / t_bare / 1e6:6.2f} M records/s")
+    print(f"   {'tcsexam solver-score (reference load + write incl.)':<58} {t_proc:7.3f} s  {t_proc / t_bare:5.2f}x  "
+          f"{n / t_proc / 1e6:6.2f} M records/s")
+
+
+def layout_b(n: int, runs: int, tmp: Path, repeat: int) -> None:
+    rng = random.Random(2)
+    per = n // runs
+    names = [f"inst-{i:05d}" for i in range(per)]
+    ref_path = tmp / "ref-b.json"
+    ref_path.write_bytes(orjson.dumps(make_reference(names, rng)))
+    raws = []
+    for _ in range(runs):
+        shuffled = names[:]
+        rng.shuffle(shuffled)
+        raws.append(make_records(shuffled, rng))
+    loaded = load_reference(ref_path)
+    outdir = tmp / "b-out"
+    outdir.mkdir(exist_ok=True)
+    t_parse, _ = timed(lambda: [orjson.loads(r) for r in raws], repeat)
+
+    def score_all():
+        for k, raw in enumerate(raws):
+            atomic_write_json(outdir / f"{k}.json", solver_score(loaded, "bench-task", raw, f"run-{k}.json"))
+
+    t_all, _ = timed(score_all, repeat)
+    total = per * runs
+    print(f"B. {runs} record files x {per:,} instances = {total:,} records (reference loaded once)")
+    print(f"   {'orjson.loads of every file  [baseline]':<58} {t_parse:7.3f} s  {1.0:5.2f}x  {total / t_parse / 1e6:6.2f} M records/s")
+    print(f"   {'solver-score of every file incl. writing outputs':<58} {t_all:7.3f} s  {t_all / t_parse:5.2f}x  "
+          f"{total / t_all / 1e6:6.2f} M records/s")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=1_000_000)
+    parser.add_argument("--runs", type=int, default=600)
+    parser.add_argument("--repeat", type=int, default=3, help="best of this many timings")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="tcsexam-bench-") as tmp:
+        layout_a(args.records, Path(tmp), args.repeat)
+        layout_b(args.records, args.runs, Path(tmp), args.repeat)
+    print("note: 2-core machine shared with other jobs; figures are noisy (best of --repeat).")
+
+
+if __name__ == "__main__":
+    main()
