@@ -140,7 +140,7 @@ def score_fill_in_blank(index: dict, predictions: dict) -> dict:
             if type(value) is not int:
                 raise PredictionError(f"id {sid!r}", f"candidate indices must be integers, got {value!r}")
         if ok:
-            for v, size in zip(combo, sizes, strict=True):
+            for v, size in zip(combo, sizes):  # noqa: B905 - runs on any Python 3
                 if not 0 <= v < size:
                     ok = False
                     break

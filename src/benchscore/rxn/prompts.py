@@ -66,6 +66,13 @@ TEMPLATES: dict[str, str] = {
 }
 
 
+_MEASURE = {
+    "yield": "yield (%)",
+    "conversion": "conversion (%); in the score below, `yield` means conversion",
+    None: "selectivity only (no yield reported); in the score below, yield is taken as 100",
+}
+
+
 def _js(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
@@ -76,7 +83,7 @@ def render(sample: dict[str, Any]) -> str:
     fields = {
         "reaction": _js(inp["reaction"]),
         "constant_conditions": _js(inp["constant_conditions"]),
-        "yield_measure": inp["yield_measure"] or "selectivity only (no yield reported)",
+        "yield_measure": _MEASURE.get(inp["yield_measure"], str(inp["yield_measure"])),
         "reference_conditions": "\n".join(_js(r) for r in inp.get("reference_conditions") or []),
     }
     if "options" in sample:
