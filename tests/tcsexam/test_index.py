@@ -291,3 +291,12 @@ def test_evidence_score_may_be_rounded_where_written(tmp_path):
     assert ok(tmp_path, with_evidence(full_rows()))["status"] == "complete"  # '0.5' is 0.50004 rounded
     evidence_file(tmp_path, relative_score=0.56)
     assert score(tmp_path, with_evidence(full_rows()))[0].exit_code == 2
+
+
+def test_evidence_files_are_hashed_into_provenance(tmp_path):
+    import hashlib
+
+    ev = evidence_file(tmp_path)
+    data = ok(tmp_path, with_evidence(full_rows()))
+    assert data["provenance"]["evidence"] == {"ev/s1.json": hashlib.sha256(ev.read_bytes()).hexdigest()}
+    assert "evidence" not in ok(tmp_path, full_rows())["provenance"]

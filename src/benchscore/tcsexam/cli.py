@@ -150,10 +150,12 @@ def score_file(*, suite: Path, attempts: Path, cohort: Path, output: Path) -> di
     plan = load_cohort(cohort)
     rows = read_attempts(attempts)
     out = score_cohort(manifest, plan, rows, attempts_path=attempts, cohort_path=cohort)
+    evidence = out.pop("evidence_sha256")
     out["provenance"] = provenance(
         METRIC_ID,
         {"suite": suite, "attempts": attempts, "cohort": cohort},
         reference={"reference_id": plan.solver_reference_id},
+        extra={"evidence": evidence} if evidence else None,
     )
     atomic_write_json(output, out)
     return out

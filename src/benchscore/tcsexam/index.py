@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from benchscore.common.errors import BadInput
+from benchscore.common.provenance import sha256_bytes
 from benchscore.common.readers import loads_json, parse_finite_float, read_bytes, read_csv, validate
 
 from .formats import AttemptRow, Cohort, SuiteManifest
@@ -71,13 +72,15 @@ def _rounding_tolerance(text: str) -> float:
     return 0.5 * 10.0**exponent
 
 
-def _check_evidence(att: Attempt, attempts_path: Path, cohort: Cohort) -> None:
+def _check_evidence(att: Attempt, attempts_path: Path, cohort: Cohort) -> str:
+    """Check a solver row's evidence (a solver-score output); returns the evidence file's sha256."""
     row = att.row
     record = f"line {att.line}"
     ev_path = Path(row.evidence or "")
     if not ev_path.is_absolute():
         ev_path = attempts_path.parent / ev_path
-    data = loads_json(read_bytes(ev_path), ev_path)
+    raw = read_bytes(ev_path)
+    data = loads_json(raw, ev_path)
     if not isinstance(data, dict):
         raise BadInput("evidence is not a solver-score output (expected an object)", source=ev_path)
     for key, kind in (("reference_id", str), ("task", str), ("relative_score", float | int)):
@@ -105,12 +108,17 @@ def _check_evidence(att: Attempt, attempts_path: Path, cohort: Cohort) -> None:
             record=record,
             field="score",
         )
+    return sha256_bytes(raw)
 
 
 def check_attempts(
     attempts: list[Attempt], manifest: SuiteManifest, cohort: Cohort, attempts_path: Path
-) -> None:
-    """Refuse (one line, exit 2) what the seed forbids; gaps are not errors but problems."""
+) -> dict[str, str]:
+    """Refuse (one line, exit 2) what the seed forbids; gaps are not errors but problems.
+
+    Returns the sha256 of every evidence file named by an adopted solver row (by its CSV value).
+    """
+    evidence: dict[str, str] = {}
     track_items = {t: set(getattr(manifest.tracks, t)) for t in TRACKS}
     seen: dict[tuple[str, str, str, str], int] = {}
     adopted: dict[tuple[str, str, str], int] = defaultdict(int)
@@ -172,7 +180,8 @@ def check_attempts(
                         "reference_id",
                     )
                 if row.evidence is not None:
-                    _check_evidence(att, attempts_path, cohort)
+                    evidence[row.evidence] = _check_evidence(att, attempts_path, cohort)
+    return dict(sorted(evidence.items()))
 
 
 def _coverage(tasks_planned: int, tasks_complete: int, planned: int, adopted: int, valid: int) -> dict[str, int]:
@@ -259,14 +268,15 @@ def score_model(model: str, attempts: list[Attempt], manifest: SuiteManifest, pl
 def score_cohort(
     manifest: SuiteManifest, cohort: Cohort, attempts: list[Attempt], *, attempts_path: Path, cohort_path: Path
 ) -> dict[str, Any]:
-    """The ``tcsexam score`` output without provenance."""
+    """The ``tcsexam score`` output without provenance, plus ``evidence_sha256`` (evidence file ->
+    sha256) for the caller to move into the provenance block."""
     if cohort.suite != manifest.suite:
         raise BadInput(
             f"the cohort is for suite {cohort.suite!r}, the manifest is suite {manifest.suite!r}",
             source=cohort_path,
             field="suite",
         )
-    check_attempts(attempts, manifest, cohort, attempts_path)
+    evidence = check_attempts(attempts, manifest, cohort, attempts_path)
     models: dict[str, Any] = {}
     for model, plan in cohort.models.items():
         mine = [a for a in attempts if a.row.model == model]
@@ -278,6 +288,7 @@ def score_cohort(
         "solver_protocol": cohort.solver_protocol,
         "solver_reference_id": cohort.solver_reference_id,
         "metric_id": METRIC_ID,
+        "evidence_sha256": evidence,
     }
 
 
