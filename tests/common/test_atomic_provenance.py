@@ -19,6 +19,18 @@ def test_atomic_write_json_replaces_and_leaves_no_temp(tmp_path):
     assert sorted(os.listdir(p.parent)) == ["out.json"]
 
 
+def test_atomic_outputs_get_ordinary_modes(tmp_path):
+    old = os.umask(0o022)
+    try:
+        atomic_write_json(tmp_path / "f.json", {})
+        with atomic_directory(tmp_path / "d"):
+            pass
+    finally:
+        os.umask(old)
+    assert (tmp_path / "f.json").stat().st_mode & 0o777 == 0o644
+    assert (tmp_path / "d").stat().st_mode & 0o777 == 0o755
+
+
 def test_atomic_write_failure_leaves_nothing(tmp_path):
     p = tmp_path / "out.json"
     with pytest.raises(TypeError):

@@ -15,6 +15,12 @@ import orjson
 JSON_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def dumps_json(obj: Any) -> bytes:
     """Canonical JSON bytes for outputs: indented, insertion-ordered keys, trailing newline."""
     return orjson.dumps(obj, option=JSON_OPTIONS) + b"\n"
@@ -25,6 +31,7 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; outputs get ordinary file modes
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
@@ -58,6 +65,7 @@ def atomic_directory(path: str | Path) -> Iterator[Path]:
         raise FileExistsError(f"{path} already exists")
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes 0700
     try:
         yield tmp
         os.replace(tmp, path)
