@@ -193,3 +193,31 @@ def test_questioning_consensus_records_challenges_and_revisions_each_round():
     assert "e1" in res.final_subject and "e2" in res.final_subject
     with pytest.raises(ValueError):
         swarm.run(qs, "draft")
+
+
+@given(st.lists(st.lists(st.tuples(st.sampled_from(["x", "y", "z"]), st.floats(-1, 1), st.sampled_from(["a", "b"])),
+                         min_size=1, max_size=4), min_size=1, max_size=5), st.floats(0, 1))
+def test_consensus_rounds_follow_the_formulas(plan, evaporation):
+    """Every recorded round: scores = evaporation * previous + sum of increments, all >= 0."""
+    weights = {"a": 1.0, "b": 1.5}
+
+    class Scripted:
+        def __init__(self, i):
+            self.name, self.role, self.i = f"r{i}", ["a", "b"][i % 2], i
+
+        def vote(self, ctx):
+            row = plan[min(ctx.round, len(plan)) - 1]
+            cand, conf, _ = row[self.i % len(row)]
+            return Vote(agent=self.name, role=self.role, candidate=cand, confidence=conf)
+
+    res = ConsensusSwarm(["x", "y", "z"], ConsensusParams(0.7, 0.2, evaporation), weights,
+                         max_rounds=len(plan)).run([Scripted(i) for i in range(3)])
+    prev = {"x": 0.0, "y": 0.0, "z": 0.0}
+    for r in res.rounds:
+        for j in prev:
+            expected = evaporation * prev[j] + sum(
+                inc for v, inc in zip(r.votes, r.vote_increments, strict=True) if v.candidate == j)
+            assert math.isclose(r.scores[j], expected, abs_tol=1e-9) and r.scores[j] >= 0
+        assert r.converged == (r.leader_share >= 0.7 and r.margin >= 0.2)
+        prev = r.scores
+    assert res.converged == res.rounds[-1].converged

@@ -272,3 +272,15 @@ def test_console_script_runs_accept(tmp_path):
                           env={**os.environ, "SOURCE_DATE_EPOCH": "0"})
     assert proc.returncode == 0, proc.stderr
     assert orjson.loads(out.read_bytes())["verdict"] == "PASS"
+
+
+@pytest.mark.pg
+@pytest.mark.redis
+def test_s07_replay_on_postgresql_with_redis(pg_schema, redis_prefix, tmp_path):
+    dsn, schema = pg_schema
+    url, prefix = redis_prefix
+    with OpenAITestServer(models=REPLAY_MODELS, responder=replay_responder) as srv:
+        result, ev = run_s07(ModelGateway(srv.base_url), f"{dsn}?schema={schema}", mode="replay",
+                             redis_url=f"{url}?prefix={prefix}", blob_root=tmp_path / "blobs", prefix="pg")
+    assert result.passed, [c for c in result.checks if not c.passed]
+    assert ev.store_kind.startswith("postgres")

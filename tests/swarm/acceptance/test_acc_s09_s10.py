@@ -204,3 +204,18 @@ def test_local_interaction_definition():
                                            (2, "pheromone", "b"), (3, "claim", "b"), (4, "claim", "a")])]
     # claim of 2 by b after a's trace: 1; claim of 3 by b after b's own: 0; claim of 4 (other cap): 0
     assert local_interaction_count(rows, {1: "x", 2: "x", 3: "x", 4: "y"}) == 1
+
+
+@pytest.mark.pg
+@pytest.mark.redis
+def test_s09_and_s10_on_postgresql_with_redis(pg_schema, redis_prefix, tmp_path):
+    from benchscore.swarm.accept.s10 import run_s10
+
+    dsn, schema = pg_schema
+    url, prefix = redis_prefix
+    store, redis_url = f"{dsn}?schema={schema}", f"{url}?prefix={prefix}"
+    s09 = run_s09(store, redis_url=redis_url, blob_root=tmp_path / "blobs", prefix="pg")
+    assert s09.passed, [c for c in s09.checks if not c.passed]
+    runs = [ClaimRunEvidence(**r) for r in s09.checks[0].evidence["runs"]]
+    s10 = run_s10(store, redis_url=redis_url, blob_root=tmp_path / "blobs", prefix="pg", scale_runs=runs)
+    assert s10.passed, [c for c in s10.checks if not c.passed]
