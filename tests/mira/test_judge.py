@@ -1,0 +1,182 @@
+"""Judge isolation: packets, `mira judge` against the local OpenAI-compatible test server, merging verdicts."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import orjson
+from mira_helpers import run, write_json, write_jsonl
+
+from benchscore.common.testserver import OpenAITestServer
+
+CANARY = "CANARY-PRIVATE-7f3a"
+
+CONTRACT = {
+    "benchmark_id": "j", "contract_version": "1",
+    "cases": [{
+        "case_id": "K", "intent": "i", "difficulty": "d", "prompt": "Explain the bug.",
+        "scoring_class": "automated_scored", "t_soft_s": 10,
+        "criteria": [{"id": "det", "weight": 0.5, "scorer": "deterministic", "hidden_evaluator": CANARY + "-eval"},
+                     {"id": "expl", "weight": 0.5, "scorer": "judge", "question": "Is the explanation correct?"}],
+        "private_fixtures": {"f": CANARY + "-fixture"}, "hidden_evaluator": CANARY + "-hidden",
+        "credentials": {"token": CANARY + "-token"},
+    }],
+}
+
+
+def _reps(verdicts: bool = False) -> list[dict]:
+    out = []
+    for i in (1, 2, 3):
+        rec = {"case_id": "K", "repetition": i, "execution_mode": "adapted", "terminal_state": "completed",
+               "elapsed_s": 5, "deterministic_results": {"det": True},
+               "evidence": {"final_answer": f"EVIDENCE-OF-REP-{i}"},
+               "raw_trajectory": [{"secret": CANARY + f"-trajectory-{i}"}]}
+        if verdicts:
+            rec["judge_verdicts"] = {"expl": "pass"}
+        out.append(rec)
+    out.append({"case_id": "K", "repetition": 4, "execution_mode": "invalid", "terminal_state": "failed"})
+    return out
+
+
+def _setup(tmp_path: Path) -> tuple[Path, Path, Path]:
+    c = write_json(tmp_path / "contract.json", CONTRACT)
+    r = write_jsonl(tmp_path / "reps.jsonl", _reps())
+    packets = tmp_path / "packets"
+    res = run("judge-packets", "--contract", c, "--repetitions", r, "--out", packets)
+    assert res.exit_code == 0, res.output
+    return c, r, packets
+
+
+def test_packets_hold_only_their_own_repetition(tmp_path: Path) -> None:
+    _, _, packets = _setup(tmp_path)
+    index = orjson.loads((packets / "index.json").read_bytes())
+    assert [p["packet_id"] for p in index["packets"]] == ["K.r1.expl", "K.r2.expl", "K.r3.expl"]  # no invalid rep
+    for n, entry in enumerate(index["packets"], start=1):
+        raw = (packets / entry["file"]).read_text()
+        packet = orjson.loads(raw)
+        assert packet["sha256"] == entry["sha256"] and re.fullmatch(r"[0-9a-f]{64}", packet["sha256"])
+        assert packet["question"] == "Is the explanation correct?"
+        assert packet["prompt"] == "Explain the bug."
+        assert packet["evidence"] == {"final_answer": f"EVIDENCE-OF-REP-{n}"}
+        others = {f"EVIDENCE-OF-REP-{m}" for m in (1, 2, 3) if m != n}
+        assert not any(o in raw for o in others)
+        assert CANARY not in raw
+        assert set(packet) == {"packet_id", "case_id", "repetition", "criterion_id", "question", "prompt",
+                               "evidence", "contract_sha256", "sha256"}
+
+
+def test_packets_folder_must_not_exist(tmp_path: Path) -> None:
+    c, r, packets = _setup(tmp_path)
+    res = run("judge-packets", "--contract", c, "--repetitions", r, "--out", packets)
+    assert res.exit_code == 2 and "already exists" in res.stderr
+
+
+def test_judge_fresh_conversation_per_packet_and_merge(tmp_path: Path) -> None:
+    c, r, packets = _setup(tmp_path)
+    answers = {"EVIDENCE-OF-REP-1": "pass", "EVIDENCE-OF-REP-2": " fail\n", "EVIDENCE-OF-REP-3": "Pass, mostly"}
+
+    def responder(model, messages):
+        text = messages[-1]["content"]
+        return next(v for k, v in answers.items() if k in text)
+
+    with OpenAITestServer(models=["judge-m"], responder=responder) as srv:
+        srv.fail_next(1, status=429, retry_after=0.01)
+        res = run("judge", "--packets", packets, "--base-url", srv.base_url, "--model", "judge-m",
+                  "--output", tmp_path / "verdicts.json")
+        assert res.exit_code == 0, res.output
+        bodies = [b for b in srv.requests]
+    # one fresh conversation per packet (plus the retried 429): system + one user message, own evidence only
+    assert len(bodies) == 4
+    for body in bodies:
+        assert [m["role"] for m in body["messages"]] == ["system", "user"]
+        user = body["messages"][1]["content"]
+        assert sum(f"EVIDENCE-OF-REP-{m}" in user for m in (1, 2, 3)) == 1
+        assert CANARY not in orjson.dumps(body).decode()
+    out = orjson.loads((tmp_path / "verdicts.json").read_bytes())
+    got = {v["packet_id"]: v["verdict"] for v in out["verdicts"]}
+    assert got == {"K.r1.expl": "pass", "K.r2.expl": "fail", "K.r3.expl": "judge_failed"}
+    assert all(v["call"]["status"] == "ok" for v in out["verdicts"])
+
+    res = run("score", "--contract", c, "--repetitions", r, "--verdicts", tmp_path / "verdicts.json",
+              "--output", tmp_path / "score.json", "--quiet")
+    assert res.exit_code == 0, res.output
+    score = orjson.loads((tmp_path / "score.json").read_bytes())
+    reps = {x["id"]: x for x in score["repetitions"]}
+    assert reps["K#1"]["status"] == "pass"
+    assert reps["K#2"]["status"] == "partial" and reps["K#2"]["raw_success"] == 0.5
+    assert reps["K#3"]["status"] is None and "judge_failed" in reps["K#3"]["reason"]
+    assert score["status"] == "incomplete"  # a judge_failed criterion is never guessed
+    assert score["cases"][0]["metrics"]["task_success"]["value"] is None
+
+
+def test_judge_verdicts_complete_the_case(tmp_path: Path) -> None:
+    c, r, packets = _setup(tmp_path)
+    with OpenAITestServer(models=["m"], responder=lambda model, msgs: "pass") as srv:
+        assert run("judge", "--packets", packets, "--base-url", srv.base_url, "--model", "m",
+                   "--output", tmp_path / "v.json").exit_code == 0
+    res = run("score", "--contract", c, "--repetitions", r, "--verdicts", tmp_path / "v.json",
+              "--output", tmp_path / "s.json", "--quiet")
+    assert res.exit_code == 0, res.output
+    s = orjson.loads((tmp_path / "s.json").read_bytes())
+    assert s["status"] == "complete"
+    assert s["overall"]["reliability"]["value"] == 100.0
+    assert "verdicts" in s["provenance"]["inputs"]
+
+
+def test_unknown_model_is_one_line_exit_2(tmp_path: Path) -> None:
+    _, _, packets = _setup(tmp_path)
+    with OpenAITestServer(models=["m"], responder=lambda model, msgs: "pass") as srv:
+        res = run("judge", "--packets", packets, "--base-url", srv.base_url, "--model", "nope",
+                  "--output", tmp_path / "v.json")
+    assert res.exit_code == 2
+    assert len(res.stderr.strip().splitlines()) == 1 and "'nope' is not served" in res.stderr
+    assert not (tmp_path / "v.json").exists()
+
+
+def test_failed_calls_are_judge_failed(tmp_path: Path) -> None:
+    _, _, packets = _setup(tmp_path)
+    with OpenAITestServer(models=["m"], responder=lambda model, msgs: "pass") as srv:
+        srv.fail_next(100, status=500, retry_after=0)
+        res = run("judge", "--packets", packets, "--base-url", srv.base_url, "--model", "m",
+                  "--output", tmp_path / "v.json")
+    assert res.exit_code == 0, res.output
+    out = orjson.loads((tmp_path / "v.json").read_bytes())
+    assert {v["verdict"] for v in out["verdicts"]} == {"judge_failed"}
+    assert all(v["call"]["status"] == "failed" and v["reason"].startswith("judge call failed") for v in out["verdicts"])
+
+
+def test_tampered_packet_is_refused(tmp_path: Path) -> None:
+    _, _, packets = _setup(tmp_path)
+    p = packets / "K.r2.expl.json"
+    data = orjson.loads(p.read_bytes())
+    data["evidence"]["final_answer"] = "EVIDENCE-OF-REP-1"
+    p.write_bytes(orjson.dumps(data))
+    res = run("judge", "--packets", packets, "--base-url", "http://127.0.0.1:9", "--model", "m",
+              "--output", tmp_path / "v.json")
+    assert res.exit_code == 2 and "does not match its sha256" in res.stderr
+
+
+def test_verdict_for_changed_evidence_is_refused(tmp_path: Path) -> None:
+    c, r, packets = _setup(tmp_path)
+    with OpenAITestServer(models=["m"], responder=lambda model, msgs: "pass") as srv:
+        assert run("judge", "--packets", packets, "--base-url", srv.base_url, "--model", "m",
+                   "--output", tmp_path / "v.json").exit_code == 0
+    reps = _reps()
+    reps[0]["evidence"] = {"final_answer": "something else"}
+    write_jsonl(r, reps)
+    res = run("score", "--contract", c, "--repetitions", r, "--verdicts", tmp_path / "v.json",
+              "--output", tmp_path / "s.json")
+    assert res.exit_code == 2 and "packet_sha256 does not match" in res.stderr
+    assert not (tmp_path / "s.json").exists()
+
+
+def test_verdict_contradicting_record_is_refused(tmp_path: Path) -> None:
+    c, r, packets = _setup(tmp_path)
+    with OpenAITestServer(models=["m"], responder=lambda model, msgs: "fail") as srv:
+        assert run("judge", "--packets", packets, "--base-url", srv.base_url, "--model", "m",
+                   "--output", tmp_path / "v.json").exit_code == 0
+    write_jsonl(r, _reps(verdicts=True))
+    res = run("score", "--contract", c, "--repetitions", r, "--verdicts", tmp_path / "v.json",
+              "--output", tmp_path / "s.json")
+    assert res.exit_code == 2 and "contradicts 'pass'" in res.stderr
