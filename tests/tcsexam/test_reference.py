@@ -7,10 +7,13 @@ import hashlib
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from tcsexam_helpers import ISSUE_REFERENCE, assert_one_line_error, run, write_json
 
 from benchscore.common.errors import BadInput
-from benchscore.tcsexam.reference import load_reference
+from benchscore.tcsexam import reference as reference_mod
+from benchscore.tcsexam.reference import load_reference, parse_reference
 
 
 def test_issue_example_reference_loads(tmp_path):
@@ -183,3 +186,48 @@ def test_merge_and_conflicts(tmp_path):
     c = write_json(tmp_path / "c.json", {**json.loads(b.read_text()), "suite": "full"})
     assert_one_line_error(run("reference", "merge", "--id", "x", "--output", tmp_path / "x.json", a, c), "suite")
     assert not (tmp_path / "x.json").exists()
+
+
+# ---- the fast reference path accepts and refuses exactly what the exact path does ----------------
+
+
+ref_values = st.lists(
+    st.one_of(st.none(), st.integers(-3, 3), st.floats(allow_nan=False, allow_infinity=False, width=32),
+              st.booleans(), st.just("1")),
+    max_size=4,
+)
+ref_names = st.sampled_from(["g1", "g2", "a:b", " g", "", "g\u00e9"])
+ref_task = st.fixed_dictionaries(
+    {"kind": st.sampled_from(["objective", "solve", "other"]), "direction": st.sampled_from(["maximize", "minimize"]),
+     "instances": st.one_of(st.dictionaries(ref_names, ref_values, max_size=4), st.just([1]))},
+    optional={"extra": st.just(1)},
+)
+reference_doc = st.fixed_dictionaries(
+    {"reference_id": st.sampled_from(["k3", "", "a:b"]), "suite": st.just("lite"),
+     "scale_floors": st.fixed_dictionaries({"relative": st.sampled_from([0.02, -1]), "absolute": st.sampled_from([1e-9, 0])}),
+     "tasks": st.dictionaries(st.sampled_from(["t1", "t:2"]), ref_task, max_size=2)},
+    optional={"unscored_reference_instances": st.dictionaries(st.just("t1"), st.lists(ref_names, max_size=2)),
+              "provenance": st.just({"created_at": "2026-01-01T00:00:00Z"})},
+)
+
+
+def ref_outcome(raw, fast):
+    try:
+        return ("ok", parse_reference(raw, "ref.json", fast=fast).model_dump())
+    except Exception as exc:  # noqa: BLE001 - BadInput expected; anything else would differ too
+        return ("error", type(exc).__name__, str(exc))
+
+
+@given(reference_doc, st.booleans())
+def test_fast_reference_path_agrees_with_exact_path(doc, duplicate):
+    raw = json.dumps(doc).encode()
+    if duplicate and raw.endswith(b"}"):
+        raw = raw[:-1] + b', "suite": "lite"}'
+    assert ref_outcome(raw, True) == ref_outcome(raw, False)
+
+
+def test_fast_reference_path_handles_clean_files_itself():
+    raw = json.dumps(ISSUE_REFERENCE).encode()
+    assert reference_mod._fast_reference(raw, json.loads(raw)) is not None
+    dup = raw.replace(b'"g1": [10, 12, 14]', b'"g1": [10, 12, 14], "g1": [1, 2, 3]')
+    assert reference_mod._fast_reference(dup, json.loads(dup)) is None
