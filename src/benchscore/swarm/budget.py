@@ -26,9 +26,13 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
+from pydantic import Field
+
 from benchscore.common.errors import BadInput
+from benchscore.common.models import Format
 
 from .sql import queries, read_sql
 
@@ -189,6 +193,13 @@ class TPMBudget:
                 (self.budget_id, minute, tokens),
             )
 
+    def _release(self, cur, minute: int, tokens: int) -> None:
+        if self._kind == "sqlite":
+            cur.execute(Q["budget_release"], {"budget_id": self.budget_id, "minute": minute, "tokens": tokens})
+        else:
+            cur.execute("UPDATE swarm_budget_windows SET tokens = greatest(0, tokens - %s) "
+                        "WHERE budget_id = %s AND minute = %s", (tokens, self.budget_id, minute))
+
     def _current_minute(self) -> int:
         return 0 if self.simulated else int(self.clock() // 60)
 
@@ -219,7 +230,7 @@ class TPMBudget:
             return
         with self._tx() as cur:
             if diff < 0:
-                self._add(cur, reservation.minute, diff)
+                self._release(cur, reservation.minute, -diff)
             else:
                 for minute, take in spread_overshoot(self._read(cur, reservation.minute), reservation.minute,
                                                      diff, self.target_tpm):
@@ -240,3 +251,99 @@ class TPMBudget:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+# ---- L02: a swarm run under the budget ---------------------------------------------------------
+
+class BudgetReport(Format):
+    """The L02 report of ``benchscore swarm budget``."""
+
+    target_tpm: int
+    tokens_per_task: int
+    task_count: int
+    total_token_demand: int
+    total_reserved_tokens: int = Field(description="tokens held in all windows after reconciliation")
+    simulated_minutes: int = Field(description="minute windows used")
+    max_tokens_in_a_minute: int
+    tokens_by_minute: dict[str, int]
+    budget_utilization: float
+    agent_count: int
+    worker_processes: int
+    completed_tasks: int
+    failed_tasks: int
+    duplicate_claims: list[int]
+    participating_agents: int
+    converged: bool
+    L02_PASS: bool
+    provenance: dict[str, Any] | None = None
+
+
+L02_REQUIRED_TPM = 3000
+L02_CAPABILITY = "model-call"
+
+
+def run_l02(
+    target_tpm: int, tokens_per_task: int, *, agent_count: int = 4, url: str | None = None,
+    processes: int | None = None,
+) -> BudgetReport:
+    """Run ``target_tpm / tokens_per_task`` tasks with ``agent_count`` agents in worker processes;
+    each task reserves ``tokens_per_task`` in the shared simulated-minute budget before its
+    (simulated) model call and reconciles with the call's usage after it."""
+    import tempfile
+    import uuid
+
+    from .agents import Agent, Outcome
+    from .run import run_swarm
+    from .tasks import Claim, TaskSpec
+
+    derivation = l02_derivation(target_tpm, tokens_per_task)
+    if derivation["task_count"] < 1:
+        raise BadInput(f"--tokens-per-task {tokens_per_task}: larger than --tpm {target_tpm}, no task fits")
+    with tempfile.TemporaryDirectory(prefix="benchscore-l02-") as tmp:
+        store = url or f"sqlite:///{tmp}/l02.db"
+        run_id = f"l02-{uuid.uuid4().hex[:12]}"
+        budget_id = f"{run_id}:tpm"
+        state: dict[int, TPMBudget] = {}
+
+        def budget() -> TPMBudget:
+            pid = os.getpid()
+            if pid not in state:  # one connection per worker process, opened after the fork
+                state[pid] = TPMBudget(store, budget_id, target_tpm, simulated=True)
+            return state[pid]
+
+        def handler(claim: Claim) -> Outcome:
+            reservation = budget().reserve(tokens_per_task)
+            usage = tokens_per_task  # the simulated model call uses exactly what it asked for
+            budget().reconcile(reservation, usage)
+            return Outcome.success(1.0, f"task {claim.task_id}: {usage} tokens in minute {reservation.minute}")
+
+        from .pool import open_pool
+
+        with open_pool(store, run_id) as pool:
+            pool.create_run()
+            pool.add_tasks(TaskSpec(capability=L02_CAPABILITY, payload={"tokens": tokens_per_task})
+                           for _ in range(derivation["task_count"]))
+        agents = [Agent(f"agent-{i:03d}", [L02_CAPABILITY], handler) for i in range(agent_count)]
+        report, audit = run_swarm(store, run_id, agents, processes=processes, batch=1)
+        with TPMBudget(store, budget_id, target_tpm, simulated=True) as b:
+            windows = b.windows()
+    total = sum(windows.values())
+    minutes = (max(windows) + 1) if windows else 0
+    peak = max(windows.values(), default=0)
+    util = budget_utilization(total, minutes, target_tpm)
+    participating = len(audit.participating_agents)
+    return BudgetReport(
+        target_tpm=target_tpm, tokens_per_task=tokens_per_task, task_count=derivation["task_count"],
+        total_token_demand=derivation["total_token_demand"], total_reserved_tokens=total, simulated_minutes=minutes,
+        max_tokens_in_a_minute=peak, tokens_by_minute={str(m): t for m, t in sorted(windows.items())},
+        budget_utilization=util, agent_count=agent_count, worker_processes=report.worker_processes,
+        completed_tasks=report.completed_tasks, failed_tasks=report.failed_tasks,
+        duplicate_claims=audit.duplicate_claims, participating_agents=participating, converged=report.converged,
+        L02_PASS=l02_pass(
+            target_tpm=target_tpm, required_tpm=L02_REQUIRED_TPM, max_tokens_in_a_minute=peak,
+            total_reserved_tokens=total, task_count=derivation["task_count"], tokens_per_task=tokens_per_task,
+            budget_utilization=util, completed_tasks=report.completed_tasks, failed_tasks=report.failed_tasks,
+            duplicate_claims=audit.duplicate_claims, participating_agents=participating, agent_count=agent_count,
+            converged=report.converged,
+        ),
+    )

@@ -1,10 +1,342 @@
-"""CLI of benchscore.swarm (being built)."""
+"""CLI of benchscore.swarm (runtime): ``run``, ``status``, ``audit``, ``stress``, ``budget``.
 
+The commands only wire the runtime modules together; the acceptance layer's ``accept`` command
+is mounted at the end of this file when it exists.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+import click
+import orjson
+from pydantic import ValidationError
+
+from benchscore.common.atomic import atomic_write_json
 from benchscore.common.cli import group as _group
+from benchscore.common.errors import BadInput, ExitCode
+from benchscore.common.provenance import provenance
+from benchscore.common.readers import read_bytes, read_json, read_jsonl, validate
+from benchscore.common.report import console, err_console, progress, table
 
-FORMATS: dict[str, type] = {}
+from .agents import Agent, SimulatedPayload, simulated_handler
+from .audit import AuditReport, audit_pool
+from .budget import BudgetReport, run_l02
+from .lease import DEFAULT_LEASE_SECONDS, CrashPolicy
+from .pool import DEFAULT_STORE_URL, RunNotFound, open_pool
+from .run import RunReport, redact, run_swarm
+from .stress import StressReport, run_stress
+from .tasks import AgentSpec, TaskSpec, unknown_capabilities
+
+FORMATS: dict[str, type] = {
+    "swarm-task": TaskSpec,
+    "swarm-agent": AgentSpec,
+    "swarm-simulated-payload": SimulatedPayload,
+    "swarm-run-report": RunReport,
+    "swarm-audit-report": AuditReport,
+    "swarm-stress-report": StressReport,
+    "swarm-budget-report": BudgetReport,
+}
+
+store_option = click.option("--store", "store", default=DEFAULT_STORE_URL, show_default=True,
+                            help="sqlite:///PATH or postgresql://USER@HOST:PORT/DB[?schema=NAME]")
+redis_option = click.option("--redis", "redis_url", default=None,
+                            help="redis://HOST:PORT/DB[?prefix=KEYPREFIX]: mirror pheromones and events")
+output_option = click.option("--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                             help="write the JSON report here (atomically)")
 
 
 @_group("swarm")
 def group() -> None:
-    """swarm commands."""
+    """swarm-minimal runtime: a pheromone task pool with agents, leases and an audit ledger."""
+
+
+# ---- input -------------------------------------------------------------------------------------
+def load_tasks(path: Path) -> list[TaskSpec]:
+    records = read_jsonl(path)
+    if not records:
+        raise BadInput("no tasks", source=path)
+    tasks = []
+    for i, rec in enumerate(records, 1):
+        spec = validate(TaskSpec, rec, source=path, record=f"line {i}")
+        try:
+            SimulatedPayload.model_validate(spec.payload)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            field = "payload." + ".".join(str(x) for x in err["loc"]) if err["loc"] else "payload"
+            raise BadInput(err["msg"], source=path, record=f"line {i}", field=field) from None
+        tasks.append(spec)
+    return tasks
+
+
+def load_agents(path: Path) -> list[AgentSpec]:
+    data = read_json(path)
+    if isinstance(data, dict) and set(data) == {"agents"}:
+        data = data["agents"]
+    if not isinstance(data, list) or not data:
+        raise BadInput('expected a non-empty list of agents (or {"agents": [...]})', source=path)
+    agents = [validate(AgentSpec, rec, source=path, record=i) for i, rec in enumerate(data)]
+    seen: set[str] = set()
+    for i, a in enumerate(agents):
+        if a.agent_id in seen:
+            raise BadInput(f"duplicate agent_id {a.agent_id!r}", source=path, record=i, field="agent_id")
+        seen.add(a.agent_id)
+    return agents
+
+
+def _write(output: Path | None, obj: dict[str, Any]) -> None:
+    if output is not None:
+        atomic_write_json(output, obj)
+        err_console.print(f"wrote {output}")
+
+
+def _open(store: str, run_id: str, redis_url: str | None = None):
+    return open_pool(store, run_id, redis_url=redis_url)
+
+
+# ---- run ---------------------------------------------------------------------------------------
+@group.command("run")
+@click.argument("tasks_file", type=click.Path(path_type=Path))
+@click.argument("agents_file", type=click.Path(path_type=Path))
+@store_option
+@redis_option
+@click.option("--run-id", default=None, help="default: run- + sha256 of the two input files (12 hex)")
+@click.option("--processes", type=click.IntRange(1, 512), default=None, help="worker processes (default: CPUs)")
+@click.option("--batch", type=click.IntRange(1, 10000), default=1, show_default=True, help="tasks per claim")
+@click.option("--crash-policy", type=click.Choice([p.value for p in CrashPolicy]), default="requeue",
+              show_default=True, help="what an expired lease does to its task")
+@click.option("--lease-seconds", type=click.FloatRange(0.001, 86400), default=DEFAULT_LEASE_SECONDS,
+              show_default=True)
+@click.option("--blobs", default="swarm-blobs", show_default=True,
+              help="blob store (folder or fsspec URL) for the convergence artifact")
+@output_option
+def run_cmd(tasks_file: Path, agents_file: Path, store: str, redis_url: str | None, run_id: str | None,
+            processes: int | None, batch: int, crash_policy: str, lease_seconds: float, blobs: str,
+            output: Path | None) -> None:
+    """Run simulated agents (AGENTS_FILE) on the tasks of TASKS_FILE (JSONL) until the run converges."""
+    tasks_raw, agents_raw = read_bytes(tasks_file), read_bytes(agents_file)
+    tasks = load_tasks(tasks_file)
+    agent_specs = load_agents(agents_file)
+    unknown = unknown_capabilities(tasks, agent_specs)
+    if unknown:
+        i, cap = next(iter(unknown.items()))
+        raise BadInput(f"unknown capability {cap!r}: no agent in {agents_file} has it", source=tasks_file,
+                       record=f"line {i + 1}", field="capability")
+    run_id = run_id or "run-" + hashlib.sha256(tasks_raw + b"\0" + agents_raw).hexdigest()[:12]
+    with _open(store, run_id, redis_url) as pool:
+        if pool.run_exists():
+            raise BadInput(f"run {run_id!r} already exists in {pool.display_url}; pass another --run-id")
+        pool.create_run(crash_policy=crash_policy, lease_seconds=lease_seconds)
+        pool.add_tasks(tasks)
+    agents = [Agent(a.agent_id, a.capabilities, simulated_handler) for a in agent_specs]
+    with progress() as bar:
+        job = bar.add_task(f"swarm run {run_id}", total=len(tasks))
+        report, audit = run_swarm(
+            store, run_id, agents, processes=processes or os.cpu_count() or 1, batch=batch, redis_url=redis_url,
+            blob_root=blobs, on_progress=lambda c: bar.update(job, completed=c["done"] + c["failed"]),
+        )
+    rows = [("run_id", report.run_id), ("tasks", report.task_count), ("completed_tasks", report.completed_tasks),
+            ("failed_tasks", report.failed_tasks), ("participating_agents", report.participating_agents),
+            ("duplicate_claims", len(report.duplicate_claims)), ("audit", report.audit_verdict),
+            ("wall time (s)", report.wall_time_s)]
+    if report.convergence is not None:
+        rows += [("accepted_task_id", report.convergence.accepted_task_id),
+                 ("accepted_score", report.convergence.accepted_score),
+                 ("accepted_output", report.convergence.accepted_output[:60])]
+    console.print(table("swarm run", ["key", "value"], rows))
+    if report.service["retries"]:
+        err_console.print(f"service retries during the run: {report.service['retries']}")
+    body = report.model_dump(exclude={"wall_time_s", "tasks_per_second"})
+    body["provenance"] = provenance("swarm.run", {"tasks": tasks_raw, "agents": agents_raw},
+                                    extra={"store": report.store})
+    _write(output, body)
+    if not (report.converged and report.audit_verdict == "PASS"):
+        raise SystemExit(ExitCode.FAILED)
+
+
+# ---- status / audit ----------------------------------------------------------------------------
+def _known_run(pool) -> None:
+    try:
+        pool.settings  # noqa: B018
+    except RunNotFound as exc:
+        raise BadInput(str(exc)) from None
+
+
+@group.command("status")
+@click.argument("run_id")
+@store_option
+@redis_option
+@click.option("--json", "as_json", is_flag=True, help="print JSON instead of a table")
+def status_cmd(run_id: str, store: str, redis_url: str | None, as_json: bool) -> None:
+    """Counts per status, convergence and pheromone leaders of RUN_ID."""
+    with _open(store, run_id, redis_url) as pool:
+        _known_run(pool)
+        counts = pool.counts()
+        conv = pool.convergences()
+        policy, lease = pool.settings
+        leaders: dict[str, list] = {}
+        for task_id, cap, p in pool.pheromones():
+            leaders.setdefault(cap, []).append((p, -task_id))
+        top = {cap: [[-t, p] for p, t in sorted(v, reverse=True)[:3]] for cap, v in sorted(leaders.items())}
+        mirror = None
+        if pool.mirror is not None:
+            mirror = {"keys": len(pool.mirror.keys()), "stream_length": pool.mirror.stream_length(),
+                      "rebuilds": pool.mirror.rebuilds}
+    body = {"run_id": run_id, "store": redact(store), "crash_policy": policy.value, "lease_seconds": lease,
+            "counts": counts, "convergence": conv, "pheromone_leaders": top, "redis_mirror": mirror}
+    if as_json:
+        click.echo(orjson.dumps(body, option=orjson.OPT_INDENT_2).decode())
+        return
+    console.print(table(f"swarm status {run_id}", ["status", "tasks"], list(counts.items())))
+    for scope, c in conv.items():
+        console.print(f"converged ({scope}): task {c['accepted_task_id']} score {c['accepted_score']}")
+    for cap, items in top.items():
+        console.print(f"pheromone leaders {cap}: " + ", ".join(f"task {t} P={p:.3f}" for t, p in items))
+
+
+@group.command("audit")
+@click.argument("run_id")
+@store_option
+@click.option("--history", is_flag=True, help="include every task's pheromone history")
+@output_option
+def audit_cmd(run_id: str, store: str, history: bool, output: Path | None) -> None:
+    """Prove or refute from the ledger alone: zero duplicate claims, every task accounted for,
+    participating agents, pheromone history. Exit 1 when refuted."""
+    with _open(store, run_id) as pool:
+        _known_run(pool)
+        report = audit_pool(pool, history=history)
+    console.print(table(f"swarm audit {run_id}", ["check", "value"], [
+        ("ledger events", report.events), ("tasks created", report.tasks_created),
+        ("done / failed / unaccounted", f"{report.tasks_done} / {report.tasks_failed} / {report.tasks_unaccounted}"),
+        ("duplicate claims", report.duplicate_claim_count),
+        ("every task accounted for", report.every_task_accounted_for),
+        ("participating agents", len(report.participating_agents)),
+        ("pheromone changes", report.pheromone_changes), ("pheromone history consistent", report.pheromone_consistent),
+        ("verdict", report.verdict),
+    ]))
+    for v in report.violations[:10]:
+        err_console.print(f"task {v.task_id} seq {v.seq} attempt {v.attempt} agent {v.agent}: {v.reason}")
+    body = report.model_dump()
+    body["provenance"] = provenance("swarm.audit", {}, extra={"store": redact(store), "run_id": run_id})
+    _write(output, body)
+    if report.verdict != "PASS":
+        raise SystemExit(ExitCode.FAILED)
+
+
+# ---- L01 / L02 ---------------------------------------------------------------------------------
+@group.command("stress")
+@click.option("--agents", "total_agents", type=click.IntRange(1, 100000), default=128, show_default=True)
+@click.option("--tasks", "total_tasks", type=click.IntRange(1, 10**8), default=131072, show_default=True)
+@store_option
+@redis_option
+@click.option("--processes", type=click.IntRange(1, 512), default=None,
+              help="worker processes (default and L01 requirement: logical CPUs)")
+@click.option("--batch", type=click.IntRange(1, 10000), default=None, help="tasks per claim (default: automatic)")
+@click.option("--blobs", default=None, help="blob store for the shard convergence artifacts")
+@output_option
+def stress_cmd(total_agents: int, total_tasks: int, store: str, redis_url: str | None, processes: int | None,
+               batch: int | None, blobs: str | None, output: Path | None) -> None:
+    """L01: TOTAL_AGENTS agents in worker processes = logical CPUs on one shared pool of no-op tasks."""
+    with progress() as bar:
+        job = bar.add_task("L01 stress", total=total_tasks)
+        try:
+            report = run_stress(store, total_agents=total_agents, total_tasks=total_tasks,
+                                worker_processes=processes, redis_url=redis_url, batch=batch, blob_root=blobs,
+                                on_progress=lambda c: bar.update(job, completed=c["done"] + c["failed"]))
+        except ValueError as exc:
+            raise BadInput(str(exc)) from None
+    keys = ["worker_processes", "logical_cpus", "total_agents", "total_tasks", "completed_tasks", "failed_tasks",
+            "participating_agents", "converged_shards", "wall_time_s", "run_time_s", "tasks_per_second", "L01_PASS"]
+    d = report.model_dump()
+    rows = [(k, d[k]) for k in keys] + [("duplicate_claims", len(report.duplicate_claims))]
+    console.print(table(f"L01 stress ({report.store})", ["key", "value"], rows, digits=3))
+    body = dict(d)
+    body["provenance"] = provenance("swarm.L01", {}, extra={"store": report.store})
+    _write(output, body)
+    if not report.L01_PASS:
+        raise SystemExit(ExitCode.FAILED)
+
+
+@group.command("budget")
+@click.option("--tpm", "target_tpm", type=click.IntRange(1, 10**9), default=3000, show_default=True)
+@click.option("--tokens-per-task", type=click.IntRange(1, 10**9), default=50, show_default=True)
+@click.option("--agents", "agent_count", type=click.IntRange(1, 1000), default=4, show_default=True)
+@click.option("--store", "store", default=None, help="where the run and the budget ledger live (default: a temporary SQLite file)")
+@output_option
+def budget_cmd(target_tpm: int, tokens_per_task: int, agent_count: int, store: str | None,
+               output: Path | None) -> None:
+    """L02: a swarm run whose tasks reserve tokens in discrete minute windows before each model call."""
+    report = run_l02(target_tpm, tokens_per_task, agent_count=agent_count, url=store)
+    d = report.model_dump()
+    keys = ["target_tpm", "tokens_per_task", "task_count", "total_reserved_tokens", "simulated_minutes",
+            "max_tokens_in_a_minute", "budget_utilization", "completed_tasks", "failed_tasks",
+            "participating_agents", "converged", "L02_PASS"]
+    console.print(table("L02 TPM budget", ["key", "value"], [(k, d[k]) for k in keys], digits=3))
+    body = dict(d)
+    body["provenance"] = provenance("swarm.L02", {}, extra={"target_tpm": target_tpm,
+                                                              "tokens_per_task": tokens_per_task})
+    _write(output, body)
+    if not report.L02_PASS:
+        raise SystemExit(ExitCode.FAILED)
+
+
+# ---- demo --------------------------------------------------------------------------------------
+DEMO_CAPABILITIES = ("review", "summarise")
+
+
+def demo_tasks() -> list[dict[str, Any]]:
+    """Eight review/summary tasks; two fail their first attempt, one seeds an initial pheromone."""
+    out = []
+    for i in range(8):
+        cap = DEMO_CAPABILITIES[i % 2]
+        payload: dict[str, Any] = {"output": f"{cap} #{i}: finding {i}", "score": round(0.5 + 0.05 * i, 2)}
+        if i in (2, 5):
+            payload["fail_attempts"] = 1
+        rec: dict[str, Any] = {"capability": cap, "payload": payload}
+        if i == 3:
+            rec["pheromone"] = 0.5
+        out.append(rec)
+    return out
+
+
+def demo_agents() -> list[dict[str, Any]]:
+    return [
+        {"agent_id": "reviewer-a", "capabilities": ["review"]},
+        {"agent_id": "reviewer-b", "capabilities": ["review", "summarise"]},
+        {"agent_id": "summariser", "capabilities": ["summarise"]},
+    ]
+
+
+def demo(out_dir: Path) -> None:
+    """A small swarm run on SQLite: 8 tasks, 3 agents, 2 worker processes; converge and audit."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tasks_path, agents_path = out_dir / "tasks.jsonl", out_dir / "agents.json"
+    tasks_path.write_bytes(b"".join(orjson.dumps(t) + b"\n" for t in demo_tasks()))
+    atomic_write_json(agents_path, demo_agents())
+    db = out_dir / "run.db"
+    for p in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
+        p.unlink(missing_ok=True)
+    store = f"sqlite:///{db}"
+    tasks, agent_specs = load_tasks(tasks_path), load_agents(agents_path)
+    with open_pool(store, "demo") as pool:
+        pool.create_run(crash_policy="requeue", lease_seconds=30)
+        pool.add_tasks(tasks)
+    agents = [Agent(a.agent_id, a.capabilities, simulated_handler) for a in agent_specs]
+    report, audit = run_swarm(store, "demo", agents, processes=2, blob_root=out_dir / "blobs")
+    body = report.model_dump(exclude={"wall_time_s", "tasks_per_second"})
+    body["provenance"] = provenance("swarm.run", {"tasks": tasks_path, "agents": agents_path})
+    atomic_write_json(out_dir / "run-report.json", body)
+    atomic_write_json(out_dir / "audit.json", audit.model_dump())
+    conv = report.convergence
+    console.print(table("swarm demo (SQLite, 2 worker processes)", ["key", "value"], [
+        ("completed_tasks", report.completed_tasks), ("failed_tasks", report.failed_tasks),
+        ("participating_agents", report.participating_agents),
+        ("accepted_task_id", conv.accepted_task_id if conv else None),
+        ("accepted_score", conv.accepted_score if conv else None),
+        ("accepted_output", conv.accepted_output if conv else None),
+        ("audit (duplicate claims)", f"{audit.verdict} ({audit.duplicate_claim_count})"),
+    ]))
+    console.print(f"reproduce: benchscore swarm run {tasks_path} {agents_path} --store sqlite:///run.db")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -69,10 +70,14 @@ class RunReport(Format):
     provenance: dict[str, Any] | None = None
 
 
-def _child(url: str, run_id: str, redis_url: str | None, agents: Sequence[Agent], batch: int, conn) -> None:
+def _child(url: str, run_id: str, redis_url: str | None, agents: Sequence[Agent], batch: int, conn, go) -> None:
     try:
         pool = open_pool(url, run_id, redis_url=redis_url)
         try:
+            try:
+                go.wait(60)  # every worker starts claiming at the same moment
+            except threading.BrokenBarrierError:
+                pass  # a sibling died before the start; carry on without it
             stats = run_agents(pool, agents, batch=batch)
             conn.send(("ok", stats, pool.service_log.as_dict()))
         finally:
@@ -95,9 +100,10 @@ def run_workers(
     processes = max(1, min(processes, len(agents)))
     ctx = mp.get_context("fork")
     workers = []
+    go = ctx.Barrier(processes)
     for k in range(processes):
         parent_end, child_end = ctx.Pipe(duplex=False)
-        p = ctx.Process(target=_child, args=(url, run_id, redis_url, agents[k::processes], batch, child_end),
+        p = ctx.Process(target=_child, args=(url, run_id, redis_url, agents[k::processes], batch, child_end, go),
                         daemon=True)
         p.start()
         child_end.close()

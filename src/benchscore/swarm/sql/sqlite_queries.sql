@@ -110,5 +110,9 @@ WHERE budget_id = :budget_id AND minute >= :minute ORDER BY minute;
 INSERT INTO swarm_budget_windows (budget_id, minute, tokens) VALUES (:budget_id, :minute, :tokens)
 ON CONFLICT (budget_id, minute) DO UPDATE SET tokens = tokens + excluded.tokens;
 
+-- name: budget_release
+UPDATE swarm_budget_windows SET tokens = max(0, tokens - :tokens)
+WHERE budget_id = :budget_id AND minute = :minute;
+
 -- name: budget_windows
 SELECT minute, tokens FROM swarm_budget_windows WHERE budget_id = :budget_id ORDER BY minute;

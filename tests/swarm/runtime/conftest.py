@@ -1,0 +1,44 @@
+"""Fixtures of the swarm runtime tests: a store URL per backend (SQLite always, PostgreSQL when up)."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from benchscore.swarm import open_pool
+
+
+@pytest.fixture
+def sqlite_url(tmp_path):
+    return f"sqlite:///{tmp_path}/run.db"
+
+
+@pytest.fixture
+def pg_url(pg_schema):
+    dsn, schema = pg_schema
+    sep = "&" if "?" in dsn else "?"
+    return f"{dsn}{sep}schema={schema}"
+
+
+@pytest.fixture(params=["sqlite", pytest.param("pg", marks=pytest.mark.pg)])
+def store_url(request, tmp_path):
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path}/run.db"
+    return request.getfixturevalue("pg_url")
+
+
+@pytest.fixture
+def new_pool(store_url):
+    """Factory: a fresh run in the store under test; closed afterwards."""
+    opened = []
+
+    def make(*, crash_policy="requeue", lease_seconds=30.0, run_id=None):
+        pool = open_pool(store_url, run_id or f"t-{uuid.uuid4().hex[:8]}")
+        pool.create_run(crash_policy=crash_policy, lease_seconds=lease_seconds)
+        opened.append(pool)
+        return pool
+
+    yield make
+    for p in opened:
+        p.close()

@@ -1,0 +1,171 @@
+"""The pool protocol on every store (SQLite always; PostgreSQL when it is up)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from benchscore.swarm import StaleClaim, Task, TaskSpec, TaskStatus, audit_pool, claim_order
+from benchscore.swarm.tasks import Claim
+
+
+def spec(cap="a", p=0.0, attempts=3, **payload):
+    return TaskSpec(capability=cap, payload=payload or {"x": 1}, pheromone=p, max_attempts=attempts)
+
+
+def test_claim_takes_argmax_pheromone_of_agent_capabilities_ties_oldest(new_pool):
+    pool = new_pool()
+    ids = pool.add_tasks([spec("a", 0.0), spec("a", 0.7), spec("b", 5.0), spec("a", 0.7), spec("a", 0.2)])
+    first = pool.claim("ag", ["a"])
+    assert [c.task_id for c in first] == [ids[1]]  # 0.7, older of the two
+    assert first[0].attempt == 1 and first[0].pheromone == pytest.approx(0.7)
+    batch = pool.claim("ag", ["a"], limit=2)
+    assert [c.task_id for c in batch] == [ids[3], ids[4]]
+    assert [c.task_id for c in pool.claim("other", ["b", "a"], limit=5)] == [ids[2], ids[0]]
+    assert pool.claim("ag", ["a", "b"]) == []
+    assert pool.claim("ag", ["zzz"]) == []
+
+
+def test_success_adds_score_and_converge(new_pool):
+    pool = new_pool()
+    ids = pool.add_tasks([spec(p=0.25), spec(), spec()])
+    claims = pool.claim("ag", ["a"], limit=3)
+    pool.complete(claims[0], 0.5, "first")
+    assert pool.complete_many([(claims[1], 0.9, "best"), (claims[2], 0.1, "low")]) == [True, True]
+    ph = {i: p for i, _, p in pool.pheromones()}
+    assert ph == pytest.approx({ids[0]: 0.75, ids[1]: 0.9, ids[2]: 0.1})
+    result = pool.converge()
+    assert (result.accepted_task_id, result.accepted_score, result.accepted_output) == (ids[1], 0.9, "best")
+    assert pool.counts() == {"pending": 0, "claimed": 0, "done": 3, "failed": 0}
+    pool.record_convergence("run", result, "ab" * 32)
+    assert pool.convergences()["run"]["accepted_task_id"] == ids[1]
+
+
+def test_failure_subtracts_one_requeues_then_fails_at_attempt_limit(new_pool):
+    pool = new_pool()
+    [tid] = pool.add_tasks([spec(attempts=2)])
+    c1 = pool.claim("ag", ["a"])[0]
+    assert pool.fail(c1, "boom") is TaskStatus.pending
+    assert pool.pheromones()[0][2] == -1.0
+    c2 = pool.claim("ag2", ["a"])[0]
+    assert (c2.task_id, c2.attempt, c2.pheromone) == (tid, 2, -1.0)
+    assert pool.fail(c2, "boom again") is TaskStatus.failed
+    assert pool.pheromones()[0][2] == -2.0
+    assert pool.claim("ag", ["a"]) == []
+    assert pool.counts()["failed"] == 1
+    assert pool.converge() is None
+
+
+def test_stale_completion_is_refused_and_never_completes_twice(new_pool):
+    pool = new_pool()
+    pool.add_tasks([spec()])
+    c1 = pool.claim("ag", ["a"])[0]
+    pool.complete(c1, 0.4, "once")
+    with pytest.raises(StaleClaim):
+        pool.complete(c1, 0.9, "twice")
+    with pytest.raises(StaleClaim):
+        pool.fail(c1, "late failure")
+    forged = Claim(c1.task_id, c1.attempt, "impostor", "a", "{}", 0.0, 3, 0.0)
+    assert pool.complete_many([(forged, 1.0, "x")]) == [False]
+    assert pool.converge().accepted_output == "once"
+    report = audit_pool(pool)
+    assert report.completions == 1 and report.verdict == "PASS"
+
+
+def test_lease_expiry_requeues_and_fences_the_old_attempt(new_pool):
+    pool = new_pool(crash_policy="requeue", lease_seconds=0.2)
+    [tid] = pool.add_tasks([spec(p=0.3)])
+    old = pool.claim("slow", ["a"])[0]
+    assert pool.claim("fast", ["a"]) == []  # still leased
+    time.sleep(0.3)
+    new = pool.claim("fast", ["a"])[0]  # the claim resolves the expired lease first
+    assert (new.task_id, new.attempt, new.pheromone) == (tid, 2, 0.3)  # requeue keeps P_t
+    with pytest.raises(StaleClaim):
+        pool.complete(old, 1.0, "late")
+    pool.complete(new, 0.5, "rescued")
+    report = audit_pool(pool)
+    assert report.lease_expiries == 1 and report.verdict == "PASS"
+    assert report.participating_agents == ["fast", "slow"]
+
+
+def test_lease_expiry_with_fail_policy(new_pool):
+    pool = new_pool(crash_policy="fail", lease_seconds=0.1)
+    pool.add_tasks([spec()])
+    old = pool.claim("dead", ["a"])[0]
+    time.sleep(0.2)
+    assert pool.expire_leases() == 1
+    assert pool.counts()["failed"] == 1
+    assert pool.pheromones()[0][2] == -1.0
+    with pytest.raises(StaleClaim):
+        pool.complete(old, 1.0, "late")
+    assert audit_pool(pool).verdict == "PASS"
+
+
+def test_requeue_of_last_attempt_fails_the_task(new_pool):
+    pool = new_pool(crash_policy="requeue", lease_seconds=0.1)
+    pool.add_tasks([spec(attempts=1)])
+    pool.claim("dead", ["a"])
+    time.sleep(0.2)
+    assert pool.expire_leases() == 1
+    assert pool.counts()["failed"] == 1
+
+
+def test_ledger_records_every_change_with_run_task_agent_attempt_time(new_pool):
+    pool = new_pool()
+    pool.add_tasks([spec(attempts=2)])
+    c = pool.claim("ag", ["a"])[0]
+    pool.fail(c, "x")
+    c = pool.claim("ag", ["a"])[0]
+    pool.complete(c, 0.8, "ok")
+    events = list(pool.events())
+    assert [e.kind.value for e in events] == ["create", "claim", "fail", "pheromone", "claim", "complete", "pheromone"]
+    assert all(e.run_id == pool.run_id and e.task_id == c.task_id and e.at > 0 for e in events)
+    assert [e.attempt for e in events] == [0, 1, 1, 1, 2, 2, 2]
+    assert [e.agent for e in events[1:]] == ["ag"] * 6
+    assert events[3].value == -1.0 and events[3].delta == -1.0
+    assert events[6].value == pytest.approx(-0.2) and events[6].delta == pytest.approx(0.8)
+    assert [e.seq for e in events] == sorted(e.seq for e in events)
+
+
+def test_no_messaging_between_agents():
+    """Agents have no channel to each other: the pool API is the only coordination."""
+    from benchscore.swarm.agents import Agent
+    from benchscore.swarm.stores.base import TaskPool
+
+    public = {n for n in dir(TaskPool) if not n.startswith("_")}
+    assert not {n for n in public if "message" in n or "send" in n or "broadcast" in n}
+    assert set(Agent.__dataclass_fields__) == {"agent_id", "capabilities", "handler"}
+
+
+def test_runs_are_isolated_in_one_store(store_url):
+    from benchscore.swarm import open_pool
+
+    with open_pool(store_url, "run-x") as a, open_pool(store_url, "run-y") as b:
+        a.create_run()
+        b.create_run()
+        a.add_tasks([spec()])
+        assert b.claim("ag", ["a"]) == []
+        assert len(a.claim("ag", ["a"])) == 1
+        with pytest.raises(ValueError):
+            a.create_run()
+
+
+@settings(max_examples=15, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.sampled_from([0.0, 0.5, 1.0, -1.0, 2.5]), min_size=1, max_size=12), st.integers(1, 4))
+def test_store_claims_follow_the_pure_claim_order(sqlite_url, ps, batch):
+    import uuid
+
+    from benchscore.swarm import open_pool
+
+    with open_pool(sqlite_url, uuid.uuid4().hex) as pool:
+        pool.create_run()
+        ids = pool.add_tasks([spec("a", p) for p in ps])
+        expected = [t.task_id for t in claim_order(
+            [Task(i, "a", "{}", TaskStatus.pending, p, None, None, 0, 3) for i, p in zip(ids, ps, strict=True)], ["a"])]
+        got = []
+        while claims := pool.claim("ag", ["a"], limit=batch):
+            got += [c.task_id for c in claims]
+        assert got == expected
