@@ -300,3 +300,34 @@ def test_evidence_files_are_hashed_into_provenance(tmp_path):
     data = ok(tmp_path, with_evidence(full_rows()))
     assert data["provenance"]["evidence"] == {"ev/s1.json": hashlib.sha256(ev.read_bytes()).hexdigest()}
     assert "evidence" not in ok(tmp_path, full_rows())["provenance"]
+
+
+def test_seed_literal_cohort_and_nine_column_attempts_table(tmp_path):
+    from benchscore.tcsexam.formats import Cohort
+
+    seed_cohort = json.loads("""{
+      "suite": "lite",
+      "solver_protocol": "offline",
+      "solver_reference_id": "paper-k3-fixed-260925",
+      "models": {"my-model": {"attempts_per_task": 1}}
+    }""")
+    assert Cohort.model_validate(seed_cohort).models["my-model"].attempts_per_task == 1
+    # the seed's own columns only (no reference_id/evidence/reason), and its example solver row
+    suite = write_json(tmp_path / "suite.json", {
+        "suite": "lite", "tracks": {"theorem": ["t"], "solver": ["maxcut-mqlib"], "construction": ["c"], "conjecture": ["o"]},
+    })
+    cohort = write_json(tmp_path / "cohort.json", seed_cohort)
+    att = tmp_path / "attempts.csv"
+    att.write_text(
+        "model,track,item,attempt,score,adoption_status,score_status,score_type,solver_protocol\n"
+        "my-model,solver,maxcut-mqlib,1,0.25,selected,valid,fixed_reference_relative,offline\n"
+        "my-model,theorem,t,1,1,selected,valid,original_task_score,\n"
+        "my-model,construction,c,1,1.2,selected,valid,original_task_score,\n"
+        "my-model,conjecture,o,1,0,selected,valid,original_task_score,\n"
+    )
+    out = tmp_path / "index.json"
+    result = run("score", "--suite", suite, "--attempts", att, "--cohort", cohort, "--output", out)
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(out.read_text())
+    assert data["models"]["my-model"]["index"] == pytest.approx(30 * 1 + 30 * 0.25 + 30 * 1.2)
+    assert data["solver_reference_id"] == "paper-k3-fixed-260925"

@@ -146,7 +146,7 @@ def compile_reference(ref: Reference, source: str | Path) -> dict[str, CompiledT
             raise BadInput(
                 f"instance {dup!r} is listed twice", source=source, field=f"unscored_reference_instances.{name}"
             )
-        index = {inst: i for i, inst in enumerate(names)}
+        index = dict(zip(names, range(len(names)), strict=True))
         for inst in listed:
             i = index.get(inst)
             if i is not None and scored[i]:
