@@ -237,6 +237,15 @@ def test_accept_bad_input_is_one_line_exit_2(tmp_path):
     assert r.exit_code == 2
 
 
+def test_accept_live_gateway_without_enough_models_is_exit_2(tmp_path):
+    with OpenAITestServer(models=["only-one"]) as srv:
+        r = CliRunner().invoke(_cli, ["accept", "S07", "--base-url", srv.base_url, "--store",
+                                      f"sqlite:///{tmp_path}/a.db", "--output", str(tmp_path / "s07.json")])
+    errors = [ln for ln in r.output.splitlines() if ln.startswith("error:")]
+    assert r.exit_code == 2 and len(errors) == 1 and "3 discovered models" in errors[0]
+    assert "Traceback" not in r.output and not (tmp_path / "s07.json").exists()
+
+
 def test_accept_all_writes_matrix_and_fails_closed_loop_without_live(tmp_path):
     junit = tmp_path / "j.xml"
     junit.write_text('<testsuite tests="5" failures="0" errors="0"/>')

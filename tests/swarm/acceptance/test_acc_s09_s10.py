@@ -158,6 +158,10 @@ CASES = {
         ev, lambda t: t.model_copy(update={"payload": {**t.payload, "leader": "agent-0"}}))),
     "F01 decision records": ("F01_decentralization", lambda ev: ev.model_copy(update={"events": tuple(
         e for e in ev.events if not (e.kind == "claim" and e.task_id == first_task(ev)))})),
+    "F01 control key in Redis": ("F01_decentralization", lambda ev: ev.model_copy(
+        update={"store_keys": ("swarm:t-s10:pheromone:analysis", "swarm:t-s10:leader")})),
+    "F06 message key in Redis": ("F06_implicit_collaboration", lambda ev: ev.model_copy(
+        update={"store_keys": ("swarm:t-s10:inbox",)})),
     "F02 global plan": ("F02_self_organization", lambda ev: mutate_tasks(
         ev, lambda t: t.model_copy(update={"payload": {**t.payload, "assigned_to": "x"}}))),
     "F02 local interactions": ("F02_self_organization", lambda ev: ev.model_copy(update={"events": tuple(
@@ -219,3 +223,4 @@ def test_s09_and_s10_on_postgresql_with_redis(pg_schema, redis_prefix, tmp_path)
     runs = [ClaimRunEvidence(**r) for r in s09.checks[0].evidence["runs"]]
     s10 = run_s10(store, redis_url=redis_url, blob_root=tmp_path / "blobs", prefix="pg", scale_runs=runs)
     assert s10.passed, [c for c in s10.checks if not c.passed]
+    assert s10.checks[0].evidence["control_keys"] == []  # the Redis mirror's keys were read and are clean

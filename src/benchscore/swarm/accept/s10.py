@@ -17,9 +17,9 @@ Quantities the seed leaves loose, defined once here:
   over every done task, ``local_signal_i = |findings_i| / |U|`` for each done task and
   ``global_score(g) = |union of findings in g| / |U|``; the accepted candidate group is the
   cluster of the accepted task.
-- **control keys**: payload keys or capability names matching
+- **control keys**: payload keys, capability names or the last segment of the run's Redis keys matching
   ``controller|leader|coordinator|master|supervisor|orchestrat``; **direct message keys**: payload
-  keys matching ``message|inbox|mailbox|reply_to|to_agent|recipient``; **preseeded global plan**:
+  keys (or Redis key segments) matching ``message|inbox|mailbox|reply_to|to_agent|recipient``; **preseeded global plan**:
   a payload key matching ``plan|assign|owner|schedule|sequence|step_order``.
 - **decision records**: tasks with at least one ``claim`` event (each claim is an agent's own
   argmax decision, recorded with the P_t it saw); ``decision_records = task_count``.
@@ -85,6 +85,7 @@ class S10Evidence(Format):
     participating_agents: list[str]
     scale_runs: tuple[ClaimRunEvidence, ...] = Field(default=())
     audit_verdict: str = ""
+    store_keys: tuple[str, ...] = Field(default=(), description="the run's Redis mirror keys, when one is attached")
 
 
 # -- the loose quantities ------------------------------------------------------------------------
@@ -135,8 +136,10 @@ def group_scores(tasks: Sequence[TaskRow]) -> tuple[dict[str, float], dict[int, 
     return {g: len(f) / len(universe) for g, f in groups.items()}, local
 
 
-def _keys(tasks: Sequence[TaskRow], pattern: re.Pattern[str], *, capabilities: bool = False) -> list[str]:
+def _keys(tasks: Sequence[TaskRow], pattern: re.Pattern[str], *, capabilities: bool = False,
+          store_keys: Sequence[str] = ()) -> list[str]:
     hits = {k for t in tasks for k in t.payload if pattern.search(k)}
+    hits |= {k for k in store_keys if pattern.search(k.rsplit(":", 1)[-1])}
     if capabilities:
         hits |= {t.capability for t in tasks if pattern.search(t.capability)}
     return sorted(hits)
@@ -164,7 +167,7 @@ def evaluate_s10(ev: S10Evidence) -> ScenarioResult:
     checks: list[Check] = []
 
     # F01 decentralization
-    control = _keys(tasks, CONTROL_KEY, capabilities=True)
+    control = _keys(tasks, CONTROL_KEY, capabilities=True, store_keys=ev.store_keys)
     decided = {e.task_id for e in claims}
     f01 = {"participating_agents": len(ev.participating_agents) >= 4, "duplicate_claims": not ev.duplicate_claims,
            "control_keys": not control, "decision_records": len(decided) == len(tasks) and bool(tasks)}
@@ -215,7 +218,7 @@ def evaluate_s10(ev: S10Evidence) -> ScenarioResult:
                                 "participating_agents": r.participating_agents} for r in ev.scale_runs]}))
 
     # F06 implicit collaboration
-    messages = _keys(tasks, DIRECT_MESSAGE_KEY)
+    messages = _keys(tasks, DIRECT_MESSAGE_KEY, store_keys=ev.store_keys)
     trail = sum(e.kind == "pheromone" for e in ev.events)
     levels = sorted({t.initial_pheromone for t in tasks}, reverse=True)
     first = by_id.get(claims[0].task_id) if claims else None
@@ -284,10 +287,12 @@ def collect_s10_evidence(store: str, run_id: str, scale_runs: Sequence[ClaimRunE
                               final_pheromone=t.pheromone, score=t.score, output=t.output) for t in pool.tasks())
         conv = pool.convergences().get("run")
         audit = audit_pool(pool)
+        store_keys = tuple(pool.mirror.keys()) if pool.mirror is not None else ()
     return S10Evidence(run_id=run_id, events=tuple(events), tasks=tasks,
                        accepted_task_id=conv["accepted_task_id"] if conv else None,
                        duplicate_claims=audit.duplicate_claims, participating_agents=audit.participating_agents,
-                       scale_runs=tuple(scale_runs), audit_verdict=audit.verdict)
+                       scale_runs=tuple(scale_runs), audit_verdict=audit.verdict,
+                       store_keys=store_keys)
 
 
 def run_s10_swarm(store: str, run_id: str, *, redis_url: str | None = None,
