@@ -52,8 +52,11 @@ def make_records(names: list[str], rng: random.Random) -> bytes:
     recs = []
     for n in names:
         status = rng.choice(STATUSES)
-        recs.append({"instance": n, "status": status, "A": round(rng.gauss(101, 6), 3)} if status == "ok"
-                    else {"instance": n, "status": status})
+        recs.append(
+            {"instance": n, "status": status, "A": round(rng.gauss(101, 6), 3)}
+            if status == "ok"
+            else {"instance": n, "status": status}
+        )
     return orjson.dumps(recs)
 
 
@@ -81,17 +84,38 @@ def layout_a(n: int, tmp: Path, repeat: int) -> None:
     t_cols, cols = timed(lambda: parse_records(raw, rec_path, kind="objective"), repeat)
     task = loaded.tasks["bench-task"]
     t_score, result = timed(lambda: score_columns(task, cols, rec_path), repeat)
-    t_records_only, result = timed(lambda: solver_score(loaded, "bench-task", read_bytes(rec_path), rec_path), repeat)
+    t_records_only, result = timed(
+        lambda: solver_score(loaded, "bench-task", read_bytes(rec_path), rec_path), repeat
+    )
     t_write, _ = timed(lambda: atomic_write_json(out, result), repeat)
-    t_cli, _ = timed(lambda: solver_score_file(task="bench-task", records=rec_path, reference=ref_path, output=out), 1)
+    t_cli, _ = timed(
+        lambda: solver_score_file(task="bench-task", records=rec_path, reference=ref_path, output=out), 1
+    )
     # fresh processes, as a user runs them: a bare orjson.loads of the file vs the tcsexam command
-    bare = [sys.executable, "-c", "import orjson, sys; orjson.loads(open(sys.argv[1], 'rb').read())", str(rec_path)]
-    cli = [str(Path(sys.executable).parent / "tcsexam"), "solver-score", "--task", "bench-task", "--records",
-           str(rec_path), "--reference", str(ref_path), "--output", str(out)]
+    bare = [
+        sys.executable,
+        "-c",
+        "import orjson, sys; orjson.loads(open(sys.argv[1], 'rb').read())",
+        str(rec_path),
+    ]
+    cli = [
+        str(Path(sys.executable).parent / "tcsexam"),
+        "solver-score",
+        "--task",
+        "bench-task",
+        "--records",
+        str(rec_path),
+        "--reference",
+        str(ref_path),
+        "--output",
+        str(out),
+    ]
     t_bare, _ = timed(lambda: subprocess.run(bare, check=True), repeat)
     t_proc, _ = timed(lambda: subprocess.run(cli, check=True, capture_output=True), repeat)
-    print(f"A. one file of {n:,} records ({len(raw) / 1e6:.0f} MB; reference {ref_path.stat().st_size / 1e6:.0f} MB,"
-          f" output {out.stat().st_size / 1e6:.0f} MB)")
+    print(
+        f"A. one file of {n:,} records ({len(raw) / 1e6:.0f} MB; reference {ref_path.stat().st_size / 1e6:.0f} MB,"
+        f" output {out.stat().st_size / 1e6:.0f} MB)"
+    )
     rows = [
         ("orjson.loads(records)  [baseline]", t_parse),
         ("parse + validate records (fast path)", t_cols),
@@ -105,9 +129,13 @@ def layout_a(n: int, tmp: Path, repeat: int) -> None:
     for label, t in rows:
         print(f"   {label:<58} {t:7.3f} s  {t / t_parse:5.2f}x  {n / t / 1e6:6.2f} M records/s")
     print("   as separate fresh processes (wall time, interpreter start and imports included):")
-    print(f"   {'python -c orjson.loads(file)  [baseline]':<58} {t_bare:7.3f} s  {1.0:5.2f}x  {n / t_bare / 1e6:6.2f} M records/s")
-    print(f"   {'tcsexam solver-score (reference load + write incl.)':<58} {t_proc:7.3f} s  {t_proc / t_bare:5.2f}x  "
-          f"{n / t_proc / 1e6:6.2f} M records/s")
+    print(
+        f"   {'python -c orjson.loads(file)  [baseline]':<58} {t_bare:7.3f} s  {1.0:5.2f}x  {n / t_bare / 1e6:6.2f} M records/s"
+    )
+    print(
+        f"   {'tcsexam solver-score (reference load + write incl.)':<58} {t_proc:7.3f} s  {t_proc / t_bare:5.2f}x  "
+        f"{n / t_proc / 1e6:6.2f} M records/s"
+    )
 
 
 def layout_b(n: int, runs: int, tmp: Path, repeat: int) -> None:
@@ -133,9 +161,13 @@ def layout_b(n: int, runs: int, tmp: Path, repeat: int) -> None:
     t_all, _ = timed(score_all, repeat)
     total = per * runs
     print(f"B. {runs} record files x {per:,} instances = {total:,} records (reference loaded once)")
-    print(f"   {'orjson.loads of every file  [baseline]':<58} {t_parse:7.3f} s  {1.0:5.2f}x  {total / t_parse / 1e6:6.2f} M records/s")
-    print(f"   {'solver-score of every file incl. writing outputs':<58} {t_all:7.3f} s  {t_all / t_parse:5.2f}x  "
-          f"{total / t_all / 1e6:6.2f} M records/s")
+    print(
+        f"   {'orjson.loads of every file  [baseline]':<58} {t_parse:7.3f} s  {1.0:5.2f}x  {total / t_parse / 1e6:6.2f} M records/s"
+    )
+    print(
+        f"   {'solver-score of every file incl. writing outputs':<58} {t_all:7.3f} s  {t_all / t_parse:5.2f}x  "
+        f"{total / t_all / 1e6:6.2f} M records/s"
+    )
 
 
 def main() -> None:

@@ -35,7 +35,9 @@ def test_demo_runs_build_score_index(tmp_path, pinned_time):
     assert a["coverage"]["total"]["tasks_complete"] == 20
     # every solver score came from a solver-score output against the demo reference
     for task in a["task_means"]["solver"]:
-        ev = json.loads((tmp_path / "demo" / "solver-scores" / "synthetic-model-a" / task / "attempt-1.json").read_text())
+        ev = json.loads(
+            (tmp_path / "demo" / "solver-scores" / "synthetic-model-a" / task / "attempt-1.json").read_text()
+        )
         SolverScoreOutput.model_validate(ev)
         assert ev["reference_id"] == "demo-k3-synthetic-v1"
         assert "inst-extra" in ev["unscored_instances"]
@@ -69,8 +71,15 @@ def test_committed_demo_data_is_what_the_generator_writes(tmp_path):
 
 
 def test_formats_are_registered_with_json_schemas():
-    assert {"tcsexam-reference", "tcsexam-cohort", "tcsexam-suite", "tcsexam-attempt-row",
-            "tcsexam-instance-record", "tcsexam-solver-score-output", "tcsexam-index-output"} <= set(tcs_cli.FORMATS)
+    assert {
+        "tcsexam-reference",
+        "tcsexam-cohort",
+        "tcsexam-suite",
+        "tcsexam-attempt-row",
+        "tcsexam-instance-record",
+        "tcsexam-solver-score-output",
+        "tcsexam-index-output",
+    } <= set(tcs_cli.FORMATS)
     for model in tcs_cli.FORMATS.values():
         assert model.model_json_schema()["type"] == "object"
 
@@ -85,26 +94,57 @@ def test_tcsexam_console_script_subprocess(tmp_path):
     out = tmp_path / "maxcut-relative.json"
     ex = ROOT / "examples" / "tcsexam" / "seed-example"
     proc = subprocess.run(
-        [str(BIN / "tcsexam"), "solver-score", "--task", "maxcut-mqlib", "--records", str(ex / "records.json"),
-         "--reference", str(ex / "reference.json"), "--output", str(out)],
-        capture_output=True, text=True, env=_env(), timeout=120,
+        [
+            str(BIN / "tcsexam"),
+            "solver-score",
+            "--task",
+            "maxcut-mqlib",
+            "--records",
+            str(ex / "records.json"),
+            "--reference",
+            str(ex / "reference.json"),
+            "--output",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
     assert out.read_bytes() == (ex / "expected" / "maxcut-relative.json").read_bytes()
     proc = subprocess.run(
-        [str(BIN / "tcsexam"), "score", "--suite", "lite", "--attempts", "a.csv", "--cohort", "c.json", "--output",
-         str(tmp_path / "x.json")],
-        capture_output=True, text=True, env=_env(), timeout=120,
+        [
+            str(BIN / "tcsexam"),
+            "score",
+            "--suite",
+            "lite",
+            "--attempts",
+            "a.csv",
+            "--cohort",
+            "c.json",
+            "--output",
+            str(tmp_path / "x.json"),
+        ],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=120,
     )
     assert proc.returncode == 2
-    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("error: ") and "Traceback" not in proc.stderr
+    assert (
+        proc.stderr.count("\n") == 1 and proc.stderr.startswith("error: ") and "Traceback" not in proc.stderr
+    )
     assert "not public" in proc.stderr
 
 
 def test_benchscore_umbrella_runs_the_tcsexam_demo_subprocess(tmp_path):
     proc = subprocess.run(
         [str(BIN / "benchscore"), "demo", "--only", "tcsexam", "--output-dir", str(tmp_path / "out")],
-        capture_output=True, text=True, env=_env(), timeout=120,
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
     assert json.loads((tmp_path / "out" / "tcsexam" / "index.json").read_text())["suite"] == "demo-lite"

@@ -47,7 +47,11 @@ def test_seed_example_reference_10_12_14_gives_mu_12_scale_2_score_half():
 
 def test_seed_example_timeout_gives_task_mean_quarter():
     score, z = scored_instance_scores(
-        np.array([12.0, np.nan]), np.array([True, False]), np.array([12.0, 30.0]), np.array([2.0, 1.0]), "maximize"
+        np.array([12.0, np.nan]),
+        np.array([True, False]),
+        np.array([12.0, 30.0]),
+        np.array([2.0, 1.0]),
+        "maximize",
     )
     assert score.tolist() == [0.5, 0.0]
     assert math.isnan(z[1])

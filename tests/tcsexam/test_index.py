@@ -18,26 +18,49 @@ SUITE = {
 }
 
 
-def row(track, item, attempt, score, adoption="selected", status="valid", model="m", stype=None, protocol=None,
-        ref="", evidence="", reason=""):
+def row(
+    track,
+    item,
+    attempt,
+    score,
+    adoption="selected",
+    status="valid",
+    model="m",
+    stype=None,
+    protocol=None,
+    ref="",
+    evidence="",
+    reason="",
+):
     stype = stype or ("fixed_reference_relative" if track == "solver" else "original_task_score")
     protocol = protocol if protocol is not None else ("offline" if track == "solver" else "")
     return f"{model},{track},{item},{attempt},{score},{adoption},{status},{stype},{protocol},{ref},{evidence},{reason}"
 
 
 def full_rows(attempts=1, model="m"):
-    scores = {"t1": ["1", "0", "1"], "t2": ["0", "0", "1"], "s1": ["0.5", "0.25", "0.75"], "c1": ["1.5", "0.5", "1"],
-              "o1": ["0", "1", "0"]}
+    scores = {
+        "t1": ["1", "0", "1"],
+        "t2": ["0", "0", "1"],
+        "s1": ["0.5", "0.25", "0.75"],
+        "c1": ["1.5", "0.5", "1"],
+        "o1": ["0", "1", "0"],
+    }
     tracks = {"t1": "theorem", "t2": "theorem", "s1": "solver", "c1": "construction", "o1": "conjecture"}
     return [row(tracks[i], i, str(a + 1), scores[i][a], model=model) for i in scores for a in range(attempts)]
 
 
 def setup(tmp_path, rows, attempts=1, models=None, cohort_extra=None):
     suite = write_json(tmp_path / "suite.json", SUITE)
-    cohort = write_json(tmp_path / "cohort.json", {
-        "suite": "mini", "solver_protocol": "offline", "solver_reference_id": "k3",
-        "models": models or {"m": {"attempts_per_task": attempts}}, **(cohort_extra or {}),
-    })
+    cohort = write_json(
+        tmp_path / "cohort.json",
+        {
+            "suite": "mini",
+            "solver_protocol": "offline",
+            "solver_reference_id": "k3",
+            "models": models or {"m": {"attempts_per_task": attempts}},
+            **(cohort_extra or {}),
+        },
+    )
     att = tmp_path / "attempts.csv"
     att.write_text("\n".join([HEADER, *rows]) + "\n")
     return suite, att, cohort
@@ -61,17 +84,32 @@ def ok(tmp_path, rows, **kw):
 def test_seed_example_55_5_and_incomplete(tmp_path, pinned_time, monkeypatch):
     monkeypatch.chdir(EXAMPLE.parents[2])
     base = "examples/tcsexam/seed-example/"
-    for attempts, expected in (("attempts.csv", "index.json"), ("attempts-incomplete.csv", "index-incomplete.json")):
+    for attempts, expected in (
+        ("attempts.csv", "index.json"),
+        ("attempts-incomplete.csv", "index-incomplete.json"),
+    ):
         out = tmp_path / expected
-        result = run("score", "--suite", base + "suite.json", "--attempts", base + attempts,
-                     "--cohort", base + "cohort.json", "--output", out)
+        result = run(
+            "score",
+            "--suite",
+            base + "suite.json",
+            "--attempts",
+            base + attempts,
+            "--cohort",
+            base + "cohort.json",
+            "--output",
+            out,
+        )
         assert result.exit_code == 0, result.stderr
         assert out.read_bytes() == (EXAMPLE / "expected" / expected).read_bytes()
     complete = json.loads((tmp_path / "index.json").read_text())
     assert complete["status"] == "complete"
     assert complete["models"]["my-model"]["index"] == 55.5
     assert complete["models"]["my-model"]["track_means"] == {
-        "theorem": 0.4, "solver": 0.25, "construction": 1.2, "conjecture": 0.0
+        "theorem": 0.4,
+        "solver": 0.25,
+        "construction": 1.2,
+        "conjecture": 0.0,
     }
     incomplete = json.loads((tmp_path / "index-incomplete.json").read_text())
     model = incomplete["models"]["my-model"]
@@ -82,7 +120,15 @@ def test_seed_example_55_5_and_incomplete(tmp_path, pinned_time, monkeypatch):
 
 def test_output_shape(tmp_path):
     data = ok(tmp_path, full_rows())
-    assert list(data) == ["status", "models", "suite", "solver_protocol", "solver_reference_id", "metric_id", "provenance"]
+    assert list(data) == [
+        "status",
+        "models",
+        "suite",
+        "solver_protocol",
+        "solver_reference_id",
+        "metric_id",
+        "provenance",
+    ]
     assert data["metric_id"] == "tcsexam-index-original-30303010-v0.1"
     m = data["models"]["m"]
     assert {"status", "index", "track_means", "task_means", "coverage", "problems"} <= set(m)
@@ -126,7 +172,11 @@ def test_missing_planned_task_is_incomplete(tmp_path):
     assert m["task_means"]["conjecture"] == {"o1": None}
     assert "conjecture/o1: no result" in m["problems"][0]
     assert m["coverage"]["conjecture"] == {
-        "tasks_planned": 1, "tasks_complete": 0, "attempts_planned": 1, "attempts_adopted": 0, "attempts_adopted_valid": 0
+        "tasks_planned": 1,
+        "tasks_complete": 0,
+        "attempts_planned": 1,
+        "attempts_adopted": 0,
+        "attempts_adopted_valid": 0,
     }
 
 
@@ -140,7 +190,10 @@ def test_missing_planned_attempt_is_incomplete(tmp_path):
 
 @pytest.mark.parametrize("status", ["judge_failed", "not_finished", "missing"])
 def test_adopted_attempt_not_valid_is_incomplete(tmp_path, status):
-    rows = [r.replace("m,theorem,t2,1,0,selected,valid", f"m,theorem,t2,1,,selected,{status}") for r in full_rows()]
+    rows = [
+        r.replace("m,theorem,t2,1,0,selected,valid", f"m,theorem,t2,1,,selected,{status}")
+        for r in full_rows()
+    ]
     data = ok(tmp_path, rows)
     m = data["models"]["m"]
     assert m["status"] == "incomplete" and m["index"] is None
@@ -165,7 +218,15 @@ def test_status_is_the_worst_of_the_models(tmp_path):
 
 def test_excluded_rows_are_kept_never_aggregated(tmp_path):
     rows = full_rows() + [
-        row("construction", "c1", "0", "99", adoption="excluded", status="judge_failed", reason="judge crashed"),
+        row(
+            "construction",
+            "c1",
+            "0",
+            "99",
+            adoption="excluded",
+            status="judge_failed",
+            reason="judge crashed",
+        ),
         row("theorem", "t2", "old", "1", adoption="excluded"),
     ]
     data = ok(tmp_path, rows)
@@ -180,33 +241,86 @@ def test_excluded_rows_are_kept_never_aggregated(tmp_path):
 
 REFUSED = [
     ("duplicate attempt", lambda rows: rows + [rows[0]], ("line 7", "field 'attempt'", "repeats line 2")),
-    ("more adopted than planned", lambda rows: rows + [row("theorem", "t1", "2", "1")],
-     ("line 7", "field 'adoption_status'", "more adopted attempts")),
-    ("solver score_type", lambda rows: [r.replace("fixed_reference_relative", "original_task_score") for r in rows],
-     ("field 'score_type'", "fixed_reference_relative")),
-    ("theorem with fixed_reference_relative", lambda rows: [r.replace("m,theorem,t1,1,1,selected,valid,original_task_score",
-                                                                      "m,theorem,t1,1,1,selected,valid,fixed_reference_relative") for r in rows],
-     ("line 2", "field 'score_type'")),
-    ("solver protocol differs", lambda rows: [r.replace(",offline,", ",online,") for r in rows],
-     ("field 'solver_protocol'", "differs from the cohort's 'offline'")),
-    ("solver protocol missing", lambda rows: [r.replace(",offline,", ",,") for r in rows], ("field 'solver_protocol'",)),
-    ("solver reference differs", lambda rows: [r.replace(",offline,,", ",offline,k4,") for r in rows],
-     ("field 'reference_id'", "'k4'")),
-    ("solver score above 1", lambda rows: [r.replace(",s1,1,0.5,", ",s1,1,1.5,") for r in rows], ("field 'score'", "[0, 1]")),
-    ("theorem partial credit", lambda rows: [r.replace("m,theorem,t1,1,1,", "m,theorem,t1,1,0.5,") for r in rows],
-     ("line 2", "field 'score'", "1 (complete proof accepted) or 0")),
-    ("conjecture partial credit", lambda rows: [r.replace(",o1,1,0,", ",o1,1,0.3,") for r in rows], ("field 'score'",)),
-    ("negative construction", lambda rows: [r.replace(",c1,1,1.5,", ",c1,1,-0.1,") for r in rows],
-     ("field 'score'", "non-negative")),
+    (
+        "more adopted than planned",
+        lambda rows: rows + [row("theorem", "t1", "2", "1")],
+        ("line 7", "field 'adoption_status'", "more adopted attempts"),
+    ),
+    (
+        "solver score_type",
+        lambda rows: [r.replace("fixed_reference_relative", "original_task_score") for r in rows],
+        ("field 'score_type'", "fixed_reference_relative"),
+    ),
+    (
+        "theorem with fixed_reference_relative",
+        lambda rows: [
+            r.replace(
+                "m,theorem,t1,1,1,selected,valid,original_task_score",
+                "m,theorem,t1,1,1,selected,valid,fixed_reference_relative",
+            )
+            for r in rows
+        ],
+        ("line 2", "field 'score_type'"),
+    ),
+    (
+        "solver protocol differs",
+        lambda rows: [r.replace(",offline,", ",online,") for r in rows],
+        ("field 'solver_protocol'", "differs from the cohort's 'offline'"),
+    ),
+    (
+        "solver protocol missing",
+        lambda rows: [r.replace(",offline,", ",,") for r in rows],
+        ("field 'solver_protocol'",),
+    ),
+    (
+        "solver reference differs",
+        lambda rows: [r.replace(",offline,,", ",offline,k4,") for r in rows],
+        ("field 'reference_id'", "'k4'"),
+    ),
+    (
+        "solver score above 1",
+        lambda rows: [r.replace(",s1,1,0.5,", ",s1,1,1.5,") for r in rows],
+        ("field 'score'", "[0, 1]"),
+    ),
+    (
+        "theorem partial credit",
+        lambda rows: [r.replace("m,theorem,t1,1,1,", "m,theorem,t1,1,0.5,") for r in rows],
+        ("line 2", "field 'score'", "1 (complete proof accepted) or 0"),
+    ),
+    (
+        "conjecture partial credit",
+        lambda rows: [r.replace(",o1,1,0,", ",o1,1,0.3,") for r in rows],
+        ("field 'score'",),
+    ),
+    (
+        "negative construction",
+        lambda rows: [r.replace(",c1,1,1.5,", ",c1,1,-0.1,") for r in rows],
+        ("field 'score'", "non-negative"),
+    ),
     ("item not in the suite", lambda rows: rows + [row("theorem", "t9", "1", "1")], ("field 'item'", "'t9'")),
     ("item in another track", lambda rows: rows + [row("conjecture", "t1", "1", "1")], ("field 'item'",)),
-    ("model not in the cohort", lambda rows: rows + [row("theorem", "t1", "1", "1", model="zz")], ("field 'model'",)),
+    (
+        "model not in the cohort",
+        lambda rows: rows + [row("theorem", "t1", "1", "1", model="zz")],
+        ("field 'model'",),
+    ),
     ("unknown track", lambda rows: rows + [row("proof", "t1", "1", "1")], ("field 'track'",)),
-    ("unknown adoption status", lambda rows: rows + [row("theorem", "t1", "2", "1", adoption="maybe")],
-     ("field 'adoption_status'",)),
-    ("non-finite score", lambda rows: [r.replace(",c1,1,1.5,", ",c1,1,nan,") for r in rows], ("field 'score'", "finite")),
+    (
+        "unknown adoption status",
+        lambda rows: rows + [row("theorem", "t1", "2", "1", adoption="maybe")],
+        ("field 'adoption_status'",),
+    ),
+    (
+        "non-finite score",
+        lambda rows: [r.replace(",c1,1,1.5,", ",c1,1,nan,") for r in rows],
+        ("field 'score'", "finite"),
+    ),
     ("text score", lambda rows: [r.replace(",c1,1,1.5,", ",c1,1,high,") for r in rows], ("field 'score'",)),
-    ("valid without score", lambda rows: [r.replace(",c1,1,1.5,", ",c1,1,,") for r in rows], ("field 'score'",)),
+    (
+        "valid without score",
+        lambda rows: [r.replace(",c1,1,1.5,", ",c1,1,,") for r in rows],
+        ("field 'score'",),
+    ),
     ("ragged row", lambda rows: rows + ["m,theorem,t1"], ("line 7", "fields")),
 ]
 
@@ -227,8 +341,11 @@ def test_unknown_header_column_and_cohort_problems(tmp_path):
     suite, att, cohort = setup(tmp_path, full_rows())
     att.write_text(att.read_text().replace("reason", "comment"))
     out = tmp_path / "o.json"
-    assert_one_line_error(run("score", "--suite", suite, "--attempts", att, "--cohort", cohort, "--output", out),
-                          "line 1", "field 'comment'")
+    assert_one_line_error(
+        run("score", "--suite", suite, "--attempts", att, "--cohort", cohort, "--output", out),
+        "line 1",
+        "field 'comment'",
+    )
     result, out = score(tmp_path, full_rows(), cohort_extra={"suite": "lite"})
     assert_one_line_error(result, "cohort.json", "field 'suite'")
     result, out = score(tmp_path, full_rows(), models={"m": {"attempts_per_task": 0}})
@@ -242,11 +359,17 @@ def test_suite_manifest_rules(tmp_path):
     suite, att, cohort = setup(tmp_path, full_rows())
     out = tmp_path / "o.json"
     write_json(suite, {"suite": "mini", "tracks": {**SUITE["tracks"], "conjecture": ["t1"]}})
-    assert_one_line_error(run("score", "--suite", suite, "--attempts", att, "--cohort", cohort, "--output", out),
-                          "suite.json", "tracks.conjecture[0]", "already appears")
+    assert_one_line_error(
+        run("score", "--suite", suite, "--attempts", att, "--cohort", cohort, "--output", out),
+        "suite.json",
+        "tracks.conjecture[0]",
+        "already appears",
+    )
     write_json(suite, {"suite": "mini", "tracks": {**SUITE["tracks"], "conjecture": []}})
-    assert_one_line_error(run("score", "--suite", suite, "--attempts", att, "--cohort", cohort, "--output", out),
-                          "tracks.conjecture")
+    assert_one_line_error(
+        run("score", "--suite", suite, "--attempts", att, "--cohort", cohort, "--output", out),
+        "tracks.conjecture",
+    )
     assert not out.exists()
 
 
@@ -254,19 +377,40 @@ def test_named_suite_without_data_dir(tmp_path, monkeypatch):
     monkeypatch.delenv("TCSEXAM_DATA", raising=False)
     _, att, cohort = setup(tmp_path, full_rows())
     for name in ("lite", "full"):
-        result = run("score", "--suite", name, "--attempts", att, "--cohort", cohort, "--output", tmp_path / "o.json")
-        assert_one_line_error(result, f"official TCSExam {name!r} suite is not public", "--suite PATH", "tcsexam demo")
+        result = run(
+            "score", "--suite", name, "--attempts", att, "--cohort", cohort, "--output", tmp_path / "o.json"
+        )
+        assert_one_line_error(
+            result, f"official TCSExam {name!r} suite is not public", "--suite PATH", "tcsexam demo"
+        )
     data = tmp_path / "data"
     write_json(data / "suites" / "mini.json", SUITE)
-    result = run("score", "--suite", "mini", "--data-dir", data, "--attempts", att, "--cohort", cohort,
-                 "--output", tmp_path / "o.json")
+    result = run(
+        "score",
+        "--suite",
+        "mini",
+        "--data-dir",
+        data,
+        "--attempts",
+        att,
+        "--cohort",
+        cohort,
+        "--output",
+        tmp_path / "o.json",
+    )
     assert result.exit_code == 0, result.stderr
 
 
 def evidence_file(tmp_path, reference_id="k3", task="s1", relative_score=0.5):
-    return write_json(tmp_path / "ev" / "s1.json", {
-        "task": task, "relative_score": relative_score, "reference_id": reference_id, "instances": {},
-    })
+    return write_json(
+        tmp_path / "ev" / "s1.json",
+        {
+            "task": task,
+            "relative_score": relative_score,
+            "reference_id": reference_id,
+            "instances": {},
+        },
+    )
 
 
 def with_evidence(rows, evidence="ev/s1.json"):
@@ -283,7 +427,9 @@ def test_evidence_is_checked(tmp_path):
     assert_one_line_error(score(tmp_path, with_evidence(full_rows()))[0], "field 'evidence'", "'s2'")
     evidence_file(tmp_path, relative_score=0.6)
     assert_one_line_error(score(tmp_path, with_evidence(full_rows()))[0], "field 'score'", "relative_score")
-    assert_one_line_error(score(tmp_path, with_evidence(full_rows(), "ev/none.json"))[0], "none.json", "file not found")
+    assert_one_line_error(
+        score(tmp_path, with_evidence(full_rows(), "ev/none.json"))[0], "none.json", "file not found"
+    )
 
 
 def test_evidence_score_may_be_rounded_where_written(tmp_path):
@@ -313,9 +459,18 @@ def test_seed_literal_cohort_and_nine_column_attempts_table(tmp_path):
     }""")
     assert Cohort.model_validate(seed_cohort).models["my-model"].attempts_per_task == 1
     # the seed's own columns only (no reference_id/evidence/reason), and its example solver row
-    suite = write_json(tmp_path / "suite.json", {
-        "suite": "lite", "tracks": {"theorem": ["t"], "solver": ["maxcut-mqlib"], "construction": ["c"], "conjecture": ["o"]},
-    })
+    suite = write_json(
+        tmp_path / "suite.json",
+        {
+            "suite": "lite",
+            "tracks": {
+                "theorem": ["t"],
+                "solver": ["maxcut-mqlib"],
+                "construction": ["c"],
+                "conjecture": ["o"],
+            },
+        },
+    )
     cohort = write_json(tmp_path / "cohort.json", seed_cohort)
     att = tmp_path / "attempts.csv"
     att.write_text(

@@ -29,8 +29,11 @@ def test_parses_columns():
 
 def test_solve_records_accept_solved_or_a():
     cols = parse(
-        [{"instance": "a", "status": "ok", "solved": True}, {"instance": "b", "status": "ok", "A": 0},
-         {"instance": "c", "status": "crash"}],
+        [
+            {"instance": "a", "status": "ok", "solved": True},
+            {"instance": "b", "status": "ok", "A": 0},
+            {"instance": "c", "status": "crash"},
+        ],
         kind="solve",
     )
     assert cols.values[:2].tolist() == [1.0, 0.0]
@@ -46,10 +49,18 @@ BAD = [
     ([{"status": "ok", "A": 1}], 1, "field 'instance'"),
     ([{"instance": "", "status": "ok", "A": 1}], 1, "field 'instance'"),
     ([{"instance": " a", "status": "ok", "A": 1}], 1, "field 'instance'"),
-    ([{"instance": "a", "status": "infra_error"}], 1, "field 'status': status 'infra_error' is an infrastructure"),
+    (
+        [{"instance": "a", "status": "infra_error"}],
+        1,
+        "field 'status': status 'infra_error' is an infrastructure",
+    ),
     ([{"instance": "a", "status": "missing"}], 1, "field 'status'"),
     ([{"instance": "a", "status": "weird"}], 1, "unknown status 'weird'"),
-    ([{"instance": "a", "status": "ok", "A": 1}, {"instance": "a", "status": "ok", "A": 2}], 2, "duplicate instance name 'a'"),
+    (
+        [{"instance": "a", "status": "ok", "A": 1}, {"instance": "a", "status": "ok", "A": 2}],
+        2,
+        "duplicate instance name 'a'",
+    ),
     ([{"instance": "a", "status": "ok", "A": 1, "solved": True}], 1, "field 'solved'"),
 ]
 
@@ -119,10 +130,16 @@ def test_infra_statuses_allowed_when_freezing_reference_runs():
 # ---- the fast path accepts and rejects exactly what the reference implementation does ---------
 
 names = st.sampled_from(["a", "b", "c", "a:b", " a", "", "é", "x y"])
-statuses = st.sampled_from(["ok", "timeout", "invalid", "certificate_failed", "crash", "infra_error", "missing", "bad"])
+statuses = st.sampled_from(
+    ["ok", "timeout", "invalid", "certificate_failed", "crash", "infra_error", "missing", "bad"]
+)
 values = st.one_of(
-    st.none(), st.integers(-5, 5), st.floats(allow_nan=False, allow_infinity=False, width=32), st.booleans(),
-    st.just("1"), st.just([1]),
+    st.none(),
+    st.integers(-5, 5),
+    st.floats(allow_nan=False, allow_infinity=False, width=32),
+    st.booleans(),
+    st.just("1"),
+    st.just([1]),
 )
 record = st.dictionaries(
     st.sampled_from(["instance", "status", "A", "solved", "extra"]),

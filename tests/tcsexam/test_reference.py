@@ -35,30 +35,56 @@ def mutate(fn):
 
 
 BAD_REFERENCES = [
-    ("unlisted instance with one usable value",
-     lambda r: r["tasks"]["maxcut-mqlib"]["instances"].update({"g3": [1, None, None]}),
-     "field 'tasks.maxcut-mqlib.instances.g3'"),
-    ("listed instance with two usable values",
-     lambda r: r["unscored_reference_instances"]["maxcut-mqlib"].append("g2"),
-     "field 'unscored_reference_instances.maxcut-mqlib'"),
-    ("listed under an unknown task",
-     lambda r: r["unscored_reference_instances"].update({"tsp": ["x"]}),
-     "field 'unscored_reference_instances.tsp'"),
-    ("listed twice", lambda r: r["unscored_reference_instances"]["maxcut-mqlib"].append("g9"), "listed twice"),
+    (
+        "unlisted instance with one usable value",
+        lambda r: r["tasks"]["maxcut-mqlib"]["instances"].update({"g3": [1, None, None]}),
+        "field 'tasks.maxcut-mqlib.instances.g3'",
+    ),
+    (
+        "listed instance with two usable values",
+        lambda r: r["unscored_reference_instances"]["maxcut-mqlib"].append("g2"),
+        "field 'unscored_reference_instances.maxcut-mqlib'",
+    ),
+    (
+        "listed under an unknown task",
+        lambda r: r["unscored_reference_instances"].update({"tsp": ["x"]}),
+        "field 'unscored_reference_instances.tsp'",
+    ),
+    (
+        "listed twice",
+        lambda r: r["unscored_reference_instances"]["maxcut-mqlib"].append("g9"),
+        "listed twice",
+    ),
     ("missing relative floor", lambda r: r["scale_floors"].pop("relative"), "field 'scale_floors.relative'"),
     ("missing absolute floor", lambda r: r["scale_floors"].pop("absolute"), "field 'scale_floors.absolute'"),
-    ("zero absolute floor", lambda r: r["scale_floors"].update({"absolute": 0}), "field 'scale_floors.absolute'"),
-    ("negative relative floor", lambda r: r["scale_floors"].update({"relative": -0.1}), "field 'scale_floors.relative'"),
-    ("bad kind", lambda r: r["tasks"]["maxcut-mqlib"].update({"kind": "score"}), "field 'tasks.maxcut-mqlib.kind'"),
+    (
+        "zero absolute floor",
+        lambda r: r["scale_floors"].update({"absolute": 0}),
+        "field 'scale_floors.absolute'",
+    ),
+    (
+        "negative relative floor",
+        lambda r: r["scale_floors"].update({"relative": -0.1}),
+        "field 'scale_floors.relative'",
+    ),
+    (
+        "bad kind",
+        lambda r: r["tasks"]["maxcut-mqlib"].update({"kind": "score"}),
+        "field 'tasks.maxcut-mqlib.kind'",
+    ),
     ("bad direction", lambda r: r["tasks"]["maxcut-mqlib"].update({"direction": "up"}), "direction"),
     ("string value", lambda r: r["tasks"]["maxcut-mqlib"]["instances"]["g1"].__setitem__(0, "10"), "g1"),
     ("boolean value", lambda r: r["tasks"]["maxcut-mqlib"]["instances"]["g1"].__setitem__(0, True), "g1"),
     ("extra key", lambda r: r.update({"notes": "x"}), "field 'notes'"),
     ("no reference id", lambda r: r.pop("reference_id"), "field 'reference_id'"),
     ("no tasks", lambda r: r.update({"tasks": {}}), "field 'tasks'"),
-    ("solve value 2",
-     lambda r: r["tasks"]["maxcut-mqlib"].update({"kind": "solve", "instances": {"g1": [1, 2], "g2": [0, 1]}}),
-     "solve task's reference values"),
+    (
+        "solve value 2",
+        lambda r: r["tasks"]["maxcut-mqlib"].update(
+            {"kind": "solve", "instances": {"g1": [1, 2], "g2": [0, 1]}}
+        ),
+        "solve task's reference values",
+    ),
 ]
 
 
@@ -97,22 +123,47 @@ def test_show_prints_counts_and_sha256(tmp_path):
 
 
 def runs_for(tmp_path):
-    r1 = write_json(tmp_path / "run1.json", [
-        {"instance": "g1", "status": "ok", "A": 10}, {"instance": "g2", "status": "ok", "A": 5.5},
-        {"instance": "g9", "status": "timeout"},
-    ])
-    r2 = write_json(tmp_path / "run2.json", [
-        {"instance": "g1", "status": "ok", "A": 12}, {"instance": "g2", "status": "infra_error"},
-        {"instance": "g9", "status": "ok", "A": 3},
-    ])
-    r3 = write_json(tmp_path / "run3.json", [{"instance": "g1", "status": "ok", "A": 14}, {"instance": "g2", "status": "ok", "A": 6}])
+    r1 = write_json(
+        tmp_path / "run1.json",
+        [
+            {"instance": "g1", "status": "ok", "A": 10},
+            {"instance": "g2", "status": "ok", "A": 5.5},
+            {"instance": "g9", "status": "timeout"},
+        ],
+    )
+    r2 = write_json(
+        tmp_path / "run2.json",
+        [
+            {"instance": "g1", "status": "ok", "A": 12},
+            {"instance": "g2", "status": "infra_error"},
+            {"instance": "g9", "status": "ok", "A": 3},
+        ],
+    )
+    r3 = write_json(
+        tmp_path / "run3.json",
+        [{"instance": "g1", "status": "ok", "A": 14}, {"instance": "g2", "status": "ok", "A": 6}],
+    )
     return [r1, r2, r3]
 
 
 def build(tmp_path, out, *extra, runs=None, rid="k3-test"):
     return run(
-        "reference", "build", "--id", rid, "--suite", "lite", "--task", "maxcut-mqlib", "--kind", "objective",
-        "--direction", "maximize", "--output", out, *extra, *(runs or runs_for(tmp_path)),
+        "reference",
+        "build",
+        "--id",
+        rid,
+        "--suite",
+        "lite",
+        "--task",
+        "maxcut-mqlib",
+        "--kind",
+        "objective",
+        "--direction",
+        "maximize",
+        "--output",
+        out,
+        *extra,
+        *(runs or runs_for(tmp_path)),
     )
 
 
@@ -138,8 +189,23 @@ def test_build_solve_task_counts_completed_failures_as_not_solved(tmp_path):
         write_json(tmp_path / "s3.json", [{"instance": "p", "status": "infra_error"}]),
     ]
     out = tmp_path / "ref.json"
-    result = run("reference", "build", "--id", "s", "--suite", "lite", "--task", "sat", "--kind", "solve",
-                 "--direction", "maximize", "--output", out, *runs)
+    result = run(
+        "reference",
+        "build",
+        "--id",
+        "s",
+        "--suite",
+        "lite",
+        "--task",
+        "sat",
+        "--kind",
+        "solve",
+        "--direction",
+        "maximize",
+        "--output",
+        out,
+        *runs,
+    )
     assert result.exit_code == 0, result.stderr
     assert json.loads(out.read_text())["tasks"]["sat"]["instances"] == {"p": [1.0, 0.0, None]}
 
@@ -152,7 +218,9 @@ def test_rebuilding_same_content_is_a_no_op_and_changed_content_under_same_id_is
     assert again.exit_code == 0 and "unchanged" in again.output
     assert out.read_bytes() == before
     changed = runs_for(tmp_path)
-    write_json(changed[2], [{"instance": "g1", "status": "ok", "A": 15}, {"instance": "g2", "status": "ok", "A": 6}])
+    write_json(
+        changed[2], [{"instance": "g1", "status": "ok", "A": 15}, {"instance": "g2", "status": "ok", "A": 6}]
+    )
     assert_one_line_error(build(tmp_path, out, runs=changed), "different content", "new --id")
     assert out.read_bytes() == before
     # a new id may replace it
@@ -172,19 +240,28 @@ def test_build_refuses_bad_runs_and_writes_nothing(tmp_path):
 def test_merge_and_conflicts(tmp_path):
     a = tmp_path / "a.json"
     assert build(tmp_path, a).exit_code == 0
-    b = write_json(tmp_path / "b.json", {
-        "reference_id": "other", "suite": "lite", "scale_floors": {"relative": 0.02, "absolute": 1e-9},
-        "tasks": {"tsp": {"kind": "objective", "direction": "minimize", "instances": {"t1": [1, 2]}}},
-    })
+    b = write_json(
+        tmp_path / "b.json",
+        {
+            "reference_id": "other",
+            "suite": "lite",
+            "scale_floors": {"relative": 0.02, "absolute": 1e-9},
+            "tasks": {"tsp": {"kind": "objective", "direction": "minimize", "instances": {"t1": [1, 2]}}},
+        },
+    )
     out = tmp_path / "merged.json"
     result = run("reference", "merge", "--id", "k3-all", "--output", out, a, b)
     assert result.exit_code == 0, result.stderr
     loaded = load_reference(out)
     assert sorted(loaded.tasks) == ["maxcut-mqlib", "tsp"]
     assert loaded.reference.unscored_reference_instances == {"maxcut-mqlib": ["g9"]}
-    assert_one_line_error(run("reference", "merge", "--id", "x", "--output", tmp_path / "x.json", a, a), "two parts")
+    assert_one_line_error(
+        run("reference", "merge", "--id", "x", "--output", tmp_path / "x.json", a, a), "two parts"
+    )
     c = write_json(tmp_path / "c.json", {**json.loads(b.read_text()), "suite": "full"})
-    assert_one_line_error(run("reference", "merge", "--id", "x", "--output", tmp_path / "x.json", a, c), "suite")
+    assert_one_line_error(
+        run("reference", "merge", "--id", "x", "--output", tmp_path / "x.json", a, c), "suite"
+    )
     assert not (tmp_path / "x.json").exists()
 
 
@@ -192,22 +269,37 @@ def test_merge_and_conflicts(tmp_path):
 
 
 ref_values = st.lists(
-    st.one_of(st.none(), st.integers(-3, 3), st.floats(allow_nan=False, allow_infinity=False, width=32),
-              st.booleans(), st.just("1")),
+    st.one_of(
+        st.none(),
+        st.integers(-3, 3),
+        st.floats(allow_nan=False, allow_infinity=False, width=32),
+        st.booleans(),
+        st.just("1"),
+    ),
     max_size=4,
 )
 ref_names = st.sampled_from(["g1", "g2", "a:b", " g", "", "g\u00e9"])
 ref_task = st.fixed_dictionaries(
-    {"kind": st.sampled_from(["objective", "solve", "other"]), "direction": st.sampled_from(["maximize", "minimize"]),
-     "instances": st.one_of(st.dictionaries(ref_names, ref_values, max_size=4), st.just([1]))},
+    {
+        "kind": st.sampled_from(["objective", "solve", "other"]),
+        "direction": st.sampled_from(["maximize", "minimize"]),
+        "instances": st.one_of(st.dictionaries(ref_names, ref_values, max_size=4), st.just([1])),
+    },
     optional={"extra": st.just(1)},
 )
 reference_doc = st.fixed_dictionaries(
-    {"reference_id": st.sampled_from(["k3", "", "a:b"]), "suite": st.just("lite"),
-     "scale_floors": st.fixed_dictionaries({"relative": st.sampled_from([0.02, -1]), "absolute": st.sampled_from([1e-9, 0])}),
-     "tasks": st.dictionaries(st.sampled_from(["t1", "t:2"]), ref_task, max_size=2)},
-    optional={"unscored_reference_instances": st.dictionaries(st.just("t1"), st.lists(ref_names, max_size=2)),
-              "provenance": st.just({"created_at": "2026-01-01T00:00:00Z"})},
+    {
+        "reference_id": st.sampled_from(["k3", "", "a:b"]),
+        "suite": st.just("lite"),
+        "scale_floors": st.fixed_dictionaries(
+            {"relative": st.sampled_from([0.02, -1]), "absolute": st.sampled_from([1e-9, 0])}
+        ),
+        "tasks": st.dictionaries(st.sampled_from(["t1", "t:2"]), ref_task, max_size=2),
+    },
+    optional={
+        "unscored_reference_instances": st.dictionaries(st.just("t1"), st.lists(ref_names, max_size=2)),
+        "provenance": st.just({"created_at": "2026-01-01T00:00:00Z"}),
+    },
 )
 
 

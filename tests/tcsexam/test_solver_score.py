@@ -18,7 +18,9 @@ def seed_files(tmp_path, records=None, reference=None):
     ref = write_json(tmp_path / "ref.json", reference or ISSUE_REFERENCE)
     rec = write_json(
         tmp_path / "records.json",
-        records if records is not None else [{"instance": "g1", "status": "ok", "A": 12}, {"instance": "g2", "status": "timeout"}],
+        records
+        if records is not None
+        else [{"instance": "g1", "status": "ok", "A": 12}, {"instance": "g2", "status": "timeout"}],
     )
     return ref, rec
 
@@ -35,7 +37,14 @@ def test_seed_example_half_then_quarter(tmp_path):
     data = json.loads(out.read_text())
     SolverScoreOutput.model_validate(data)
     assert data["relative_score"] == 0.25
-    assert data["instances"]["g1"] == {"score": 0.5, "A": 12.0, "mu": 12.0, "scale": 2.0, "z": 0.0, "status": "ok"}
+    assert data["instances"]["g1"] == {
+        "score": 0.5,
+        "A": 12.0,
+        "mu": 12.0,
+        "scale": 2.0,
+        "z": 0.0,
+        "status": "ok",
+    }
     assert data["instances"]["g2"]["score"] == 0.0 and data["instances"]["g2"]["z"] is None
     assert data["reference_id"] == "paper-k3-fixed-260925"
     assert len(data["reference_sha256"]) == 64
@@ -44,10 +53,15 @@ def test_seed_example_half_then_quarter(tmp_path):
 
 
 def test_unscored_records_are_reported_and_excluded(tmp_path):
-    ref, rec = seed_files(tmp_path, records=[
-        {"instance": "g9", "status": "ok", "A": 999}, {"instance": "g1", "status": "ok", "A": 12},
-        {"instance": "new", "status": "crash"}, {"instance": "g2", "status": "ok", "A": 5.75},
-    ])
+    ref, rec = seed_files(
+        tmp_path,
+        records=[
+            {"instance": "g9", "status": "ok", "A": 999},
+            {"instance": "g1", "status": "ok", "A": 12},
+            {"instance": "new", "status": "crash"},
+            {"instance": "g2", "status": "ok", "A": 5.75},
+        ],
+    )
     result, out = score(tmp_path, ref, rec)
     assert result.exit_code == 0, result.stderr
     data = json.loads(out.read_text())
@@ -58,9 +72,13 @@ def test_unscored_records_are_reported_and_excluded(tmp_path):
 
 @pytest.mark.parametrize("status", ["timeout", "invalid", "certificate_failed", "crash"])
 def test_completed_failures_score_zero(tmp_path, status):
-    ref, rec = seed_files(tmp_path, records=[
-        {"instance": "g1", "status": status, "A": 100}, {"instance": "g2", "status": "ok", "A": 5.75}
-    ])
+    ref, rec = seed_files(
+        tmp_path,
+        records=[
+            {"instance": "g1", "status": status, "A": 100},
+            {"instance": "g2", "status": "ok", "A": 5.75},
+        ],
+    )
     result, out = score(tmp_path, ref, rec)
     assert result.exit_code == 0, result.stderr
     data = json.loads(out.read_text())
@@ -71,9 +89,11 @@ def test_completed_failures_score_zero(tmp_path, status):
 def test_minimize_direction(tmp_path):
     reference = copy.deepcopy(ISSUE_REFERENCE)
     reference["tasks"]["maxcut-mqlib"]["direction"] = "minimize"
-    ref, rec = seed_files(tmp_path, reference=reference, records=[
-        {"instance": "g1", "status": "ok", "A": 10}, {"instance": "g2", "status": "ok", "A": 5.75}
-    ])
+    ref, rec = seed_files(
+        tmp_path,
+        reference=reference,
+        records=[{"instance": "g1", "status": "ok", "A": 10}, {"instance": "g2", "status": "ok", "A": 5.75}],
+    )
     result, out = score(tmp_path, ref, rec)
     data = json.loads(out.read_text())
     assert data["instances"]["g1"]["z"] == 1.0
@@ -82,12 +102,21 @@ def test_minimize_direction(tmp_path):
 
 def test_solve_task(tmp_path):
     reference = {
-        "reference_id": "r", "suite": "lite", "scale_floors": {"relative": 0.02, "absolute": 1e-9},
-        "tasks": {"sat": {"kind": "solve", "direction": "maximize", "instances": {"p1": [1, 0, 1], "p2": [1, 1, 1]}}},
+        "reference_id": "r",
+        "suite": "lite",
+        "scale_floors": {"relative": 0.02, "absolute": 1e-9},
+        "tasks": {
+            "sat": {"kind": "solve", "direction": "maximize", "instances": {"p1": [1, 0, 1], "p2": [1, 1, 1]}}
+        },
     }
-    ref, rec = seed_files(tmp_path, reference=reference, records=[
-        {"instance": "p1", "status": "ok", "solved": True}, {"instance": "p2", "status": "ok", "A": 1},
-    ])
+    ref, rec = seed_files(
+        tmp_path,
+        reference=reference,
+        records=[
+            {"instance": "p1", "status": "ok", "solved": True},
+            {"instance": "p2", "status": "ok", "A": 1},
+        ],
+    )
     result, out = score(tmp_path, ref, rec, task="sat")
     data = json.loads(out.read_text())
     assert data["instances"]["p2"]["score"] == 0.5  # equal to mu = 1 (absolute floor scale)
@@ -95,20 +124,50 @@ def test_solve_task(tmp_path):
 
 
 BAD_RECORDS = [
-    ("missing scorable instance", [{"instance": "g1", "status": "ok", "A": 12}], ("instance", "'g2'", "have no record")),
-    ("duplicate instance", [{"instance": "g1", "status": "ok", "A": 12}, {"instance": "g1", "status": "ok", "A": 11},
-                            {"instance": "g2", "status": "timeout"}], ("record 2", "duplicate instance name 'g1'")),
-    ("infra_error", [{"instance": "g1", "status": "infra_error"}, {"instance": "g2", "status": "timeout"}],
-     ("record 1", "field 'status'", "infra_error")),
-    ("missing status", [{"instance": "g1", "status": "missing"}, {"instance": "g2", "status": "timeout"}],
-     ("record 1", "field 'status'", "'missing'")),
-    ("unknown status", [{"instance": "g1", "status": "ok", "A": 12}, {"instance": "g2", "status": "oom"}],
-     ("record 2", "unknown status 'oom'")),
-    ("ok without A", [{"instance": "g1", "status": "ok"}, {"instance": "g2", "status": "timeout"}], ("record 1", "field 'A'")),
-    ("A as a string", [{"instance": "g1", "status": "ok", "A": "12"}, {"instance": "g2", "status": "timeout"}],
-     ("record 1", "field 'A'")),
-    ("solved on an objective task", [{"instance": "g1", "status": "ok", "solved": True}, {"instance": "g2", "status": "timeout"}],
-     ("record 1", "field 'solved'")),
+    (
+        "missing scorable instance",
+        [{"instance": "g1", "status": "ok", "A": 12}],
+        ("instance", "'g2'", "have no record"),
+    ),
+    (
+        "duplicate instance",
+        [
+            {"instance": "g1", "status": "ok", "A": 12},
+            {"instance": "g1", "status": "ok", "A": 11},
+            {"instance": "g2", "status": "timeout"},
+        ],
+        ("record 2", "duplicate instance name 'g1'"),
+    ),
+    (
+        "infra_error",
+        [{"instance": "g1", "status": "infra_error"}, {"instance": "g2", "status": "timeout"}],
+        ("record 1", "field 'status'", "infra_error"),
+    ),
+    (
+        "missing status",
+        [{"instance": "g1", "status": "missing"}, {"instance": "g2", "status": "timeout"}],
+        ("record 1", "field 'status'", "'missing'"),
+    ),
+    (
+        "unknown status",
+        [{"instance": "g1", "status": "ok", "A": 12}, {"instance": "g2", "status": "oom"}],
+        ("record 2", "unknown status 'oom'"),
+    ),
+    (
+        "ok without A",
+        [{"instance": "g1", "status": "ok"}, {"instance": "g2", "status": "timeout"}],
+        ("record 1", "field 'A'"),
+    ),
+    (
+        "A as a string",
+        [{"instance": "g1", "status": "ok", "A": "12"}, {"instance": "g2", "status": "timeout"}],
+        ("record 1", "field 'A'"),
+    ),
+    (
+        "solved on an objective task",
+        [{"instance": "g1", "status": "ok", "solved": True}, {"instance": "g2", "status": "timeout"}],
+        ("record 1", "field 'solved'"),
+    ),
     ("not a list", {"g1": 12}, ("expected a JSON list",)),
 ]
 
@@ -143,7 +202,9 @@ def test_named_reference_without_data_dir_says_so_in_one_line(tmp_path, monkeypa
     _, rec = seed_files(tmp_path)
     for name in ("lite", "full"):
         result, out = score(tmp_path, name, rec)
-        assert_one_line_error(result, f"official TCSExam {name!r} reference is not public", "--reference PATH", "tcsexam demo")
+        assert_one_line_error(
+            result, f"official TCSExam {name!r} reference is not public", "--reference PATH", "tcsexam demo"
+        )
         assert not out.exists()
 
 
@@ -152,23 +213,46 @@ def test_named_reference_resolves_from_the_data_dir(tmp_path, monkeypatch):
     write_json(data / "references" / "lite.json", ISSUE_REFERENCE)
     _, rec = seed_files(tmp_path)
     out = tmp_path / "o.json"
-    result = run("solver-score", "--task", "maxcut-mqlib", "--records", rec, "--reference", "lite",
-                 "--data-dir", data, "--output", out)
+    result = run(
+        "solver-score",
+        "--task",
+        "maxcut-mqlib",
+        "--records",
+        rec,
+        "--reference",
+        "lite",
+        "--data-dir",
+        data,
+        "--output",
+        out,
+    )
     assert result.exit_code == 0, result.stderr
     assert json.loads(out.read_text())["relative_score"] == 0.25
     monkeypatch.setenv("TCSEXAM_DATA", str(data))
     out.unlink()
-    result = run("solver-score", "--task", "maxcut-mqlib", "--records", rec, "--reference", "lite", "--output", out)
+    result = run(
+        "solver-score", "--task", "maxcut-mqlib", "--records", rec, "--reference", "lite", "--output", out
+    )
     assert result.exit_code == 0, result.stderr
-    result = run("solver-score", "--task", "maxcut-mqlib", "--records", rec, "--reference", "full", "--output", out)
+    result = run(
+        "solver-score", "--task", "maxcut-mqlib", "--records", rec, "--reference", "full", "--output", out
+    )
     assert_one_line_error(result, "references/full.json does not exist")
 
 
 def test_output_is_byte_identical_and_matches_the_committed_example(tmp_path, pinned_time, monkeypatch):
     monkeypatch.chdir(EXAMPLE.parents[2])
     out1, out2 = tmp_path / "a.json", tmp_path / "b.json"
-    args = ["solver-score", "--task", "maxcut-mqlib", "--records", "examples/tcsexam/seed-example/records.json",
-            "--reference", "examples/tcsexam/seed-example/reference.json", "--output"]
+    args = [
+        "solver-score",
+        "--task",
+        "maxcut-mqlib",
+        "--records",
+        "examples/tcsexam/seed-example/records.json",
+        "--reference",
+        "examples/tcsexam/seed-example/reference.json",
+        "--output",
+    ]
     assert run(*args, out1).exit_code == 0
     assert run(*args, out2).exit_code == 0
     assert out1.read_bytes() == out2.read_bytes()

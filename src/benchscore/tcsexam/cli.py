@@ -111,9 +111,15 @@ def merge_reference_files(*, reference_id: str, parts: list[Path], output: Path)
     for part in loaded:
         ref = part.reference
         if ref.suite != first.suite:
-            raise BadInput(f"suite {ref.suite!r} differs from {first.suite!r} ({parts[0]})", source=part.path, field="suite")
+            raise BadInput(
+                f"suite {ref.suite!r} differs from {first.suite!r} ({parts[0]})",
+                source=part.path,
+                field="suite",
+            )
         if ref.scale_floors != first.scale_floors:
-            raise BadInput(f"scale floors differ from those of {parts[0]}", source=part.path, field="scale_floors")
+            raise BadInput(
+                f"scale floors differ from those of {parts[0]}", source=part.path, field="scale_floors"
+            )
         for name, task in ref.tasks.items():
             if name in tasks:
                 raise BadInput("task appears in two parts", source=part.path, field=f"tasks.{name}")
@@ -162,7 +168,12 @@ def score_file(*, suite: Path, attempts: Path, cohort: Path, output: Path) -> di
 
 
 @reference_group.command("build")
-@click.option("--id", "reference_id", required=True, help="Reference id, e.g. paper-k3-fixed-260925 (a new id per change).")
+@click.option(
+    "--id",
+    "reference_id",
+    required=True,
+    help="Reference id, e.g. paper-k3-fixed-260925 (a new id per change).",
+)
 @click.option("--suite", required=True, help="Suite the reference belongs to (lite, full, demo-lite, ...).")
 @click.option("--task", required=True, help="Task id.")
 @click.option("--kind", type=click.Choice(["objective", "solve"]), required=True)
@@ -185,8 +196,15 @@ def reference_build(
     """Freeze several runs' instance records (RUN1.json RUN2.json ...) into a one-task reference."""
     console.print(
         build_reference_file(
-            reference_id=reference_id, suite=suite, task=task, kind=kind, direction=direction,
-            runs=list(runs), output=output, relative_floor=relative_floor, absolute_floor=absolute_floor,
+            reference_id=reference_id,
+            suite=suite,
+            task=task,
+            kind=kind,
+            direction=direction,
+            runs=list(runs),
+            output=output,
+            relative_floor=relative_floor,
+            absolute_floor=absolute_floor,
         )
     )
 
@@ -208,7 +226,14 @@ def reference_show(reference: str, data_dir: Path | None) -> None:
     loaded = load_reference(resolve(reference, "reference", data_dir))
     ref = loaded.reference
     rows = [
-        (name, t.kind, t.direction, len(t.instances), int(t.scored.sum()), len(t.instances) - int(t.scored.sum()))
+        (
+            name,
+            t.kind,
+            t.direction,
+            len(t.instances),
+            int(t.scored.sum()),
+            len(t.instances) - int(t.scored.sum()),
+        )
         for name, t in loaded.tasks.items()
     ]
     console.print(
@@ -230,8 +255,18 @@ def reference_show(reference: str, data_dir: Path | None) -> None:
 
 @group.command("solver-score")
 @click.option("--task", required=True, help="Task id in the reference.")
-@click.option("--records", type=click.Path(dir_okay=False, path_type=Path), required=True, help="Final instance records (JSON list).")
-@click.option("--reference", "reference", required=True, help="lite, full (from the data folder) or PATH to a reference file.")
+@click.option(
+    "--records",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="Final instance records (JSON list).",
+)
+@click.option(
+    "--reference",
+    "reference",
+    required=True,
+    help="lite, full (from the data folder) or PATH to a reference file.",
+)
 @click.option("--output", type=click.Path(dir_okay=False, path_type=Path), required=True)
 @data_dir_option
 def solver_score_cmd(task: str, records: Path, reference: str, output: Path, data_dir: Path | None) -> None:
@@ -263,7 +298,9 @@ def _index_table(out: dict) -> Table:
 
 @group.command("score")
 @click.option("--suite", required=True, help="lite, full (from the data folder) or PATH to a suite manifest.")
-@click.option("--attempts", type=click.Path(dir_okay=False, path_type=Path), required=True, help="attempts.csv")
+@click.option(
+    "--attempts", type=click.Path(dir_okay=False, path_type=Path), required=True, help="attempts.csv"
+)
 @click.option("--cohort", type=click.Path(dir_okay=False, path_type=Path), required=True, help="cohort.json")
 @click.option("--output", type=click.Path(dir_okay=False, path_type=Path), required=True)
 @data_dir_option
@@ -284,8 +321,18 @@ def _print_index(out: dict) -> None:
 # ---- demo -----------------------------------------------------------------------------------
 
 ATTEMPT_FIELDS = [
-    "model", "track", "item", "attempt", "score", "adoption_status", "score_status", "score_type",
-    "solver_protocol", "reference_id", "evidence", "reason",
+    "model",
+    "track",
+    "item",
+    "attempt",
+    "score",
+    "adoption_status",
+    "score_status",
+    "score_type",
+    "solver_protocol",
+    "reference_id",
+    "evidence",
+    "reason",
 ]
 
 
@@ -303,8 +350,13 @@ def run_demo(out_dir: Path, data: Path = DEMO_DATA, *, quiet: bool = False) -> d
         part = out_dir / "reference-parts" / f"{task['task']}.json"
         say(
             build_reference_file(
-                reference_id=f"{spec['reference_id']}-{task['task']}", suite=spec["suite"], task=task["task"],
-                kind=task["kind"], direction=task["direction"], runs=[data / r for r in task["runs"]], output=part,
+                reference_id=f"{spec['reference_id']}-{task['task']}",
+                suite=spec["suite"],
+                task=task["task"],
+                kind=task["kind"],
+                direction=task["direction"],
+                runs=[data / r for r in task["runs"]],
+                output=part,
             )
         )
         parts.append(part)
@@ -318,22 +370,35 @@ def run_demo(out_dir: Path, data: Path = DEMO_DATA, *, quiet: bool = False) -> d
         writer.writerow({k: row.get(k) or "" for k in ATTEMPT_FIELDS})
     for rec in spec["solver_records"]:
         evidence = f"solver-scores/{rec['model']}/{rec['task']}/attempt-{rec['attempt']}.json"
-        out = solver_score_file(task=rec["task"], records=data / rec["records"], reference=reference, output=out_dir / evidence)
-        say(f"solver-score {rec['model']} {rec['task']} attempt {rec['attempt']}: relative_score {fmt(out['relative_score'], 6)}")
+        out = solver_score_file(
+            task=rec["task"], records=data / rec["records"], reference=reference, output=out_dir / evidence
+        )
+        say(
+            f"solver-score {rec['model']} {rec['task']} attempt {rec['attempt']}: relative_score {fmt(out['relative_score'], 6)}"
+        )
         writer.writerow(
             {
-                "model": rec["model"], "track": "solver", "item": rec["task"], "attempt": rec["attempt"],
-                "score": repr(out["relative_score"]), "adoption_status": rec["adoption_status"],
-                "score_status": "valid", "score_type": "fixed_reference_relative",
-                "solver_protocol": cohort.solver_protocol, "reference_id": out["reference_id"],
-                "evidence": evidence, "reason": rec.get("reason", ""),
+                "model": rec["model"],
+                "track": "solver",
+                "item": rec["task"],
+                "attempt": rec["attempt"],
+                "score": repr(out["relative_score"]),
+                "adoption_status": rec["adoption_status"],
+                "score_status": "valid",
+                "score_type": "fixed_reference_relative",
+                "solver_protocol": cohort.solver_protocol,
+                "reference_id": out["reference_id"],
+                "evidence": evidence,
+                "reason": rec.get("reason", ""),
             }
         )
     attempts = out_dir / "attempts.csv"
     atomic_write_bytes(attempts, buf.getvalue().encode("utf-8"))
     atomic_write_bytes(out_dir / "cohort.json", read_bytes(data / "cohort.json"))
     out = score_file(
-        suite=data / "suites" / f"{spec['suite']}.json", attempts=attempts, cohort=out_dir / "cohort.json",
+        suite=data / "suites" / f"{spec['suite']}.json",
+        attempts=attempts,
+        cohort=out_dir / "cohort.json",
         output=out_dir / "index.json",
     )
     if not quiet:
@@ -352,7 +417,12 @@ def demo(out_dir: Path) -> None:
 
 
 @group.command("demo")
-@click.option("--output-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("tcsexam-demo"), show_default=True)
+@click.option(
+    "--output-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("tcsexam-demo"),
+    show_default=True,
+)
 def demo_cmd(output_dir: Path) -> None:
     """Run reference build -> solver-score -> score on the bundled SYNTHETIC demo suite demo-lite."""
     demo(output_dir)

@@ -101,7 +101,9 @@ def _check_evidence(att: Attempt, attempts_path: Path, cohort: Cohort) -> str:
             record=record,
             field="evidence",
         )
-    if row.score is not None and abs(row.score - data["relative_score"]) > _rounding_tolerance(att.score_text):
+    if row.score is not None and abs(row.score - data["relative_score"]) > _rounding_tolerance(
+        att.score_text
+    ):
         raise BadInput(
             f"score {att.score_text} is not the evidence's relative_score {data['relative_score']!r}",
             source=attempts_path,
@@ -135,7 +137,10 @@ def check_attempts(
             raise bad(f"item {row.item!r} is not a {row.track} task of suite {manifest.suite!r}", "item")
         key = (row.model, row.track, row.item, row.attempt)
         if key in seen:
-            raise bad(f"attempt {row.attempt!r} of {row.model}/{row.track}/{row.item} repeats line {seen[key]}", "attempt")
+            raise bad(
+                f"attempt {row.attempt!r} of {row.model}/{row.track}/{row.item} repeats line {seen[key]}",
+                "attempt",
+            )
         seen[key] = att.line
         if row.score_status == "valid" and row.score is None:
             raise bad("a valid attempt needs a score (a legitimate zero is written 0)", "score")
@@ -184,7 +189,9 @@ def check_attempts(
     return dict(sorted(evidence.items()))
 
 
-def _coverage(tasks_planned: int, tasks_complete: int, planned: int, adopted: int, valid: int) -> dict[str, int]:
+def _coverage(
+    tasks_planned: int, tasks_complete: int, planned: int, adopted: int, valid: int
+) -> dict[str, int]:
     return {
         "tasks_planned": tasks_planned,
         "tasks_complete": tasks_complete,
@@ -233,7 +240,9 @@ def score_model(model: str, attempts: list[Attempt], manifest: SuiteManifest, pl
                         problems.append(f"{a.where}: excluded (replaced) without a recorded reason")
             for a in adopted:
                 if a.row.score_status != "valid":
-                    problems.append(f"{a.where}: score_status {a.row.score_status!r} is not a valid observation")
+                    problems.append(
+                        f"{a.where}: score_status {a.row.score_status!r} is not a valid observation"
+                    )
                 if a.row.adoption_status == "selected_provisional":
                     provisional += 1
             if not rows:
@@ -266,7 +275,12 @@ def score_model(model: str, attempts: list[Attempt], manifest: SuiteManifest, pl
 
 
 def score_cohort(
-    manifest: SuiteManifest, cohort: Cohort, attempts: list[Attempt], *, attempts_path: Path, cohort_path: Path
+    manifest: SuiteManifest,
+    cohort: Cohort,
+    attempts: list[Attempt],
+    *,
+    attempts_path: Path,
+    cohort_path: Path,
 ) -> dict[str, Any]:
     """The ``tcsexam score`` output without provenance, plus ``evidence_sha256`` (evidence file ->
     sha256) for the caller to move into the provenance block."""

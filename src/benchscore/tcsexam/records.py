@@ -69,34 +69,52 @@ def _status_message(status: str) -> str:
     )
 
 
-def _check_record(rec: Any, i: int, source: str | Path, kind: str, allow_infra: bool) -> tuple[str, int, float]:
+def _check_record(
+    rec: Any, i: int, source: str | Path, kind: str, allow_infra: bool
+) -> tuple[str, int, float]:
     if not isinstance(rec, dict):
         raise BadInput(f"expected an object, got {type(rec).__name__}", source=source, record=i)
     model = validate(InstanceRecord, rec, source=source, record=i)
     if model.instance != model.instance.strip():
-        raise BadInput("instance name has leading or trailing whitespace", source=source, record=i, field="instance")
+        raise BadInput(
+            "instance name has leading or trailing whitespace", source=source, record=i, field="instance"
+        )
     code = STATUS_CODES.get(model.status)
     if code is None or (code >= FIRST_INFRA_CODE and not allow_infra):
         raise BadInput(_status_message(model.status), source=source, record=i, field="status")
     value = float("nan")
     if kind == "objective":
         if model.solved is not None or "solved" in rec:
-            raise BadInput("'solved' is for kind: solve tasks; objective records give A", source=source, record=i, field="solved")
+            raise BadInput(
+                "'solved' is for kind: solve tasks; objective records give A",
+                source=source,
+                record=i,
+                field="solved",
+            )
         if model.A is not None:
             value = float(model.A)
         elif code == 0:
             raise BadInput("status 'ok' needs a finite A", source=source, record=i, field="A")
     else:
         if "A" in rec and "solved" in rec:
-            raise BadInput("give either A (1 or 0) or solved (true/false), not both", source=source, record=i, field="solved")
+            raise BadInput(
+                "give either A (1 or 0) or solved (true/false), not both",
+                source=source,
+                record=i,
+                field="solved",
+            )
         if model.A is not None:
             if model.A not in (0, 1):
-                raise BadInput(f"a solve task's A must be 1 or 0, got {model.A!r}", source=source, record=i, field="A")
+                raise BadInput(
+                    f"a solve task's A must be 1 or 0, got {model.A!r}", source=source, record=i, field="A"
+                )
             value = float(model.A)
         elif model.solved is not None:
             value = 1.0 if model.solved else 0.0
         elif code == 0:
-            raise BadInput("status 'ok' needs A (1 or 0) or a boolean solved", source=source, record=i, field="solved")
+            raise BadInput(
+                "status 'ok' needs A (1 or 0) or a boolean solved", source=source, record=i, field="solved"
+            )
     return model.instance, code, value
 
 
@@ -120,13 +138,17 @@ def _reject_duplicate_keys(raw: bytes, source: str | Path) -> None:
     try:
         json.loads(raw.decode("utf-8"), object_pairs_hook=hook)
     except _DuplicateKey as dup:
-        raise BadInput("key appears twice in the record", source=source, record=counter[0], field=str(dup)) from None
+        raise BadInput(
+            "key appears twice in the record", source=source, record=counter[0], field=str(dup)
+        ) from None
 
 
 def _parse_slow(raw: bytes, parsed: Any, source: str | Path, kind: str, allow_infra: bool) -> RecordColumns:
     _reject_duplicate_keys(raw, source)
     if not isinstance(parsed, list):
-        raise BadInput(f"expected a JSON list of instance records, got {type(parsed).__name__}", source=source)
+        raise BadInput(
+            f"expected a JSON list of instance records, got {type(parsed).__name__}", source=source
+        )
     names: list[str] = []
     codes: list[int] = []
     values: list[float] = []
@@ -135,7 +157,10 @@ def _parse_slow(raw: bytes, parsed: Any, source: str | Path, kind: str, allow_in
         name, code, value = _check_record(rec, i, source, kind, allow_infra)
         if name in seen:
             raise BadInput(
-                f"duplicate instance name {name!r} (first in record {seen[name]})", source=source, record=i, field="instance"
+                f"duplicate instance name {name!r} (first in record {seen[name]})",
+                source=source,
+                record=i,
+                field="instance",
             )
         seen[name] = i
         names.append(name)
@@ -218,7 +243,9 @@ def _parse_fast(raw: bytes, parsed: Any, kind: str, allow_infra: bool) -> Record
     has_a = ~np.isnan(values)
     if has_a.any() and not np.isin(values[has_a], (0.0, 1.0)).all():
         return None
-    solved_vals = np.array([np.nan if s is None else float(s) for s in solved], dtype=float) if n_solved else None
+    solved_vals = (
+        np.array([np.nan if s is None else float(s) for s in solved], dtype=float) if n_solved else None
+    )
     if solved_vals is not None:
         values = np.where(has_a, values, solved_vals)
     if np.isnan(values[ok]).any():

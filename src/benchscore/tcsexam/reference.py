@@ -46,7 +46,11 @@ def resolve(value: str, what: str, data_dir: Path | None) -> Path:
     if _is_path(value):
         return Path(value)
     folder = "suites" if what == "suite" else "references"
-    root = data_dir if data_dir is not None else (Path(os.environ[DATA_ENV]) if os.environ.get(DATA_ENV) else None)
+    root = (
+        data_dir
+        if data_dir is not None
+        else (Path(os.environ[DATA_ENV]) if os.environ.get(DATA_ENV) else None)
+    )
     if root is not None:
         candidate = root / folder / f"{value}.json"
         if candidate.is_file():
@@ -144,7 +148,9 @@ def compile_reference(ref: Reference, source: str | Path) -> dict[str, CompiledT
         if len(listed_set) != len(listed):
             dup = next(x for x in listed if listed.count(x) > 1)
             raise BadInput(
-                f"instance {dup!r} is listed twice", source=source, field=f"unscored_reference_instances.{name}"
+                f"instance {dup!r} is listed twice",
+                source=source,
+                field=f"unscored_reference_instances.{name}",
             )
         index = dict(zip(names, range(len(names)), strict=True))
         for inst in listed:
@@ -165,7 +171,11 @@ def compile_reference(ref: Reference, source: str | Path) -> dict[str, CompiledT
                 field=f"tasks.{name}.instances.{unlisted[0]}",
             )
         if not scored.any():
-            raise BadInput("the task has no scored instance (each needs two usable values)", source=source, field=f"tasks.{name}")
+            raise BadInput(
+                "the task has no scored instance (each needs two usable values)",
+                source=source,
+                field=f"tasks.{name}",
+            )
         scale = np.where(scored, instance_scale(s, mu, floors.relative, floors.absolute), np.nan)
         compiled[name] = CompiledTask(
             name=name,
@@ -283,13 +293,17 @@ def load_suite(path: str | Path) -> SuiteManifest:
         for i, item in enumerate(getattr(manifest.tracks, track)):
             if item in seen:
                 raise BadInput(
-                    f"task {item!r} already appears in track {seen[item]!r}", source=path, field=f"tracks.{track}[{i}]"
+                    f"task {item!r} already appears in track {seen[item]!r}",
+                    source=path,
+                    field=f"tracks.{track}[{i}]",
                 )
             seen[item] = track
     return manifest
 
 
-def build_task_reference(runs: list[tuple[Path, bytes]], *, kind: str) -> tuple[dict[str, list[float | None]], list[str]]:
+def build_task_reference(
+    runs: list[tuple[Path, bytes]], *, kind: str
+) -> tuple[dict[str, list[float | None]], list[str]]:
     """Freeze runs' instance records into ``instances`` (name -> one value per run, in run order)
     and the sorted list of instances with fewer than two usable values.
 
@@ -303,7 +317,9 @@ def build_task_reference(runs: list[tuple[Path, bytes]], *, kind: str) -> tuple[
     for path, raw in runs:
         digest = sha256_bytes(raw)
         if digest in seen_digest:
-            raise BadInput(f"the same run file content is given twice (also {seen_digest[digest]})", source=path)
+            raise BadInput(
+                f"the same run file content is given twice (also {seen_digest[digest]})", source=path
+            )
         seen_digest[digest] = path
         cols = parse_records(raw, path, kind=kind, allow_infra=True)
         usable = cols.codes == 0

@@ -20,7 +20,9 @@ def get_task(ref: LoadedReference, task: str) -> CompiledTask:
     compiled = ref.tasks.get(task)
     if compiled is None:
         known = ", ".join(sorted(ref.tasks))
-        raise BadInput(f"task {task!r} is not in reference {ref.reference_id!r} (tasks: {known})", source=ref.path)
+        raise BadInput(
+            f"task {task!r} is not in reference {ref.reference_id!r} (tasks: {known})", source=ref.path
+        )
     return compiled
 
 
@@ -69,7 +71,11 @@ def score_columns(task: CompiledTask, cols: RecordColumns, source: str | Path) -
     mu = task.mu[ref_rows]
     scale = task.scale[ref_rows]
     score, z = scored_instance_scores(a, codes == 0, mu, scale, task.direction)
-    names = cols.names if in_order and pick.size == n else list(map(task.instances.__getitem__, ref_rows.tolist()))
+    names = (
+        cols.names
+        if in_order and pick.size == n
+        else list(map(task.instances.__getitem__, ref_rows.tolist()))
+    )
     status_names = list(map(STATUS_NAMES.__getitem__, codes.tolist()))
     instances = {
         name: {"score": s, "A": av, "mu": m, "scale": sc, "z": zv, "status": st}

@@ -55,7 +55,9 @@ def reference_runs(rng: random.Random, kind: str, base: float) -> list[list[dict
             elif kind == "solve":
                 runs[r].append({"instance": inst, "status": "ok", "solved": rng.random() < 0.7})
             else:
-                runs[r].append({"instance": inst, "status": "ok", "A": round(rng.gauss(centre, 0.02 * centre), 3)})
+                runs[r].append(
+                    {"instance": inst, "status": "ok", "A": round(rng.gauss(centre, 0.02 * centre), 3)}
+                )
     return runs
 
 
@@ -72,7 +74,9 @@ def candidate(rng: random.Random, kind: str, direction: str, base: float, skill:
             sign = 1 if direction == "maximize" else -1
             value = rng.gauss(centre * (1 + sign * 0.02 * skill), 0.03 * centre)
             out.append({"instance": inst, "status": "ok", "A": round(value, 3)})
-    out.append({"instance": "inst-extra", "status": "ok", **({"solved": True} if kind == "solve" else {"A": base})})
+    out.append(
+        {"instance": "inst-extra", "status": "ok", **({"solved": True} if kind == "solve" else {"A": base})}
+    )
     rng.shuffle(out)
     return out
 
@@ -102,7 +106,13 @@ def main(out: Path = OUT) -> None:
             "adoption_rule": "SYNTHETIC demo: the first attempts; a re-run replaces an attempt only after a judge failure",
         },
     )
-    spec: dict = {"note": NOTE, "suite": SUITE, "reference_id": REFERENCE_ID, "solver_tasks": [], "solver_records": []}
+    spec: dict = {
+        "note": NOTE,
+        "suite": SUITE,
+        "reference_id": REFERENCE_ID,
+        "solver_tasks": [],
+        "solver_records": [],
+    }
     for task, kind, direction, base in SOLVER:
         runs = []
         for r, records in enumerate(reference_runs(rng, kind, base), start=1):
@@ -117,7 +127,13 @@ def main(out: Path = OUT) -> None:
                 rel = f"records/{model}/{task}/attempt-{attempt}.json"
                 dump(out / rel, candidate(rng, kind, direction, base, skill))
                 spec["solver_records"].append(
-                    {"model": model, "task": task, "attempt": str(attempt), "records": rel, "adoption_status": "selected"}
+                    {
+                        "model": model,
+                        "task": task,
+                        "attempt": str(attempt),
+                        "records": rel,
+                        "adoption_status": "selected",
+                    }
                 )
     dump(out / "demo.json", spec)
 
@@ -128,7 +144,11 @@ def main(out: Path = OUT) -> None:
 
     for model, attempts in MODELS.items():
         strong = model.endswith("-a")
-        for track, items in (("theorem", THEOREM), ("construction", CONSTRUCTION), ("conjecture", CONJECTURE)):
+        for track, items in (
+            ("theorem", THEOREM),
+            ("construction", CONSTRUCTION),
+            ("conjecture", CONJECTURE),
+        ):
             for item in items:
                 if not strong and item == "demo-conj-5":
                     continue  # model b: a planned task without a result -> incomplete
@@ -141,7 +161,16 @@ def main(out: Path = OUT) -> None:
                     if not strong and item == "demo-cons-2":
                         status, score = "judge_failed", ""
                     if strong and item == "demo-thm-1" and attempt == 1:
-                        row(model, track, item, "1", "", "excluded", "judge_failed", "judge crashed; re-run as attempt 3")
+                        row(
+                            model,
+                            track,
+                            item,
+                            "1",
+                            "",
+                            "excluded",
+                            "judge_failed",
+                            "judge crashed; re-run as attempt 3",
+                        )
                         row(model, track, item, "3", score, status=status)
                         continue
                     if not strong and item == "demo-thm-2":
@@ -150,12 +179,24 @@ def main(out: Path = OUT) -> None:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(
-        ["model", "track", "item", "attempt", "score", "adoption_status", "score_status", "score_type",
-         "solver_protocol", "reason"]
+        [
+            "model",
+            "track",
+            "item",
+            "attempt",
+            "score",
+            "adoption_status",
+            "score_status",
+            "score_type",
+            "solver_protocol",
+            "reason",
+        ]
     )
     writer.writerows(rows)
     (out / "attempts-other-tracks.csv").write_text(buf.getvalue(), encoding="utf-8")
-    (out / "README.txt").write_text(NOTE + "\nRegenerate with: python src/benchscore/tcsexam/data/generate_demo.py\n", encoding="utf-8")
+    (out / "README.txt").write_text(
+        NOTE + "\nRegenerate with: python src/benchscore/tcsexam/data/generate_demo.py\n", encoding="utf-8"
+    )
 
 
 if __name__ == "__main__":
