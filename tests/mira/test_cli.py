@@ -204,9 +204,9 @@ def test_calibrate_policy_file_and_bad_observations(tmp_path: Path) -> None:
 
 def test_formats_have_schemas() -> None:
     for name, model in FORMATS.items():
-        assert name.startswith("mira.")
+        assert name.startswith("mira-")
         assert model.model_json_schema()["type"] == "object"
-    res = CliRunner().invoke(umbrella, ["schema", "mira.repetition"])
+    res = CliRunner().invoke(umbrella, ["schema", "mira-repetition"])
     assert res.exit_code == 0 and '"execution_mode"' in res.output
 
 

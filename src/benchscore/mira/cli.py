@@ -33,15 +33,15 @@ from .records import (
 from .scoring import score as score_all
 
 FORMATS: dict[str, type] = {
-    "mira.contract": F.Contract,
-    "mira.repetition": F.RepetitionRecord,
-    "mira.deviations": F.Deviations,
-    "mira.observation": F.Observation,
-    "mira.calibration-policy": F.CalibrationPolicy,
-    "mira.judge-packet": F.JudgePacket,
-    "mira.judge-verdicts": F.JudgeVerdicts,
-    "mira.score": F.ScoreOutput,
-    "mira.public": F.PublicProjection,
+    "mira-contract": F.Contract,
+    "mira-repetition": F.RepetitionRecord,
+    "mira-deviations": F.Deviations,
+    "mira-observation": F.Observation,
+    "mira-calibration-policy": F.CalibrationPolicy,
+    "mira-judge-packet": F.JudgePacket,
+    "mira-judge-verdicts": F.JudgeVerdicts,
+    "mira-score": F.ScoreOutput,
+    "mira-public": F.PublicProjection,
 }
 
 METHOD = {

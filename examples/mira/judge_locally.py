@@ -1,0 +1,27 @@
+"""Run `benchscore mira judge` against a local stand-in judge (no network, no API key).
+
+    python examples/mira/judge_locally.py PACKETS_DIR VERDICTS.json [ANSWER]
+
+Starts benchscore's local OpenAI-compatible test server on 127.0.0.1, whose model `local-judge`
+answers ANSWER (default `pass`) to every packet, and runs the real `mira judge` command against it.
+With a real endpoint, call `benchscore mira judge --base-url URL --model M ...` directly.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from benchscore.common.testserver import OpenAITestServer
+from benchscore.mira.cli import group
+
+
+def main() -> None:
+    packets, output = sys.argv[1], sys.argv[2]
+    answer = sys.argv[3] if len(sys.argv) > 3 else "pass"
+    with OpenAITestServer(models=["local-judge"], responder=lambda model, messages: answer) as srv:
+        group.main(["judge", "--packets", packets, "--base-url", srv.base_url, "--model", "local-judge",
+                    "--output", output], standalone_mode=True)
+
+
+if __name__ == "__main__":
+    main()

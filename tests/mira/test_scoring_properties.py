@@ -1,0 +1,110 @@
+"""Properties of the assembled score: order invariance, diagnostics never move formal numbers, never averaged from fewer."""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from benchscore.mira.formats import Case
+from benchscore.mira.scoring import score
+
+CASE = Case.model_validate({
+    "case_id": "H", "intent": "i", "difficulty": "d", "prompt": "p", "scoring_class": "automated_scored",
+    "criteria": [{"id": "a", "weight": 0.25, "scorer": "deterministic"}, {"id": "b", "weight": 0.75, "scorer": "judge",
+                                                                          "question": "q?"}],
+    "hard_fail_rules": [{"id": "hf", "description": "x"}], "t_soft_s": 10,
+})
+
+
+ANY_MODE = st.sampled_from(["canonical", "adapted", "noncanonical", "invalid"])
+
+
+@st.composite
+def record(draw, mode=ANY_MODE):
+    completed = draw(st.booleans())
+    post = (not completed) and draw(st.booleans())
+    rec = {
+        "case_id": "H", "execution_mode": draw(mode),
+        "terminal_state": "completed" if completed else draw(st.sampled_from(["failed", "cancelled"])),
+        "elapsed_s": draw(st.floats(0, 20)) if completed else (draw(st.floats(20.5, 40)) if post else None),
+        "post_cutoff_completion": post,
+        "deterministic_results": {"a": draw(st.booleans())},
+        "judge_verdicts": {"b": draw(st.sampled_from(["pass", "fail"]))},
+        "hard_fail_events": [{"rule": "hf"}] if draw(st.integers(0, 5)) == 0 else [],
+        "interventions": [{"kind": draw(st.sampled_from(["task_solving_help", "approval", "resume"]))}]
+        if draw(st.booleans()) else [],
+    }
+    return rec
+
+
+def _numbered(recs):
+    return [{**r, "repetition": i} for i, r in enumerate(recs, start=1)]
+
+
+def _values(out):
+    return ({k: m["value"] for k, m in out["overall"].items()},
+            [{k: m["value"] for k, m in c["metrics"].items()} for c in out["cases"]])
+
+
+@settings(max_examples=60)
+@given(st.lists(record(), min_size=1, max_size=8), st.randoms(use_true_random=False))
+def test_record_order_does_not_matter(recs, rnd: random.Random) -> None:
+    recs = _numbered(recs)
+    shuffled = recs[:]
+    rnd.shuffle(shuffled)
+    assert _values(score([CASE], recs)) == _values(score([CASE], shuffled))
+
+
+@settings(max_examples=60)
+@given(st.lists(record(st.sampled_from(["canonical", "adapted"])), min_size=3, max_size=3),
+       st.lists(record(st.sampled_from(["noncanonical", "invalid"])), max_size=4))
+def test_diagnostic_and_infrastructure_repetitions_never_move_formal_numbers(valid, extra) -> None:
+    base = score([CASE], _numbered(valid))
+    mixed = _numbered(extra + valid)  # diagnostics get the lower indices, so they come "first"
+    assert _values(score([CASE], mixed)) == _values(base)
+    assert base["status"] == "complete"
+
+
+@settings(max_examples=60)
+@given(st.lists(record(), max_size=6))
+def test_fewer_than_planned_valid_repetitions_never_give_numbers(recs) -> None:
+    recs = _numbered(recs)
+    out = score([CASE], recs)
+    valid = sum(1 for r in recs if r["execution_mode"] in ("canonical", "adapted"))
+    case = out["cases"][0]
+    if valid < 3:
+        assert out["status"] == "incomplete" and case["status"] == "incomplete"
+        assert all(m["value"] is None for m in case["metrics"].values())
+        assert all(m["value"] is None for m in out["overall"].values())
+    else:
+        assert case["status"] == "formal"
+        assert case["repetitions_used"] == [f"H#{r['repetition']}" for r in recs
+                                            if r["execution_mode"] in ("canonical", "adapted")][:3]
+        used = [r for r in out["repetitions"] if r["id"] in case["repetitions_used"]]
+        assert case["metrics"]["reliability"]["value"] == sum(r["status"] == "pass" for r in used) / 3 * 100
+        ts = case["metrics"]["task_success"]["value"]
+        assert 0.0 <= ts <= 1.0
+        assert ts == sum(r["official_task_success"] for r in used) / 3
+
+
+@settings(max_examples=60)
+@given(st.lists(record(), min_size=1, max_size=8))
+def test_every_repetition_is_reported_once_with_consistent_numbers(recs) -> None:
+    recs = _numbered(recs)
+    out = score([CASE], recs)
+    assert [r["id"] for r in out["repetitions"]] == [f"H#{r['repetition']}" for r in recs]
+    for r in out["repetitions"]:
+        if r["comparability"] == "infrastructure":
+            assert r["status"] is None and r["official_task_success"] is None
+            continue
+        assert r["official_task_success"] <= r["raw_success"]
+        if r["hard_fail_rules"] or r["status"] == "post_cutoff_completion":
+            assert r["official_task_success"] == 0.0
+        if r["status"] == "pass":
+            assert r["official_task_success"] == 1.0 and r["timing_credit"] == 1.0
+    case = out["cases"][0]
+    accounted = set(case["repetitions_used"]) | {e["id"] for e in case["repetitions_excluded"]}
+    if case["status"] == "formal":
+        assert accounted == {r["id"] for r in out["repetitions"]}
