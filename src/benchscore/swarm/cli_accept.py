@@ -16,10 +16,25 @@ from benchscore.common.errors import BadInput, ExitCode
 from benchscore.common.provenance import provenance
 from benchscore.common.report import console, err_console, table
 
-from .accept.matrix import render_markdown
+from .accept.evidence import ScenarioResult
+from .accept.matrix import AcceptanceMatrix, render_markdown
 from .accept.runner import SCENARIOS, AcceptOptions, AcceptOutcome, run_acceptance
 from .accept.s07 import BUNDLE
-from .gateway import DEFAULT_API_KEY_ENV, render_model_io_markdown
+from .consensus import ConsensusResult
+from .fusion import Candidate, FusedOutput
+from .gateway import DEFAULT_API_KEY_ENV, ModelIOReport, render_model_io_markdown
+from .quality import QualityAssessment
+
+#: the acceptance layer's formats, for ``benchscore schema`` (the swarm CLI merges them into FORMATS)
+ACCEPT_FORMATS: dict[str, type] = {
+    "swarm-acceptance-matrix": AcceptanceMatrix,
+    "swarm-scenario-result": ScenarioResult,
+    "swarm-model-io-report": ModelIOReport,
+    "swarm-quality-assessment": QualityAssessment,
+    "swarm-fusion-candidate": Candidate,
+    "swarm-fused-output": FusedOutput,
+    "swarm-consensus-result": ConsensusResult,
+}
 
 
 def _redact(url: str | None) -> str | None:
@@ -52,7 +67,7 @@ def _write_outputs(which: str, outcome: AcceptOutcome, opts: AcceptOptions, outp
         files.append((io_json, dumps_json({**outcome.model_io.model_dump(), "provenance": prov})))
         files.append((io_json.with_suffix(".md"), render_model_io_markdown(outcome.model_io).encode()))
     if outcome.matrix is not None:
-        files.append((output, dumps_json({**outcome.matrix, "provenance": prov})))
+        files.append((output, dumps_json(outcome.matrix.model_copy(update={"provenance": prov}).model_dump())))
         files.append((output.with_suffix(".md"), render_markdown(outcome.matrix).encode()))
     else:
         r = outcome.results[which]
@@ -69,7 +84,7 @@ def _print(which: str, outcome: AcceptOutcome) -> None:
         console.print(table(f"{which} ({r.mode})", ["check", "verdict"], rows))
         console.print(f"{which}: [bold]{'PASS' if r.passed else 'FAIL'}[/bold] ({r.mode})")
         return
-    m = outcome.matrix
+    m = outcome.matrix.model_dump()
     rows = [(k, v["mode"], v["verdict"]) for k, v in m["scenarios"].items()]
     rows += [(k, "", v) for k, v in m["closed_loop"].items() if k.startswith("A0")]
     console.print(table("swarm acceptance matrix", ["item", "mode", "verdict"], rows))
@@ -113,7 +128,7 @@ def accept(scenario: str, output: Path | None, store: str | None, redis_url: str
     if output is not None:
         _write_outputs(which, outcome, opts, output)
     _print(which, outcome)
-    passed = outcome.matrix["MINIMAL_CLOSED_LOOP_PASS"] if outcome.matrix else outcome.results[which].passed
+    passed = outcome.matrix.MINIMAL_CLOSED_LOOP_PASS if outcome.matrix else outcome.results[which].passed
     if not passed:
         raise SystemExit(ExitCode.FAILED)
 

@@ -168,31 +168,31 @@ def all_good(s07_mode="live"):
 
 
 def test_matrix_all_live_pass_is_100_and_both_verdicts_true():
-    m = build_matrix(*all_good())
+    m = build_matrix(*all_good()).model_dump()
     assert (m["swarmness_score"], m["minimal_compliance_score"], m["grade"]) == (
         100.0, 100.0, "strong_local_minimal_swarm_compliance")
-    assert m["MINIMAL_CLOSED_LOOP_PASS"] and m["LOCAL_SCALE_AND_BUDGET_PASS"] and m["caps_applied"] == []
-    assert "| S07 | 1 |" in render_markdown(m)
+    assert m["MINIMAL_CLOSED_LOOP_PASS"] and m["LOCAL_SCALE_AND_BUDGET_PASS"] and m["caps_applied"] == ()
+    assert "| S07 | 1 |" in render_markdown(build_matrix(*all_good()))
 
 
 def test_replay_never_counts_and_a_failed_feature_caps():
-    m = build_matrix(*all_good("replay"))
+    m = build_matrix(*all_good("replay")).model_dump()
     assert m["compliance_inputs"]["S07"] == 0 and m["compliance_inputs"]["S08"] == 0
     assert m["minimal_compliance_score"] == 84 and not m["MINIMAL_CLOSED_LOOP_PASS"]
     results, closed = all_good()
     s10 = results["S10"]
     results["S10"] = s10.model_copy(update={"passed": False, "checks": tuple(
         c.model_copy(update={"passed": c.name != "F03_emergence"}) for c in s10.checks)})
-    m = build_matrix(results, closed)
+    m = build_matrix(results, closed).model_dump()
     assert m["compliance_inputs"]["F03"] == 0 and m["minimal_compliance_score"] == 59
     assert m["grade"] == "not_a_swarm" and not m["MINIMAL_CLOSED_LOOP_PASS"]
     results, closed = all_good()
     results["L01"] = results["L01"].model_copy(update={"passed": False})
-    m = build_matrix(results, closed)
+    m = build_matrix(results, closed).model_dump()
     assert m["MINIMAL_CLOSED_LOOP_PASS"] and not m["LOCAL_SCALE_AND_BUDGET_PASS"]
     results, closed = all_good()
     closed["A04"] = closed["A04"].model_copy(update={"passed": False})
-    assert not build_matrix(results, closed)["MINIMAL_CLOSED_LOOP_PASS"]
+    assert not build_matrix(results, closed).MINIMAL_CLOSED_LOOP_PASS
 
 
 def test_junit_report_reading(tmp_path):
@@ -293,3 +293,10 @@ def test_s07_replay_on_postgresql_with_redis(pg_schema, redis_prefix, tmp_path):
                              redis_url=f"{url}?prefix={prefix}", blob_root=tmp_path / "blobs", prefix="pg")
     assert result.passed, [c for c in result.checks if not c.passed]
     assert ev.store_kind.startswith("postgres")
+
+
+def test_accept_formats_have_json_schemas():
+    from benchscore.swarm.cli_accept import ACCEPT_FORMATS
+
+    for name, model in ACCEPT_FORMATS.items():
+        assert model.model_json_schema()["type"] == "object", name

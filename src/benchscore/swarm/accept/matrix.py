@@ -26,10 +26,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field
+
 from benchscore.common.errors import BadInput
+from benchscore.common.models import Format
 from benchscore.common.readers import read_bytes
 
-from ..compliance import FEATURES, LOCAL, SCENARIOS, minimal_compliance_score
+from ..compliance import FEATURES, LOCAL, SCENARIOS, AppliedCap, minimal_compliance_score
 from .evidence import Check, ScenarioResult, all_passed
 
 SWARM_PACKAGE = Path(__file__).resolve().parents[1]
@@ -37,6 +40,42 @@ FEATURE_CHECKS = {
     "F01": "F01_decentralization", "F02": "F02_self_organization", "F03": "F03_emergence",
     "F04": "F04_robustness", "F05": "F05_scalability", "F06": "F06_implicit_collaboration",
 }
+
+
+class ScenarioSummary(Format):
+    mode: str
+    verdict: str
+    reason: str = ""
+    checks: dict[str, str] = Field(default_factory=dict, description="check name -> PASS/FAIL")
+
+
+class MatrixCheck(Format):
+    id: str = Field(description="SCENARIO.check")
+    verdict: str
+    mode: str
+    evidence: dict[str, Any]
+
+
+class AcceptanceMatrix(Format):
+    """The output of ``benchscore swarm accept all`` (seed sections 12-13)."""
+
+    matrix_id: str = "swarm.acceptance"
+    scenarios: dict[str, ScenarioSummary]
+    closed_loop: dict[str, str] = Field(description="the items of MINIMAL_CLOSED_LOOP_PASS -> PASS/FAIL")
+    compliance_inputs: dict[str, int] = Field(description="F01-F06, S07, S08, S09, L01, L02 as 0/1")
+    compliance_input_reasons: dict[str, str]
+    swarmness_score: float
+    raw_minimal_compliance_score: int
+    minimal_compliance_score: float
+    grade: str
+    grade_label: str
+    caps_applied: tuple[AppliedCap, ...]
+    MINIMAL_CLOSED_LOOP_PASS: bool
+    LOCAL_SCALE_AND_BUDGET_PASS: bool
+    not_live: tuple[str, ...] = Field(description="scenarios that ran in replay or did not run, with why")
+    checks: tuple[MatrixCheck, ...]
+    details: dict[str, Any] = Field(default_factory=dict)
+    provenance: dict[str, Any] | None = None
 
 
 def not_run(scenario: str, reason: str) -> ScenarioResult:
@@ -156,7 +195,7 @@ def compliance_inputs(results: Mapping[str, ScenarioResult]) -> tuple[dict[str, 
     return bits, why
 
 
-def build_matrix(results: Mapping[str, ScenarioResult], closed_loop: Mapping[str, ScenarioResult]) -> dict[str, Any]:
+def build_matrix(results: Mapping[str, ScenarioResult], closed_loop: Mapping[str, ScenarioResult]) -> AcceptanceMatrix:
     """The matrix: scenarios, closed-loop items, every check, the score and the two verdicts."""
     bits, why = compliance_inputs(results)
     score = minimal_compliance_score(bits)
@@ -176,29 +215,22 @@ def build_matrix(results: Mapping[str, ScenarioResult], closed_loop: Mapping[str
     local = minimal and results["L01"].passed and results["L02"].passed
     not_live = [f"{k}: {r.mode}" + (f" ({r.reason})" if r.reason else "")
                 for k, r in results.items() if r.mode in ("replay", "not_run")]
-    return {
-        "matrix_id": "swarm.acceptance",
-        "scenarios": {k: {"mode": r.mode, "verdict": "PASS" if r.passed else "FAIL", "reason": r.reason,
-                          "checks": {c.name: c.verdict for c in r.checks}} for k, r in results.items()},
-        "closed_loop": {k: "PASS" if v else "FAIL" for k, v in minimal_items.items()},
-        "compliance_inputs": bits,
-        "compliance_input_reasons": why,
-        "swarmness_score": score.swarmness_score,
-        "raw_minimal_compliance_score": score.raw_minimal_compliance_score,
-        "minimal_compliance_score": score.minimal_compliance_score,
-        "grade": score.grade,
-        "grade_label": score.grade_label,
-        "caps_applied": [c.model_dump() for c in score.caps_applied],
-        "MINIMAL_CLOSED_LOOP_PASS": minimal,
-        "LOCAL_SCALE_AND_BUDGET_PASS": local,
-        "not_live": not_live,
-        "checks": checks,
-        "details": {k: r.details for k, r in {**results, **closed_loop}.items() if r.details},
-    }
+    return AcceptanceMatrix(
+        scenarios={k: ScenarioSummary(mode=r.mode, verdict="PASS" if r.passed else "FAIL", reason=r.reason,
+                                      checks={c.name: c.verdict for c in r.checks}) for k, r in results.items()},
+        closed_loop={k: "PASS" if v else "FAIL" for k, v in minimal_items.items()},
+        compliance_inputs=bits, compliance_input_reasons=why, swarmness_score=score.swarmness_score,
+        raw_minimal_compliance_score=score.raw_minimal_compliance_score,
+        minimal_compliance_score=score.minimal_compliance_score, grade=score.grade, grade_label=score.grade_label,
+        caps_applied=score.caps_applied, MINIMAL_CLOSED_LOOP_PASS=minimal, LOCAL_SCALE_AND_BUDGET_PASS=local,
+        not_live=tuple(not_live), checks=tuple(MatrixCheck(**c) for c in checks),
+        details={k: r.details for k, r in {**results, **closed_loop}.items() if r.details},
+    )
 
 
-def render_markdown(matrix: Mapping[str, Any]) -> str:
+def render_markdown(m: AcceptanceMatrix) -> str:
     """The matrix as Markdown."""
+    matrix = m.model_dump()
     out = ["# Swarm acceptance matrix", "",
            f"- swarmness_score: **{matrix['swarmness_score']:.1f}**",
            f"- minimal_compliance_score: **{matrix['minimal_compliance_score']:g}** "

@@ -8,14 +8,13 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from benchscore.common.testserver import OpenAITestServer
 
 from ..gateway import DEFAULT_API_KEY_ENV, ModelGateway, ModelIOReport, model_io_report
 from .a04 import run_a04
 from .evidence import Check, ScenarioResult
-from .matrix import a01_static_compile, a02, a03, a04_scenario, a05, build_matrix, not_run
+from .matrix import AcceptanceMatrix, a01_static_compile, a02, a03, a04_scenario, a05, build_matrix, not_run
 from .s07 import run_s07
 from .s09 import run_s09
 from .s10 import run_s10
@@ -42,7 +41,7 @@ class AcceptOptions:
 class AcceptOutcome:
     results: dict[str, ScenarioResult]
     closed_loop: dict[str, ScenarioResult]
-    matrix: dict[str, Any] | None
+    matrix: AcceptanceMatrix | None
     model_io: ModelIOReport | None
 
 
