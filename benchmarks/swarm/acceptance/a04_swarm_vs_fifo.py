@@ -6,7 +6,9 @@ converged when a task with score >= target is done. Each execution sleeps --work
 stand-in for a model call), so wall time mostly follows executions.
 
 Prints, per seed and in total: executions and seconds to convergence, accepted score after the
-same execution budget, for swarm and FIFO side by side, and the ratios.
+same execution budget, for swarm and FIFO side by side, and the ratios. The ablation column runs
+the same pool with the trail switched off (refinements start at P_t = 0): it separates the effect
+of the pheromone rule from the store.
 
     .venv/bin/python benchmarks/swarm/acceptance/a04_swarm_vs_fifo.py --seeds 10
     .venv/bin/python benchmarks/swarm/acceptance/a04_swarm_vs_fifo.py --store postgresql://postgres@127.0.0.1:5432/test
@@ -30,18 +32,21 @@ def main() -> None:
     ap.add_argument("--store", default=None, help="pool URL for the swarm side (default: a temporary SQLite file)")
     a = ap.parse_args()
     rows = []
+    ablation = []
     print(f"{'seed':>4} | {'swarm exec':>10} {'fifo exec':>9} | {'swarm s':>8} {'fifo s':>8} | "
-          f"{'swarm acc@B':>11} {'fifo acc@B':>10} | A04")
+          f"{'swarm acc@B':>11} {'fifo acc@B':>10} | {'no-trail exec':>13} | A04")
     for seed in range(1, a.seeds + 1):
         w = Workload(roots=a.roots, broken_fraction=a.broken, work_s=a.work_ms / 1000, budget=a.budget, seed=seed)
         s = run_swarm_strategy(w, a.store)
         f = run_fifo(w)
+        n = run_swarm_strategy(w, a.store, trail=False)
         rows.append((s, f))
+        ablation.append(n)
         fmt = lambda v: "-" if v is None else (f"{v:.3f}" if isinstance(v, float) else str(v))  # noqa: E731
         print(f"{seed:>4} | {fmt(s.executions_to_convergence):>10} {fmt(f.executions_to_convergence):>9} | "
               f"{fmt(s.seconds_to_convergence):>8} {fmt(f.seconds_to_convergence):>8} | "
               f"{s.accepted_score_at_budget:>11.3f} {f.accepted_score_at_budget:>10.3f} | "
-              f"{'PASS' if a04_pass(s, f) else 'FAIL'}")
+              f"{fmt(n.executions_to_convergence):>13} | {'PASS' if a04_pass(s, f) else 'FAIL'}")
     both = [(s, f) for s, f in rows if s.executions_to_convergence and f.executions_to_convergence]
     if both:
         ex = statistics.mean(f.executions_to_convergence / s.executions_to_convergence for s, f in both)
@@ -51,6 +56,12 @@ def main() -> None:
     print(f"mean accepted score at budget {a.budget}: swarm "
           f"{statistics.mean(s.accepted_score_at_budget for s, _ in rows):.3f}, "
           f"FIFO {statistics.mean(f.accepted_score_at_budget for _, f in rows):.3f}")
+    conv = [n.executions_to_convergence for n in ablation if n.executions_to_convergence]
+    if conv:
+        print(f"ablation (same pool, no trail): mean executions to convergence {statistics.mean(conv):.1f} "
+              f"over {len(conv)} converged seeds; swarm "
+              f"{statistics.mean(s.executions_to_convergence for s, _ in rows if s.executions_to_convergence):.1f}, "
+              f"FIFO {statistics.mean(f.executions_to_convergence for _, f in rows if f.executions_to_convergence):.1f}")
     print(f"converged: swarm {sum(s.executions_to_convergence is not None for s, _ in rows)}/{len(rows)}, "
           f"FIFO {sum(f.executions_to_convergence is not None for _, f in rows)}/{len(rows)}; "
           f"A04_PASS {sum(a04_pass(s, f) for s, f in rows)}/{len(rows)}")

@@ -120,9 +120,12 @@ def run_fifo(w: Workload, *, max_executions: int = 10_000) -> StrategyResult:
                           wall_time_s=time.perf_counter() - t0)
 
 
-def run_swarm_strategy(w: Workload, store: str | None = None, *, agents: int = 4,
+def run_swarm_strategy(w: Workload, store: str | None = None, *, agents: int = 4, trail: bool = True,
                        max_executions: int = 10_000) -> StrategyResult:
-    """The swarm: the runtime's pool, refinements inherit the parent's score as pheromone."""
+    """The swarm: the runtime's pool, refinements inherit the parent's score as pheromone.
+
+    ``trail=False`` is the ablation: refinements start at ``P_t = 0`` (the pool then claims oldest
+    first, like a queue, except that failures still cost ``P_t -= 1``)."""
     tmp = None
     if store is None:
         tmp = tempfile.TemporaryDirectory(prefix="a04-")
@@ -146,7 +149,7 @@ def run_swarm_strategy(w: Workload, store: str | None = None, *, agents: int = 4
                     return Outcome.failure("broken task")
                 nxt = _refine(w, p["q"], p["depth"])
                 if nxt is not None:
-                    pool.add_tasks([TaskSpec(capability="a04", max_attempts=2, pheromone=p["q"],
+                    pool.add_tasks([TaskSpec(capability="a04", max_attempts=2, pheromone=p["q"] if trail else 0.0,
                                              payload={"q": nxt[0], "broken": False, "depth": nxt[1]})])
                 return Outcome.success(p["q"], f"quality {p['q']}")
 
@@ -171,7 +174,7 @@ def run_swarm_strategy(w: Workload, store: str | None = None, *, agents: int = 4
         if tmp is not None:
             tmp.cleanup()
     at_budget = state["at_budget"] if state["at_budget"] is not None else state["best"]
-    return StrategyResult(strategy="swarm", executions_to_convergence=state["conv"],
+    return StrategyResult(strategy="swarm" if trail else "pool_without_trail", executions_to_convergence=state["conv"],
                           seconds_to_convergence=state["conv_s"], accepted_score_at_budget=at_budget,
                           executions=state["executions"], failures=state["failures"],
                           wall_time_s=time.perf_counter() - t0)
