@@ -192,12 +192,10 @@ def _parse_fast(raw: bytes, parsed: Any, kind: str, allow_infra: bool) -> Record
     n = len(parsed)
     if n == 0:
         return RecordColumns([], np.zeros(0, dtype=np.int8), np.zeros(0, dtype=float))
-    if set(map(type, parsed)) != {dict}:
-        return None
-    try:  # KeyError: a record without instance or status
+    try:  # TypeError: a record that is not an object; KeyError: one without instance or status
         names = list(map(dict.__getitem__, parsed, repeat("instance")))
         statuses = list(map(dict.__getitem__, parsed, repeat("status")))
-    except KeyError:
+    except (TypeError, KeyError):
         return None
     n_keys = sum(map(len, parsed))
     n_a = sum(map(dict.__contains__, parsed, repeat("A")))
@@ -215,7 +213,7 @@ def _parse_fast(raw: bytes, parsed: Any, kind: str, allow_infra: bool) -> Record
     if not set(statuses) <= allowed:
         return None
     # duplicate keys: structural colons == keys; colons inside strings can only be in names here
-    if b"\\u003a" in raw or b"\\u003A" in raw:
+    if b"\\u003" in raw and (b"\\u003a" in raw or b"\\u003A" in raw):
         return None
     if raw.count(b":") != n_keys + "\n".join(names).count(":"):
         return None
