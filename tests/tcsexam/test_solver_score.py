@@ -268,3 +268,31 @@ def test_record_order_does_not_change_the_output(tmp_path):
     _, out = score(tmp_path, ref, rec)
     second = json.loads(out.read_text())
     assert first["instances"] == second["instances"] and first["relative_score"] == second["relative_score"]
+
+
+def test_output_that_is_an_input_is_refused(tmp_path):
+    ref, rec = seed_files(tmp_path)
+    before = rec.read_bytes()
+    result = run(
+        "solver-score", "--task", "maxcut-mqlib", "--records", rec, "--reference", ref, "--output", rec
+    )
+    assert_one_line_error(result, "--output is also an input")
+    assert rec.read_bytes() == before
+    result = run(
+        "reference",
+        "build",
+        "--id",
+        "x",
+        "--suite",
+        "s",
+        "--task",
+        "t",
+        "--kind",
+        "objective",
+        "--direction",
+        "maximize",
+        "--output",
+        rec,
+        rec,
+    )
+    assert_one_line_error(result, "--output is also an input")

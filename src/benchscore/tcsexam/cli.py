@@ -53,6 +53,16 @@ def reference_group() -> None:
     """Build, merge and inspect fixed references."""
 
 
+def _refuse_overwriting_an_input(output: Path, *inputs: Path) -> None:
+    """Inputs are never modified: an --output that is one of the inputs is refused."""
+    target = Path(output).resolve()
+    for path in inputs:
+        if Path(path).resolve() == target:
+            raise BadInput(
+                "--output is also an input of this command; write the output elsewhere", source=output
+            )
+
+
 def _write_reference(data: dict, output: Path) -> str:
     """Write unless ``output`` already holds it; refuse a changed reference under the same id."""
     verdict = existing_conflict(output, data)
@@ -77,6 +87,7 @@ def build_reference_file(
     absolute_floor: float = 1e-9,
 ) -> str:
     """Freeze runs into a one-task reference file; returns a one-line summary."""
+    _refuse_overwriting_an_input(output, *runs)
     raws = [(p, read_bytes(p)) for p in runs]
     instances, unscored = build_task_reference(raws, kind=kind)
     if not instances:
@@ -104,6 +115,7 @@ def build_reference_file(
 
 def merge_reference_files(*, reference_id: str, parts: list[Path], output: Path) -> str:
     """Merge one-task (or several-task) references into one file; returns a one-line summary."""
+    _refuse_overwriting_an_input(output, *parts)
     loaded = [load_reference(p) for p in parts]
     first = loaded[0].reference
     tasks: dict = {}
@@ -144,6 +156,7 @@ def merge_reference_files(*, reference_id: str, parts: list[Path], output: Path)
 
 def solver_score_file(*, task: str, records: Path, reference: Path, output: Path) -> dict:
     """Read, score and write one solver-score output; returns it."""
+    _refuse_overwriting_an_input(output, records, reference)
     loaded = load_reference(reference)
     out = solver_score(loaded, task, read_bytes(records), records)
     atomic_write_json(output, out)
@@ -152,6 +165,7 @@ def solver_score_file(*, task: str, records: Path, reference: Path, output: Path
 
 def score_file(*, suite: Path, attempts: Path, cohort: Path, output: Path) -> dict:
     """Read suite, cohort and attempts, compute the index, write the output; returns it."""
+    _refuse_overwriting_an_input(output, suite, attempts, cohort)
     manifest = load_suite(suite)
     plan = load_cohort(cohort)
     rows = read_attempts(attempts)
