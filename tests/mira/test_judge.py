@@ -134,11 +134,22 @@ def test_unknown_model_is_one_line_exit_2(tmp_path: Path) -> None:
     assert not (tmp_path / "v.json").exists()
 
 
+def test_unreachable_endpoint_is_one_line_exit_2(tmp_path: Path) -> None:
+    _, _, packets = _setup(tmp_path)
+    with OpenAITestServer(models=["m"]) as srv:
+        url = srv.base_url  # the server stops: nothing listens there any more
+    res = run("judge", "--packets", packets, "--base-url", url, "--model", "m", "--max-retries", "0",
+              "--output", tmp_path / "v.json")
+    assert res.exit_code == 2 and len(res.stderr.strip().splitlines()) == 1
+    assert res.stderr.startswith("error: judge endpoint: model discovery at")
+    assert not (tmp_path / "v.json").exists()
+
+
 def test_failed_calls_are_judge_failed(tmp_path: Path) -> None:
     _, _, packets = _setup(tmp_path)
     with OpenAITestServer(models=["m"], responder=lambda model, msgs: "pass") as srv:
         srv.fail_next(100, status=500, retry_after=0)
-        res = run("judge", "--packets", packets, "--base-url", srv.base_url, "--model", "m",
+        res = run("judge", "--packets", packets, "--base-url", srv.base_url, "--model", "m", "--max-retries", "1",
                   "--output", tmp_path / "v.json")
     assert res.exit_code == 0, res.output
     out = orjson.loads((tmp_path / "v.json").read_bytes())

@@ -10,7 +10,7 @@ import click
 
 from benchscore.common.atomic import atomic_directory, atomic_write_json, dumps_json
 from benchscore.common.cli import group as _group
-from benchscore.common.errors import BadInput
+from benchscore.common.errors import BadInput, ServiceUnavailable
 from benchscore.common.provenance import provenance
 from benchscore.common.readers import read_bytes, validate
 from benchscore.common.report import console, err_console, progress, table
@@ -206,16 +206,27 @@ def read_packets(folder: Path) -> list[F.JudgePacket]:
 @click.option("--model", required=True)
 @click.option("--api-key-env", default="MIRA_JUDGE_API_KEY", show_default=True,
               help="Environment variable holding the API key (never written anywhere).")
+@click.option("--max-retries", default=4, show_default=True, type=click.IntRange(0, 20),
+              help="Retries per call on 429/5xx/timeouts (backoff honours retry-after).")
 @click.option("--output", required=True, type=_file, help="Verdicts JSON to write.")
-def judge(packets_dir: Path, base_url: str, model: str, api_key_env: str, output: Path) -> None:
+def judge(packets_dir: Path, base_url: str, model: str, api_key_env: str, max_retries: int, output: Path) -> None:
     """Judge every packet in a fresh conversation; answers other than pass/fail are judge_failed."""
     from benchscore.common.llm import LLMClient, LLMError, ModelNotFound
 
     packets = read_packets(packets_dir)
     try:
-        client = LLMClient(base_url, os.environ.get(api_key_env) or None)
+        client = LLMClient(base_url, os.environ.get(api_key_env) or None, max_retries=max_retries)
     except ValueError as exc:
         raise BadInput(str(exc), field="--base-url") from None
+    try:
+        served = client.list_models()
+    except LLMError as exc:
+        client.close()
+        raise ServiceUnavailable(f"judge endpoint: {exc}") from None
+    if model not in served:
+        client.close()
+        raise BadInput(f"model {model!r} is not served by {client.endpoint}; it serves: {', '.join(served) or 'nothing'}",
+                       field="--model")
     verdicts = []
     with client, progress() as bar:
         task = bar.add_task("judging", total=len(packets))
