@@ -323,3 +323,12 @@ def test_fast_reference_path_handles_clean_files_itself():
     assert reference_mod._fast_reference(raw, json.loads(raw)) is not None
     dup = raw.replace(b'"g1": [10, 12, 14]', b'"g1": [10, 12, 14], "g1": [1, 2, 3]')
     assert reference_mod._fast_reference(dup, json.loads(dup)) is None
+
+
+def test_show_named_reference(tmp_path, monkeypatch):
+    monkeypatch.delenv("TCSEXAM_DATA", raising=False)
+    assert_one_line_error(run("reference", "show", "full"), "official TCSExam 'full' reference is not public")
+    write_json(tmp_path / "references" / "full.json", ISSUE_REFERENCE)
+    monkeypatch.setenv("TCSEXAM_DATA", str(tmp_path))
+    result = run("reference", "show", "full")
+    assert result.exit_code == 0 and "paper-k3-fixed-260925" in result.output
