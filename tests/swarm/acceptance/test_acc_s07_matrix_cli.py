@@ -300,3 +300,34 @@ def test_accept_formats_have_json_schemas():
 
     for name, model in ACCEPT_FORMATS.items():
         assert model.model_json_schema()["type"] == "object", name
+
+
+def test_quality_gate_fallback_to_the_next_discovered_model(tmp_path):
+    def responder(model, messages):
+        text = str(messages[-1]["content"])
+        if model == "replay-coder-b" and text.startswith("STEP-02"):
+            return "I'm sorry, but I cannot help with that."
+        return replay_responder(model, messages)
+
+    with OpenAITestServer(models=REPLAY_MODELS, responder=responder) as srv:
+        result, ev = run_s07(ModelGateway(srv.base_url), f"sqlite:///{tmp_path}/s.db", mode="replay",
+                             blob_root=tmp_path / "b", prefix="f")
+    tried = {s.payload["step"]: s.output["models_tried"] for s in ev.steps}
+    assert tried[2] == ["replay-coder-b", "replay-coder-c"]  # refused, fell back, passed
+    assert {c.name for c in result.checks if not c.passed} == REDIS_CHECKS
+
+
+def test_every_model_refusing_fails_the_gate_with_the_risk_score(tmp_path):
+    def responder(model, messages):
+        text = str(messages[-1]["content"])
+        if text.startswith("STEP-03"):
+            return "OFF-TOPIC: a poem about spring"
+        return replay_responder(model, messages)
+
+    with OpenAITestServer(models=REPLAY_MODELS, responder=responder) as srv:
+        result, ev = run_s07(ModelGateway(srv.base_url), f"sqlite:///{tmp_path}/s.db", mode="replay",
+                             blob_root=tmp_path / "b", prefix="g")
+    step3 = next(s for s in ev.steps if s.payload["step"] == 3)
+    assert step3.score == 0.12 and step3.output["risk"] and len(step3.output["models_tried"]) == 3
+    failed = {c.name for c in result.checks if not c.passed}
+    assert "all_outputs_pass_quality_gate" in failed
