@@ -66,6 +66,8 @@ def test_fusion_properties(raw, min_score):
     f = fuse_candidate_outputs(cands, min_score=min_score)
     kept = [c for c in cands if c.score >= min_score and c.text.strip()]
     assert set(f.sources) == {c.id for c in kept}
+    by_id = {c.id: c.score for c in cands}
+    assert [by_id[s] for s in f.sources] == sorted((by_id[s] for s in f.sources), reverse=True)
     scores = [c.score for c in kept]
     if scores and sum(scores) > 0:
         # F is a self-weighted mean: between the mean and the max of the kept scores

@@ -224,3 +224,23 @@ def test_s09_and_s10_on_postgresql_with_redis(pg_schema, redis_prefix, tmp_path)
     s10 = run_s10(store, redis_url=redis_url, blob_root=tmp_path / "blobs", prefix="pg", scale_runs=runs)
     assert s10.passed, [c for c in s10.checks if not c.passed]
     assert s10.checks[0].evidence["control_keys"] == []  # the Redis mirror's keys were read and are clean
+
+
+def _row(i, cap, status, final, output, initial=0.0):
+    from benchscore.swarm.accept.s10 import TaskRow
+
+    return TaskRow(task_id=i, capability=cap, payload={}, status=status, initial_pheromone=initial,
+                   final_pheromone=final, score=None, output=output)
+
+
+def test_cluster_score_and_group_scores_definitions():
+    from benchscore.swarm.accept.s10 import cluster_scores, findings, group_scores
+
+    tasks = [_row(1, "a", "done", 1.5, "finding: x\nfinding: y"), _row(2, "a", "done", 0.5, "finding: y\nfinding: z"),
+             _row(3, "b", "done", 1.9, "finding: w"), _row(4, "b", "failed", 5.0, None)]
+    assert cluster_scores(tasks) == {"a": 2.0, "b": 1.9}  # failed tasks do not count
+    assert findings("finding: x\nnoise\n  finding:  y  ") == {"x", "y"}
+    glob, local = group_scores(tasks)
+    assert glob == {"a": 0.75, "b": 0.25}  # |{x,y,z}| / |{x,y,z,w}|
+    assert local == {1: 0.5, 2: 0.5, 3: 0.25}
+    assert group_scores([_row(1, "a", "failed", 0, None)]) == ({}, {})
