@@ -52,6 +52,8 @@ def _provenance(which: str, opts: AcceptOptions) -> dict[str, Any]:
     inputs: dict[str, Any] = {"fastapi_manifest": BUNDLE / "manifest.json"}
     if opts.junit is not None:
         inputs["junit"] = opts.junit
+    if opts.sdist is not None:
+        inputs["sdist"] = opts.sdist
     return provenance(f"swarm.acceptance.{which}", inputs, extra={
         "store": _redact(opts.store) or "temporary SQLite file", "redis": _redact(opts.redis_url),
         "gateway": "live: " + (_redact(opts.base_url) or "") if opts.base_url else "replay: local test server",
@@ -115,15 +117,19 @@ def _print(which: str, outcome: AcceptOutcome) -> None:
               help="tokens-per-minute budget every S07 model call reserves from")
 @click.option("--junit", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="pytest JUnit XML report of tests/swarm (evidence for A02)")
+@click.option("--sdist", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="the downloaded fastapi-0.115.0.tar.gz: S07 also checks the bundled excerpts against it")
 @click.option("--quick", is_flag=True, help="with 'all': skip the full-size L01 run (reported as not run)")
 def accept(scenario: str, output: Path | None, store: str | None, redis_url: str | None, blob_root: Path | None,
-           base_url: str | None, api_key_env: str, tpm: int, junit: Path | None, quick: bool) -> None:
+           base_url: str | None, api_key_env: str, tpm: int, junit: Path | None, sdist: Path | None,
+           quick: bool) -> None:
     """Run acceptance scenarios from real runs and report every check with its evidence."""
     which = scenario.upper() if scenario.lower() != "all" else "all"
-    if junit is not None and not junit.is_file():
-        raise BadInput("file not found", source=junit)
+    for path in (junit, sdist):
+        if path is not None and not path.is_file():
+            raise BadInput("file not found", source=path)
     opts = AcceptOptions(store=store, redis_url=redis_url, blob_root=blob_root, base_url=base_url,
-                         api_key_env=api_key_env, junit=junit, quick=quick, tpm=tpm)
+                         api_key_env=api_key_env, junit=junit, quick=quick, tpm=tpm, sdist=sdist)
     outcome = run_acceptance(which, opts, on_step=lambda s: err_console.print(f"[dim]running {s}[/dim]"))
     if output is not None:
         _write_outputs(which, outcome, opts, output)

@@ -331,3 +331,38 @@ def test_every_model_refusing_fails_the_gate_with_the_risk_score(tmp_path):
     assert step3.score == 0.12 and step3.output["risk"] and len(step3.output["models_tried"]) == 3
     failed = {c.name for c in result.checks if not c.passed}
     assert "all_outputs_pass_quality_gate" in failed
+
+
+REAL_SDIST = Path(os.environ.get("BENCHSCORE_FASTAPI_SDIST", "/tmp/fa/fastapi-0.115.0.tar.gz"))
+
+
+def test_sdist_verification_refuses_a_wrong_archive(tmp_path):
+    import io
+    import tarfile
+
+    from benchscore.swarm.accept.s07 import verify_sdist
+
+    source, excerpts = load_pinned_source()
+    fake = tmp_path / "fastapi-0.115.0.tar.gz"
+    with tarfile.open(fake, "w:gz") as tar:
+        body = excerpts[1].encode()  # right excerpt text, but not the whole file
+        info = tarfile.TarInfo("fastapi-0.115.0/fastapi/applications.py")
+        info.size = len(body)
+        tar.addfile(info, io.BytesIO(body))
+    ev = verify_sdist(fake, source, excerpts)
+    assert not ev["verified"] and not ev["sdist_sha256_matches"]
+    assert ev["files"]["fastapi/applications.py"] == "mismatch" and ev["files"]["fastapi/routing.py"] == "missing"
+    junk = tmp_path / "junk.tar.gz"
+    junk.write_bytes(b"not a tarball")
+    with pytest.raises(BadInput, match="junk.tar.gz"):
+        verify_sdist(junk, source, excerpts)
+
+
+@pytest.mark.skipif(not REAL_SDIST.is_file(), reason="the fastapi 0.115.0 sdist is not downloaded here "
+                    "(pip download --no-deps --no-binary :all: fastapi==0.115.0; BENCHSCORE_FASTAPI_SDIST=PATH)")
+def test_bundled_excerpts_match_the_real_sdist():
+    from benchscore.swarm.accept.s07 import verify_sdist
+
+    source, excerpts = load_pinned_source()
+    ev = verify_sdist(REAL_SDIST, source, excerpts)
+    assert ev["verified"], ev

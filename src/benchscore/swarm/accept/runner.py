@@ -34,6 +34,7 @@ class AcceptOptions:
     junit: Path | None = None
     quick: bool = False
     tpm: int = 100_000
+    sdist: Path | None = None
     prefix: str = field(default_factory=lambda: f"accept-{uuid.uuid4().hex[:8]}")
 
 
@@ -61,7 +62,7 @@ def run_s07_s08(opts: AcceptOptions, store: str, blob_root: Path) -> tuple[Scena
             mode = "live"
             with ModelGateway(opts.base_url, api_key=key, budget=budget) as gw:
                 s07, _ = run_s07(gw, store, mode=mode, redis_url=opts.redis_url, blob_root=blob_root,
-                                 prefix=opts.prefix)
+                                 prefix=opts.prefix, sdist=opts.sdist)
                 report = model_io_report(gw.records, endpoint=gw.endpoint, mode=mode, calls_issued=gw.calls_issued,
                                          secrets=[key] if key else [])
         else:
@@ -73,7 +74,7 @@ def run_s07_s08(opts: AcceptOptions, store: str, blob_root: Path) -> tuple[Scena
                                   cost_per_token=0.000002) as srv, \
                     ModelGateway(srv.base_url, api_key=canary, budget=budget, backoff_base=0.01) as gw:
                 s07, _ = run_s07(gw, store, mode=mode, redis_url=opts.redis_url, blob_root=blob_root,
-                                 prefix=opts.prefix)
+                                 prefix=opts.prefix, sdist=opts.sdist)
                 report = model_io_report(gw.records, endpoint=gw.endpoint, mode=mode, calls_issued=gw.calls_issued,
                                          secrets=[canary])
     finally:

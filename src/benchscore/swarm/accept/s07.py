@@ -25,6 +25,7 @@ the compliance score.
 from __future__ import annotations
 
 import hashlib
+import io
 import re
 import uuid
 from collections.abc import Sequence
@@ -36,6 +37,7 @@ import orjson
 
 from benchscore.common.errors import BadInput
 from benchscore.common.models import Format
+from benchscore.common.readers import read_bytes
 from benchscore.swarm import Agent, BlobStore, Outcome, TaskSpec, audit_pool, open_pool
 from benchscore.swarm.agents import run_agents
 
@@ -99,10 +101,33 @@ def load_pinned_source(bundle: Path = BUNDLE) -> tuple[PinnedSource, dict[int, s
     return manifest, texts
 
 
-def verify_sdist(path: Path, source: PinnedSource) -> bool:
-    """True when a downloaded sdist has the pinned sha256 (``pip download --no-deps
-    --no-binary :all: fastapi==0.115.0``)."""
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest() == source.sdist_sha256
+def verify_sdist(path: Path, source: PinnedSource, excerpts: dict[int, str]) -> dict[str, Any]:
+    """Check a downloaded sdist (``pip download --no-deps --no-binary :all: fastapi==0.115.0``)
+    against the manifest: the archive's sha256, each reviewed file's sha256 inside it, and each
+    bundled excerpt equal to the file's lines ``first_line..last_line``. Returns the evidence;
+    ``verified`` is the conjunction."""
+    import tarfile
+
+    data = read_bytes(path)
+    out: dict[str, Any] = {"sdist": Path(path).name, "sdist_sha256_matches":
+                           hashlib.sha256(data).hexdigest() == source.sdist_sha256, "files": {}}
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+            members = {m.name.split("/", 1)[-1]: m for m in tar.getmembers() if m.isfile()}
+            for f in source.files:
+                m = members.get(f.path)
+                if m is None:
+                    out["files"][f.path] = "missing"
+                    continue
+                body = tar.extractfile(m).read()
+                lines = body.decode("utf-8").splitlines(keepends=True)
+                ok = (hashlib.sha256(body).hexdigest() == f.file_sha256
+                      and "".join(lines[f.first_line - 1:f.last_line]) == excerpts[f.step])
+                out["files"][f.path] = "ok" if ok else "mismatch"
+    except (tarfile.TarError, OSError, UnicodeDecodeError) as exc:
+        raise BadInput(f"not a readable sdist: {type(exc).__name__}", source=path) from None
+    out["verified"] = out["sdist_sha256_matches"] and all(v == "ok" for v in out["files"].values())
+    return out
 
 
 # -- prompts and the replay responder -----------------------------------------------------------
@@ -260,6 +285,7 @@ class S07Evidence(Format):
     version: str
     source_files: tuple[str, ...]
     excerpts_verified: bool
+    sdist_verification: dict[str, Any] | None = None
     discovery_performed: bool
     discovered_models: tuple[str, ...]
     chosen_models: tuple[str, ...]
@@ -320,8 +346,10 @@ def evaluate_s07(ev: S07Evidence) -> ScenarioResult:
         and ev.redis_stream_length >= ev.ledger_events,
         stream_length=ev.redis_stream_length, ledger_events=ev.ledger_events)
     cited = sorted({f for t in texts.values() for f in ev.source_files if f in t})
-    add("contains_external_fastapi_code_review_material", ev.excerpts_verified and len(cited) >= 5,
-        files_cited=cited, excerpts_verified=ev.excerpts_verified)
+    sdist = ev.sdist_verification
+    add("contains_external_fastapi_code_review_material", ev.excerpts_verified and len(cited) >= 5
+        and (sdist is None or bool(sdist.get("verified"))), files_cited=cited, excerpts_verified=ev.excerpts_verified,
+        sdist=sdist if sdist is not None else "not supplied (the bundled excerpts' sha256 were verified)")
     c = ev.consensus
     add("multi_round_quality_consensus_accepts_chain", c.converged and c.accepted_candidate == "accept_external_chain"
         and c.round_count >= 2, accepted_candidate=c.accepted_candidate, round_count=c.round_count,
@@ -342,9 +370,12 @@ def evaluate_s07(ev: S07Evidence) -> ScenarioResult:
 
 
 def run_s07(gateway: ModelGateway, store: str, *, mode: str, redis_url: str | None = None,
-            blob_root: str | Path = "swarm-blobs", prefix: str | None = None) -> tuple[ScenarioResult, S07Evidence]:
-    """Run the S07 chain and consensus through ``gateway`` on ``store``; evaluate from what was stored."""
+            blob_root: str | Path = "swarm-blobs", prefix: str | None = None,
+            sdist: Path | None = None) -> tuple[ScenarioResult, S07Evidence]:
+    """Run the S07 chain and consensus through ``gateway`` on ``store``; evaluate from what was stored.
+    With ``sdist`` (the downloaded archive), the bundled excerpts are also checked against it."""
     source, excerpts = load_pinned_source()
+    sdist_check = verify_sdist(sdist, source, excerpts) if sdist is not None else None
     prefix = prefix or f"accept-{uuid.uuid4().hex[:8]}"
     run_id = f"{prefix}-s07"
     discovered = gateway.discover()
@@ -372,6 +403,7 @@ def run_s07(gateway: ModelGateway, store: str, *, mode: str, redis_url: str | No
         ConsensusSwarm(CONSENSUS_CANDIDATES, S07_QUALITY_CONSENSUS, ROLE_WEIGHTS, min_rounds=S07_MIN_ROUNDS,
                        max_rounds=4).run(reviewers, chain_text)
         ev = collect_s07_evidence(pool, source, mode=mode, discovered=discovered, chosen=models, blobs=blobs)
+    ev = ev.model_copy(update={"sdist_verification": sdist_check})
     return evaluate_s07(ev), ev
 
 
