@@ -172,70 +172,85 @@ def load_repetitions(path: str | Path, loaded: LoadedContract) -> Repetitions:
     except ValidationError as exc:
         raise _records_error(exc, path, numbers) from None
     cases = loaded.cases
-    owners = {cid: {c.id: c.scorer for c in case.criteria} for cid, case in cases.items()}
-    deterministic = {cid: [c.id for c in case.criteria if c.scorer == "deterministic"] for cid, case in cases.items()}
-    rules = {cid: {r.id for r in case.hard_fail_rules} for cid, case in cases.items()}
+    det_ids = {cid: frozenset(c.id for c in case.criteria if c.scorer == "deterministic") for cid, case in cases.items()}
+    judge_ids = {cid: frozenset(c.id for c in case.criteria if c.scorer == "judge") for cid, case in cases.items()}
     seen: dict[tuple[str, int], int] = {}
     for rec, line in zip(records, numbers, strict=True):
-        where = f"line {line}"
         cid = rec["case_id"]
-        case = cases.get(cid)
-        if case is None:
-            raise BadInput(f"unknown case {cid!r}; the contract has no such case_id", source=path, record=where, field="case_id")
         key = (cid, rec["repetition"])
-        if key in seen:
-            raise BadInput(
-                f"repetition {rec['repetition']} of case {cid!r} appears twice (first on line {seen[key]})",
-                source=path, record=where, field="repetition",
-            )
-        seen[key] = line
-        owner = owners[cid]
-        mode = rec["execution_mode"]
+        dets = det_ids.get(cid)
+        if dets is None or key in seen:
+            _check_record(rec, line, path, loaded, seen)  # raises the one-line message
         det = rec.get("deterministic_results")
-        if det:
-            for crit in det:
-                kind = owner.get(crit)
-                if kind != "deterministic":
-                    msg = (f"criterion {crit!r} is owned by the judge, not the deterministic scorer" if kind == "judge"
-                           else f"unknown criterion {crit!r} for case {cid!r}")
-                    raise BadInput(msg, source=path, record=where, field=f"deterministic_results.{crit}")
-        if mode != "invalid":
-            for crit in deterministic[cid]:
-                if not det or crit not in det:
-                    raise BadInput(
-                        f"deterministic result for criterion {crit!r} is missing",
-                        source=path, record=where, field="deterministic_results",
-                    )
         verdicts = rec.get("judge_verdicts")
-        if verdicts:
-            for crit in verdicts:
-                kind = owner.get(crit)
-                if kind != "judge":
-                    msg = (f"criterion {crit!r} is scored by the deterministic scorer; the judge may not answer it"
-                           if kind == "deterministic" else f"unknown criterion {crit!r} for case {cid!r}")
-                    raise BadInput(msg, source=path, record=where, field=f"judge_verdicts.{crit}")
-        for j, ev in enumerate(rec.get("hard_fail_events") or ()):
-            if ev["rule"] not in rules[cid]:
-                raise BadInput(f"unknown hard-fail rule {ev['rule']!r} for case {cid!r}",
-                               source=path, record=where, field=f"hard_fail_events[{j}].rule")
-        for j, ev in enumerate(rec.get("governance_events") or ()):
-            try:
-                governance_severity(ev["kind"], ev.get("severity"))
-            except ValueError as exc:
-                raise BadInput(str(exc), source=path, record=where, field=f"governance_events[{j}].severity") from None
-        elapsed = rec.get("elapsed_s")
-        if rec["terminal_state"] == "completed" and elapsed is None and mode != "invalid":
-            raise BadInput("a completed repetition needs elapsed_s", source=path, record=where, field="elapsed_s")
-        if rec.get("post_cutoff_completion"):
-            if case.scoring_class == "diagnostic_untimed":
-                raise BadInput("a diagnostic_untimed case has no cutoff, so no post-cutoff completion",
-                               source=path, record=where, field="post_cutoff_completion")
-            if elapsed is not None and case.t_soft_s is not None and elapsed <= t_hard(case.t_soft_s):
-                raise BadInput(
-                    f"post_cutoff_completion is true but elapsed_s {elapsed!r} is within T_hard {t_hard(case.t_soft_s)!r}",
-                    source=path, record=where, field="post_cutoff_completion",
-                )
+        # fast path: the common, well-formed record passes these set comparisons; anything else
+        # gets the full check, which names the problem
+        if ((det.keys() != dets if det is not None else bool(dets)) and rec["execution_mode"] != "invalid"
+                or det is not None and not det.keys() <= dets
+                or verdicts is not None and not verdicts.keys() <= judge_ids[cid]
+                or "hard_fail_events" in rec or "governance_events" in rec or rec.get("post_cutoff_completion")
+                or rec.get("elapsed_s") is None and rec["terminal_state"] == "completed"):
+            _check_record(rec, line, path, loaded, seen)
+        seen[key] = line
     return Repetitions(records, numbers, data, Path(path))
+
+
+def _check_record(rec: dict[str, Any], line: int, path: str | Path, loaded: LoadedContract,
+                  seen: dict[tuple[str, int], int]) -> None:
+    """Every cross-check of one record against the contract; raises :class:`BadInput` on the first problem."""
+    where = f"line {line}"
+    cid = rec["case_id"]
+    case = loaded.cases.get(cid)
+    if case is None:
+        raise BadInput(f"unknown case {cid!r}; the contract has no such case_id", source=path, record=where, field="case_id")
+    key = (cid, rec["repetition"])
+    if key in seen:
+        raise BadInput(
+            f"repetition {rec['repetition']} of case {cid!r} appears twice (first on line {seen[key]})",
+            source=path, record=where, field="repetition",
+        )
+    owner = {c.id: c.scorer for c in case.criteria}
+    mode = rec["execution_mode"]
+    det = rec.get("deterministic_results")
+    for crit in det or ():
+        kind = owner.get(crit)
+        if kind != "deterministic":
+            msg = (f"criterion {crit!r} is owned by the judge, not the deterministic scorer" if kind == "judge"
+                   else f"unknown criterion {crit!r} for case {cid!r}")
+            raise BadInput(msg, source=path, record=where, field=f"deterministic_results.{crit}")
+    if mode != "invalid":
+        for crit in (c.id for c in case.criteria if c.scorer == "deterministic"):
+            if not det or crit not in det:
+                raise BadInput(f"deterministic result for criterion {crit!r} is missing",
+                               source=path, record=where, field="deterministic_results")
+    for crit in rec.get("judge_verdicts") or ():
+        kind = owner.get(crit)
+        if kind != "judge":
+            msg = (f"criterion {crit!r} is scored by the deterministic scorer; the judge may not answer it"
+                   if kind == "deterministic" else f"unknown criterion {crit!r} for case {cid!r}")
+            raise BadInput(msg, source=path, record=where, field=f"judge_verdicts.{crit}")
+    rules = {r.id for r in case.hard_fail_rules}
+    for j, ev in enumerate(rec.get("hard_fail_events") or ()):
+        if ev["rule"] not in rules:
+            raise BadInput(f"unknown hard-fail rule {ev['rule']!r} for case {cid!r}",
+                           source=path, record=where, field=f"hard_fail_events[{j}].rule")
+    for j, ev in enumerate(rec.get("governance_events") or ()):
+        try:
+            governance_severity(ev["kind"], ev.get("severity"))
+        except ValueError as exc:
+            raise BadInput(str(exc), source=path, record=where, field=f"governance_events[{j}].severity") from None
+    elapsed = rec.get("elapsed_s")
+    if rec["terminal_state"] == "completed" and elapsed is None and mode != "invalid":
+        raise BadInput("a completed repetition needs elapsed_s", source=path, record=where, field="elapsed_s")
+    if rec.get("post_cutoff_completion"):
+        if case.scoring_class == "diagnostic_untimed":
+            raise BadInput("a diagnostic_untimed case has no cutoff, so no post-cutoff completion",
+                           source=path, record=where, field="post_cutoff_completion")
+        if elapsed is not None and case.t_soft_s is not None and elapsed <= t_hard(case.t_soft_s):
+            raise BadInput(
+                f"post_cutoff_completion is true but elapsed_s {elapsed!r} is within T_hard {t_hard(case.t_soft_s)!r}",
+                source=path, record=where, field="post_cutoff_completion",
+            )
 
 
 def require_timing(loaded: LoadedContract) -> None:

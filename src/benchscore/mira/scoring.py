@@ -93,7 +93,7 @@ def _metric(value: Any, formula: str, used: list[str], excluded: list[dict[str, 
 class _CaseInfo:
     """Per-case lookups computed once."""
 
-    __slots__ = ("case", "weights", "judge_ids", "det_ids", "order", "timed")
+    __slots__ = ("case", "weights", "judge_ids", "det_ids", "order", "timed", "t_soft_text")
 
     def __init__(self, case: Case) -> None:
         self.case = case
@@ -102,18 +102,23 @@ class _CaseInfo:
         self.judge_ids = [c.id for c in case.criteria if c.scorer == "judge"]
         self.det_ids = [c.id for c in case.criteria if c.scorer == "deterministic"]
         self.timed = case.scoring_class == "automated_scored"
+        self.t_soft_text = f"T_soft {case.t_soft_s} s"
 
 
-_RAW_CACHE: dict[tuple[tuple[float, ...], tuple[bool, ...]], float] = {}
+_EMPTY: dict[str, Any] = {}
+_CREDIT_TEXT = {c: str(c) for c in TIMING_CREDITS}
+_RAW_CACHE: dict[tuple[tuple[float, ...], tuple[bool, ...]], tuple[float, str]] = {}
 
 
-def _raw(weights: list[float], satisfied: tuple[bool, ...]) -> float:
+def _raw(weights: list[float], satisfied: tuple[bool, ...]) -> tuple[float, str]:
+    """raw_success (memoised: few distinct weight/outcome patterns recur) and its text."""
     key = (tuple(weights), satisfied)
     value = _RAW_CACHE.get(key)
     if value is None:
         if len(_RAW_CACHE) > 100_000:
             _RAW_CACHE.clear()
-        value = _RAW_CACHE[key] = raw_success(weights, satisfied)
+        raw = raw_success(weights, satisfied)
+        value = _RAW_CACHE[key] = (raw, str(raw))
     return value
 
 
@@ -137,20 +142,22 @@ def score_repetitions(
                 idx.append(i)
                 el.append(elapsed)
                 ts.append(info.case.t_soft_s)  # type: ignore[arg-type]
-    bands: dict[int, int] = {}
+    bands: list[int | None] = [None] * len(records)
     if idx:
-        bands = dict(zip(idx, timing_bands(np.array(el), np.array(ts)).tolist(), strict=True))
+        for i, b in zip(idx, timing_bands(np.array(el), np.array(ts)).tolist(), strict=True):
+            bands[i] = b
 
     out: list[dict[str, Any]] = []
     append = out.append
+    no_help: list[Any] = []
     for i, rec in enumerate(records):
         cid = rec["case_id"]
         info = infos[cid]
         rep = rec["repetition"]
         mode = rec["execution_mode"]
         elapsed = rec.get("elapsed_s")
-        interventions = rec.get("interventions")
-        needed_help = bool(interventions) and any(x["kind"] == "task_solving_help" for x in interventions)
+        interventions = rec.get("interventions", no_help)
+        needed_help = any(x["kind"] == "task_solving_help" for x in interventions) if interventions else False
         events = rec.get("hard_fail_events")
         hard_rules = [ev["rule"] for ev in events] if events else []
         violations = []
@@ -161,50 +168,53 @@ def score_repetitions(
                 if sev != "none":
                     violations.append({"kind": ev["kind"], "severity": sev, "detail": ev.get("detail", "")})
         status = raw = band_name = credit = official = untimed = None
-        verdicts = rec.get("judge_verdicts") or {}
-        pending = [c for c in info.judge_ids if c not in verdicts] if mode != "invalid" else []
+        verdicts = rec.get("judge_verdicts") or _EMPTY
         if mode == "invalid":
             reason = "invalid: infrastructure, not scored, never attributed to Mira"
-        elif pending:
+        elif info.judge_ids and not all(c in verdicts for c in info.judge_ids):
+            pending = [c for c in info.judge_ids if c not in verdicts]
             reason = "unscored: " + "; ".join(
                 f"criterion {c!r}: {judge_failed.get((cid, rep, c), 'no judge verdict yet')}" for c in pending
             )
         else:
-            det = rec.get("deterministic_results") or {}
-            satisfied = tuple(det[c] if c in det else verdicts[c] == "pass" for c in info.order)
-            raw = _raw(info.weights, satisfied)
-            n_ok = sum(satisfied)
+            det = rec.get("deterministic_results") or _EMPTY
+            satisfied = tuple([det[c] if c in det else verdicts[c] == "pass" for c in info.order])
+            raw, raw_text = _raw(info.weights, satisfied)
+            n_ok = satisfied.count(True)
+            n = len(satisfied)
             hard_fail = bool(hard_rules)
             completed = rec["terminal_state"] == "completed"
-            crit_text = f"{n_ok}/{len(satisfied)} criteria satisfied, raw_success {raw}"
             extra = f"; hard-fail ({', '.join(hard_rules)}) makes it 0" if hard_fail else ""
             if info.timed:
-                band = bands.get(i)
-                post_cutoff = bool(rec.get("post_cutoff_completion"))
+                band = bands[i]
+                post_cutoff = rec.get("post_cutoff_completion", False)
                 status = repetition_status(
-                    all_satisfied=n_ok == len(satisfied), any_satisfied_weight=n_ok > 0, hard_fail=hard_fail,
+                    all_satisfied=n_ok == n, any_satisfied_weight=n_ok > 0, hard_fail=hard_fail,
                     completed=completed, band=band, post_cutoff_completion=post_cutoff,
                 )
-                on_time_band = band is not None and completed and not post_cutoff
-                credit = TIMING_CREDITS[band] if on_time_band else 0.0  # type: ignore[index]
-                official = official_task_success(raw, credit, hard_fail=hard_fail, post_cutoff_completion=post_cutoff)
-                if on_time_band:
-                    band_name = TIMING_BANDS[band]  # type: ignore[index]
-                    timing = f"completed at {elapsed} s: {band_name} of T_soft {info.case.t_soft_s} s"
+                if band is not None and completed and not post_cutoff:
+                    credit = TIMING_CREDITS[band]
+                    band_name = TIMING_BANDS[band]
+                    timing = f"completed at {elapsed} s: {band_name} of {info.t_soft_text}"
                 elif post_cutoff:
+                    credit = 0.0
                     band_name = TIMING_BANDS[4]
                     timing = "correct result only from forensic continuation after T_hard"
                 else:
+                    credit = 0.0
                     band_name = NO_COMPLETION
                     timing = f"terminal state {rec['terminal_state']}: {NO_COMPLETION}"
-                reason = f"{crit_text}; {timing}; timing_credit {credit}{extra} -> {status}"
+                official = official_task_success(raw, credit, hard_fail=hard_fail, post_cutoff_completion=post_cutoff)
+                reason = (f"{n_ok}/{n} criteria satisfied, raw_success {raw_text}; {timing}; "
+                          f"timing_credit {_CREDIT_TEXT[credit]}{extra} -> {status}")
             else:
                 status = repetition_status(
-                    all_satisfied=n_ok == len(satisfied), any_satisfied_weight=n_ok > 0, hard_fail=hard_fail,
+                    all_satisfied=n_ok == n, any_satisfied_weight=n_ok > 0, hard_fail=hard_fail,
                     completed=completed, band=None, post_cutoff_completion=False, timed=False,
                 )
                 untimed = 0.0 if hard_fail else raw
-                reason = f"{crit_text}; diagnostic_untimed, no timing credit{extra} -> {status}"
+                reason = (f"{n_ok}/{n} criteria satisfied, raw_success {raw_text}; "
+                          f"diagnostic_untimed, no timing credit{extra} -> {status}")
             if mode == "noncanonical":
                 reason += "; noncanonical: diagnostic only"
         append({
