@@ -84,7 +84,12 @@ class OpenAITestServer:
         handler = _make_handler(self)
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="openai-test-server", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="openai-test-server",
+            daemon=True,
+        )
         self._thread.start()
         return self
 
@@ -164,8 +169,18 @@ def _make_handler(server: OpenAITestServer) -> type[BaseHTTPRequestHandler]:
                 return
             model = body.get("model")
             if model not in server.models:
-                self._send(200, orjson.dumps({"error": {"code": "model_not_found", "type": "new_api_error",
-                                                        "message": f"model {model} not found"}}))
+                self._send(
+                    200,
+                    orjson.dumps(
+                        {
+                            "error": {
+                                "code": "model_not_found",
+                                "type": "new_api_error",
+                                "message": f"model {model} not found",
+                            }
+                        }
+                    ),
+                )
                 return
             messages = body.get("messages", [])
             text = server.responder(model, messages)
@@ -175,12 +190,16 @@ def _make_handler(server: OpenAITestServer) -> type[BaseHTTPRequestHandler]:
                 "id": f"chatcmpl-{len(server.requests)}",
                 "object": "chat.completion",
                 "model": model,
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                             "finish_reason": "stop"}],
+                "choices": [
+                    {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+                ],
             }
             if action is None or action[0] != "no_usage":
-                usage: dict[str, Any] = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                                         "total_tokens": prompt_tokens + completion_tokens}
+                usage: dict[str, Any] = {
+                    "prompt_tokens": prompt_tokens,
+                    "completion_tokens": completion_tokens,
+                    "total_tokens": prompt_tokens + completion_tokens,
+                }
                 if server.cost_per_token is not None:
                     usage["cost"] = round(server.cost_per_token * usage["total_tokens"], 10)
                 answer["usage"] = usage
