@@ -16,7 +16,7 @@ import math
 import os
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from benchscore.common.errors import BenchscoreError
@@ -197,7 +197,8 @@ class ModelIOReport(Format):
 
 
 def model_io_report(records: Sequence[CallRecord], *, endpoint: str, mode: str, calls_issued: int,
-                    secrets: Sequence[str] = ()) -> ModelIOReport:
+                    secrets: Sequence[str] = (), budget_windows: Mapping[int, int] | None = None,
+                    target_tpm: int | None = None) -> ModelIOReport:
     """Build the S08 model IO audit from the call records (issue 6).
 
     ``S08_PASS`` holds when every check holds:
@@ -205,8 +206,10 @@ def model_io_report(records: Sequence[CallRecord], *, endpoint: str, mode: str, 
     ``records_complete`` (every record has model, prompt sha256 (64 hex), status, attempts >= 1
     and a finite latency); ``ok_calls_have_usage`` (tokens in and out on every ``ok`` record);
     ``failed_calls_have_reasons`` (an error on every ``failed`` record); ``no_secret_in_records``
-    (none of ``secrets`` appears in any record). Failed calls do not fail S08: they must be
-    recorded with their reason, which is what the audit is for.
+    (none of ``secrets`` appears in any record); and, when the calls went through a TPM budget
+    (``budget_windows``: minute -> tokens after reconciliation), ``budget_charged``: the windows hold
+    at least the ``total_tokens`` of every ok call and none exceeds ``target_tpm``. Failed calls do
+    not fail S08: they must be recorded with their reason, which is what the audit is for.
     """
     recs = list(records)
     ok = [r for r in recs if r.status == "ok"]
@@ -242,6 +245,14 @@ def model_io_report(records: Sequence[CallRecord], *, endpoint: str, mode: str, 
         AuditCheck(name="no_secret_in_records", passed=not leaked,
                    evidence=f"{len(secrets)} secret(s) searched, {len(leaked)} found"),
     ]
+    if budget_windows is not None:
+        used = sum(r.total_tokens or 0 for r in ok)
+        charged = sum(budget_windows.values())
+        peak = max(budget_windows.values(), default=0)
+        checks.append(AuditCheck(
+            name="budget_charged", passed=charged >= used and (target_tpm is None or peak <= target_tpm),
+            evidence=f"{charged} tokens in {len(budget_windows)} window(s) for {used} used by ok calls; "
+                     f"busiest window {peak} of {target_tpm}"))
     all_costs = [r.cost for r in recs if r.cost is not None]
     return ModelIOReport(
         endpoint=endpoint, mode=mode, calls_issued=calls_issued, calls_recorded=len(recs), calls_ok=len(ok),

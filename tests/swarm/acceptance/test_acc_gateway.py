@@ -79,6 +79,12 @@ def test_runtime_tpm_budget_is_charged_and_reconciled_with_usage(tmp_path):
         # reconciled to usage.total_tokens: (2 + 4) + (1 + 4), never the estimate
         assert budget.windows() == {0: 11}
         assert sum(r.total_tokens for r in gw.records) == 11
+        kw = dict(endpoint=gw.endpoint, mode="replay", calls_issued=2)
+        checks = {c.name: c.passed for c in model_io_report(gw.records, budget_windows=budget.windows(),
+                                                             target_tpm=3000, **kw).checks}
+        assert checks["budget_charged"]
+        assert not model_io_report(gw.records, budget_windows={0: 10}, target_tpm=3000, **kw).S08_PASS
+        assert not model_io_report(gw.records, budget_windows={0: 11}, target_tpm=10, **kw).S08_PASS
 
 
 def test_budget_and_audit_on_every_call_including_failures():

@@ -64,7 +64,8 @@ def run_s07_s08(opts: AcceptOptions, store: str, blob_root: Path) -> tuple[Scena
                 s07, _ = run_s07(gw, store, mode=mode, redis_url=opts.redis_url, blob_root=blob_root,
                                  prefix=opts.prefix, sdist=opts.sdist)
                 report = model_io_report(gw.records, endpoint=gw.endpoint, mode=mode, calls_issued=gw.calls_issued,
-                                         secrets=[key] if key else [])
+                                         secrets=[key] if key else [], budget_windows=budget.windows(),
+                                         target_tpm=opts.tpm)
         else:
             mode = "replay"
             canary = f"sk-replay-canary-{uuid.uuid4().hex}"
@@ -76,7 +77,7 @@ def run_s07_s08(opts: AcceptOptions, store: str, blob_root: Path) -> tuple[Scena
                 s07, _ = run_s07(gw, store, mode=mode, redis_url=opts.redis_url, blob_root=blob_root,
                                  prefix=opts.prefix, sdist=opts.sdist)
                 report = model_io_report(gw.records, endpoint=gw.endpoint, mode=mode, calls_issued=gw.calls_issued,
-                                         secrets=[canary])
+                                         secrets=[canary], budget_windows=budget.windows(), target_tpm=opts.tpm)
     finally:
         budget.close()
     reason = "" if mode == "live" else "local OpenAI-compatible test server with a deterministic responder"
