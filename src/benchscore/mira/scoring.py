@@ -275,7 +275,8 @@ def _case_metrics(case: Case, used: list[dict[str, Any]], excluded: list[dict[st
          "governance_minor_count"]
     )
     if not formal:
-        why = [{"id": case.case_id, "reason": "case_incomplete"}, *excluded]
+        why = [{"id": case.case_id, "reason": "case_incomplete"},
+               *({"id": r["id"], "reason": "case_incomplete"} for r in used), *excluded]
         return {n: _metric(None, n, [], why) for n in names}
     statuses = [r["status"] for r in used]
     out: dict[str, dict[str, Any]] = {}
