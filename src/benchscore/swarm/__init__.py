@@ -13,7 +13,7 @@ Runtime API (seed sections 3-5 and 11), stable for the acceptance layer to build
     audit_pool(pool)                                          # proof from the ledger alone
 """
 
-from .agents import Agent, Handler, Outcome, run_agent, simulated_handler
+from .agents import Agent, Handler, Outcome, llm_handler, run_agent, simulated_handler
 from .audit import AuditReport, audit_events, audit_pool
 from .blob import BlobStore
 from .budget import Reservation, TPMBudget, l02_derivation
@@ -64,6 +64,7 @@ __all__ = [
     "claim_order",
     "converge",
     "l02_derivation",
+    "llm_handler",
     "open_pool",
     "pheromone_on_failure",
     "pheromone_on_success",

@@ -161,3 +161,26 @@ def run_agents(
         else:
             idle_rounds = 0
     return stats
+
+
+def llm_handler(client, model: str, score: Callable[[Claim, str], float], *,
+                max_tokens: int | None = None) -> Handler:
+    """A handler that asks a model (a :class:`benchscore.common.llm.LLMClient`, which reserves and
+    reconciles its tokens with its ``budget``, e.g. a :class:`~benchscore.swarm.budget.TPMBudget`).
+
+    The task payload holds ``messages`` (a chat) or ``prompt`` (one user message); the output is
+    the model's text and ``score(claim, text)`` gives task.score (the acceptance layer's formula
+    of seed section 3). A failed call is a failure of the task.
+    """
+    from benchscore.common.llm import LLMError
+
+    def handle(claim: Claim) -> Outcome:
+        payload = orjson.loads(claim.payload)
+        messages = payload.get("messages") or [{"role": "user", "content": str(payload.get("prompt", ""))}]
+        try:
+            result = client.chat(model, messages, max_tokens=max_tokens)
+        except LLMError as exc:
+            return Outcome.failure(" ".join(str(exc).split())[:500])
+        return Outcome.success(score(claim, result.text), result.text)
+
+    return handle

@@ -37,6 +37,7 @@ from benchscore.common.models import Format
 from .sql import queries, read_sql
 
 Q = queries("sqlite_queries.sql")
+PGQ = queries("queries.sql")
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,34 +172,27 @@ class TPMBudget:
                 fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
         else:
             with self._conn.transaction(), self._conn.cursor() as cur:
-                cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self.budget_id,))
+                cur.execute(PGQ["budget_lock"], {"budget_id": self.budget_id})
                 yield cur
 
     def _read(self, cur, start: int) -> dict[int, int]:
         if self._kind == "sqlite":
             rows = cur.execute(Q["budget_first_open_window"], {"budget_id": self.budget_id, "minute": start})
         else:
-            cur.execute("SELECT minute, tokens FROM swarm_budget_windows WHERE budget_id = %s AND minute >= %s",
-                        (self.budget_id, start))
-            rows = cur.fetchall()
+            rows = cur.execute(PGQ["budget_windows_from"], {"budget_id": self.budget_id, "minute": start}).fetchall()
         return {int(m): int(t) for m, t in rows}
 
     def _add(self, cur, minute: int, tokens: int) -> None:
         if self._kind == "sqlite":
             cur.execute(Q["budget_add"], {"budget_id": self.budget_id, "minute": minute, "tokens": tokens})
         else:
-            cur.execute(
-                "INSERT INTO swarm_budget_windows (budget_id, minute, tokens) VALUES (%s, %s, %s) "
-                "ON CONFLICT (budget_id, minute) DO UPDATE SET tokens = swarm_budget_windows.tokens + excluded.tokens",
-                (self.budget_id, minute, tokens),
-            )
+            cur.execute(PGQ["budget_add"], {"budget_id": self.budget_id, "minute": minute, "tokens": tokens})
 
     def _release(self, cur, minute: int, tokens: int) -> None:
         if self._kind == "sqlite":
             cur.execute(Q["budget_release"], {"budget_id": self.budget_id, "minute": minute, "tokens": tokens})
         else:
-            cur.execute("UPDATE swarm_budget_windows SET tokens = greatest(0, tokens - %s) "
-                        "WHERE budget_id = %s AND minute = %s", (tokens, self.budget_id, minute))
+            cur.execute(PGQ["budget_release"], {"budget_id": self.budget_id, "minute": minute, "tokens": tokens})
 
     def _current_minute(self) -> int:
         return 0 if self.simulated else int(self.clock() // 60)

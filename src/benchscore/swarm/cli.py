@@ -183,7 +183,8 @@ def status_cmd(run_id: str, store: str, redis_url: str | None, as_json: bool) ->
         top = {cap: [[-t, p] for p, t in sorted(v, reverse=True)[:3]] for cap, v in sorted(leaders.items())}
         mirror = None
         if pool.mirror is not None:
-            mirror = {"keys": len(pool.mirror.keys()), "stream_length": pool.mirror.stream_length(),
+            mirror = {"keys": len(pool.mirror.keys()), "stream_entries": pool.mirror.stream_length(),
+                      "stream_events": pool.mirror.stream_event_count(),
                       "rebuilds": pool.mirror.rebuilds}
     body = {"run_id": run_id, "store": redact(store), "crash_policy": policy.value, "lease_seconds": lease,
             "counts": counts, "convergence": conv, "pheromone_leaders": top, "redis_mirror": mirror}

@@ -120,3 +120,66 @@ FROM swarm_convergence WHERE run_id = %(run_id)s ORDER BY scope;
 -- name: events
 SELECT seq, run_id, task_id, kind, agent, attempt, value, delta, note, at
 FROM swarm_events WHERE run_id = %(run_id)s ORDER BY seq;
+
+-- name: budget_lock
+SELECT pg_advisory_xact_lock(hashtext(%(budget_id)s));
+
+-- name: budget_windows_from
+SELECT minute, tokens FROM swarm_budget_windows
+WHERE budget_id = %(budget_id)s AND minute >= %(minute)s ORDER BY minute;
+
+-- name: budget_add
+INSERT INTO swarm_budget_windows (budget_id, minute, tokens) VALUES (%(budget_id)s, %(minute)s, %(tokens)s)
+ON CONFLICT (budget_id, minute) DO UPDATE SET tokens = swarm_budget_windows.tokens + excluded.tokens;
+
+-- name: budget_release
+UPDATE swarm_budget_windows SET tokens = greatest(0, tokens - %(tokens)s)
+WHERE budget_id = %(budget_id)s AND minute = %(minute)s;
+
+-- name: claim_batch_logged
+-- claim_batch and its ledger rows in one statement (one round trip per batch)
+WITH picked AS (
+    SELECT id FROM swarm_tasks
+    WHERE run_id = %(run_id)s AND status = 'pending' AND capability = ANY (%(capabilities)s::text[])
+    ORDER BY pheromone DESC, id
+    LIMIT %(limit)s
+    FOR UPDATE SKIP LOCKED
+), claimed AS (
+    UPDATE swarm_tasks t
+    SET status = 'claimed', claimed_by = %(agent)s, attempts = t.attempts + 1,
+        lease_expires_at = extract(epoch FROM clock_timestamp()) + %(lease)s
+    FROM picked
+    WHERE t.id = picked.id
+    RETURNING t.id, t.attempts, t.capability, t.payload, t.pheromone, t.max_attempts, t.lease_expires_at
+), logged AS (
+    INSERT INTO swarm_events (run_id, task_id, kind, agent, attempt, value, delta, note, at)
+    SELECT %(run_id)s, c.id, 'claim', %(agent)s, c.attempts, c.pheromone, NULL, NULL, %(now)s
+    FROM claimed c ORDER BY c.pheromone DESC, c.id
+)
+SELECT id, attempts, capability, payload, pheromone, max_attempts, lease_expires_at FROM claimed;
+
+-- name: complete_batch_logged
+-- complete_batch and its ledger rows (complete + pheromone per accepted task) in one statement
+WITH v AS (
+    SELECT * FROM unnest(%(ids)s::bigint[], %(attempts)s::int[], %(agents)s::text[], %(scores)s::float8[],
+                         %(outputs)s::text[], %(pheromones)s::float8[], %(deltas)s::float8[])
+                  AS v (id, attempt, agent, score, output, pheromone, delta)
+), done AS (
+    UPDATE swarm_tasks t
+    SET status = 'done', score = v.score, output = v.output, pheromone = v.pheromone,
+        claimed_by = NULL, lease_expires_at = NULL
+    FROM v
+    WHERE t.id = v.id AND t.run_id = %(run_id)s AND t.status = 'claimed' AND t.attempts = v.attempt
+      AND t.claimed_by = v.agent
+    RETURNING t.id, v.attempt, v.agent, v.score, v.pheromone, v.delta
+), logged AS (
+    INSERT INTO swarm_events (run_id, task_id, kind, agent, attempt, value, delta, note, at)
+    SELECT %(run_id)s, d.id, k.kind, d.agent, d.attempt,
+           CASE k.kind WHEN 'complete' THEN d.score ELSE d.pheromone END,
+           CASE k.kind WHEN 'pheromone' THEN d.delta END,
+           CASE k.kind WHEN 'pheromone' THEN 'complete' END,
+           %(now)s
+    FROM done d CROSS JOIN (VALUES (1, 'complete'), (2, 'pheromone')) AS k (ord, kind)
+    ORDER BY d.id, k.ord
+)
+SELECT id FROM done;

@@ -126,11 +126,12 @@ class TaskPool(ABC):
         self.settings  # noqa: B018 - the run must exist
         specs = list(specs)
         rows = [(s.capability, orjson.dumps(s.payload).decode(), float(s.pheromone), s.max_attempts) for s in specs]
-        ids = self._insert_tasks(rows, time.time())
+        now = time.time()
+        ids = self._insert_tasks(rows, now)
         if self.mirror is not None:
             self.mirror.publish(
                 [(i, r[0], r[2]) for i, r in zip(ids, rows, strict=True)],
-                [(self.run_id, i, "create", None, 0, r[2], None, r[0], 0.0) for i, r in zip(ids, rows, strict=True)],
+                [(self.run_id, i, "create", None, 0, r[2], None, r[0], now) for i, r in zip(ids, rows, strict=True)],
                 self,
             )
         return ids

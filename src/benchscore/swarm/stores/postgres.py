@@ -88,6 +88,7 @@ class PostgresPool(TaskPool):
     def __init__(self, url: str, run_id: str, conn: psycopg.Connection) -> None:
         super().__init__(url, run_id)
         self.conn = conn
+        self._last_sweep = 0.0
 
     @classmethod
     def connect(cls, url: str, run_id: str) -> PostgresPool:
@@ -166,30 +167,42 @@ class PostgresPool(TaskPool):
         return events, changes, len(updates)
 
     def _claim(self, agent, caps, limit, policy, lease):
+        # Expired leases are swept at most every min(1 s, lease/2) per connection, and always
+        # before reporting that nothing is claimable: one round trip per batch in the common case.
         def tx(c: psycopg.Connection):
             now = time.time()
-            events, changes, _ = self._sweep(c, policy, now)
-            rows = c.execute(Q["claim_batch"], {"run_id": self.run_id, "capabilities": caps, "limit": limit,
-                                                "agent": agent, "lease": lease}).fetchall()
+            events, changes = [], []
+            swept = False
+            if now - self._last_sweep >= min(1.0, lease / 2):
+                events, changes, _ = self._sweep(c, policy, now)
+                self._last_sweep, swept = now, True
+            rows = self._claim_rows(c, agent, caps, limit, lease, now)
+            if not rows and not swept:
+                events, changes, n = self._sweep(c, policy, now)
+                self._last_sweep = now
+                if n:
+                    rows = self._claim_rows(c, agent, caps, limit, lease, now)
             rows.sort(key=lambda r: (-r[4], r[0]))
             claims = [Claim(r[0], r[1], agent, r[2], r[3], r[4], r[5], r[6]) for r in rows]
-            claim_events = self._claim_events(claims, now)
-            self._insert_events(c, claim_events)
-            return claims, events + claim_events, changes
+            return claims, events + self._claim_events(claims, now), changes
 
         return self._do(tx, "claim")
 
+    def _claim_rows(self, c: psycopg.Connection, agent, caps, limit, lease, now) -> list[tuple]:
+        return c.execute(Q["claim_batch_logged"], {"run_id": self.run_id, "capabilities": caps, "limit": limit,
+                                                   "agent": agent, "lease": lease, "now": now}).fetchall()
+
     def _complete(self, rows, now):
         def tx(c: psycopg.Connection):
-            done = {r[0] for r in c.execute(Q["complete_batch"], {
-                "run_id": self.run_id,
+            done = {r[0] for r in c.execute(Q["complete_batch_logged"], {
+                "run_id": self.run_id, "now": now,
                 "ids": [r[0].task_id for r in rows], "attempts": [r[0].attempt for r in rows],
                 "agents": [r[0].agent_id for r in rows], "scores": [r[1] for r in rows],
                 "outputs": [r[2] for r in rows], "pheromones": [r[3] for r in rows],
+                "deltas": [r[3] - r[0].pheromone for r in rows],
             }).fetchall()}
             accepted = [r[0].task_id in done for r in rows]
             events, changes = self._complete_events([r for r, ok in zip(rows, accepted, strict=True) if ok], now)
-            self._insert_events(c, events)
             return accepted, events, changes
 
         return self._do(tx, "complete")

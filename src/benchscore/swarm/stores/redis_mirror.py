@@ -3,8 +3,10 @@
 Keys of run R (all under the prefix):
 
 - ``swarm:R:pheromone:CAPABILITY``: a sorted set, member = task id, score = P_t;
-- ``swarm:R:events``: a Redis Stream carrying every ledger event (fields kind, task, agent,
-  attempt, value, delta, note, at);
+- ``swarm:R:events``: a Redis Stream carrying every ledger event: one stream entry per committed
+  transaction (up to 1000 events), fields ``n`` (event count) and ``events`` (a JSON list of
+  ``[task, kind, agent, attempt, value, delta, note, at]``). One entry per transaction rather than per
+  event keeps the mirror off the critical path of batched claims;
 - ``swarm:R:mirror``: a marker written when the mirror was last rebuilt.
 
 The store (SQLite or PostgreSQL) stays the source of truth; the mirror is written after each
@@ -26,6 +28,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+import orjson
 import redis
 
 from benchscore.common.errors import BadInput, ServiceUnavailable
@@ -36,7 +39,7 @@ if TYPE_CHECKING:
     from .base import TaskPool
 
 REDIS_ERRORS = (redis.ConnectionError, redis.TimeoutError)
-_FIELDS = ("kind", "task", "agent", "attempt", "value", "delta", "note", "at")
+STREAM_CHUNK = 1000
 
 
 def split_prefix(url: str) -> tuple[str, str]:
@@ -96,8 +99,8 @@ class RedisMirror:
             by_cap[capability][str(task_id)] = p
         for capability, mapping in by_cap.items():
             pipe.zadd(self.key(capability), mapping)
-        for e in events:
-            pipe.xadd(self.events_key, _stream_fields(e))
+        for fields in _stream_entries(events):
+            pipe.xadd(self.events_key, fields)
         return bool(pipe.execute()[0])
 
     def publish(self, changes: Sequence[tuple], events: Sequence[tuple], pool: TaskPool) -> None:
@@ -141,8 +144,8 @@ class RedisMirror:
                 items = list(mapping.items())
                 for i in range(0, len(items), 10000):
                     pipe.zadd(self.key(capability), dict(items[i:i + 10000]))
-            for row in events:
-                pipe.xadd(self.events_key, _stream_fields(row[1:]))
+            for fields in _stream_entries([row[1:] for row in events]):
+                pipe.xadd(self.events_key, fields)
             pipe.set(self.marker_key, f"rebuilt {time.time():.3f} tasks={len(pheromones)} events={len(events)}")
             pipe.execute()
 
@@ -163,7 +166,19 @@ class RedisMirror:
         return [(int(m), s) for m, s in self.client.zrevrange(self.key(capability), 0, n - 1, withscores=True)]
 
     def stream_length(self) -> int:
+        """Entries in the event stream (one per committed transaction)."""
         return int(self.client.xlen(self.events_key))
+
+    def stream_event_count(self) -> int:
+        """Ledger events carried by the stream."""
+        return sum(int(fields[b"n"]) for _id, fields in self.client.xrange(self.events_key))
+
+    def stream_events(self) -> list[tuple]:
+        """Every event of the stream as ``(task, kind, agent, attempt, value, delta, note, at)``."""
+        out: list[tuple] = []
+        for _id, fields in self.client.xrange(self.events_key):
+            out.extend(tuple(e) for e in orjson.loads(fields[b"events"]))
+        return out
 
     def keys(self) -> list[str]:
         """Every Redis key of the run (to check there is no control or message key)."""
@@ -179,9 +194,10 @@ class RedisMirror:
         self.client.close()
 
 
-def _stream_fields(e: tuple) -> dict[str, str]:
-    """Stream entry of an event ``(run_id, task_id, kind, agent, attempt, value, delta, note, at)``."""
-    _run, task_id, kind, agent, attempt, value, delta, note, at = e
-    return {"kind": kind, "task": str(task_id), "agent": agent or "", "attempt": str(attempt),
-            "value": "" if value is None else repr(value), "delta": "" if delta is None else repr(delta),
-            "note": note or "", "at": repr(at)}
+def _stream_entries(events: Sequence[tuple]) -> list[dict[str, bytes | int]]:
+    """Stream entries for events ``(run_id, task_id, kind, agent, attempt, value, delta, note, at)``."""
+    out = []
+    for i in range(0, len(events), STREAM_CHUNK):
+        chunk = [e[1:] for e in events[i:i + STREAM_CHUNK]]
+        out.append({"n": len(chunk), "events": orjson.dumps(chunk)})
+    return out

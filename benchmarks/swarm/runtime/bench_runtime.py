@@ -1,0 +1,292 @@
+"""Swarm runtime benchmark: L01 at full size, a naive baseline, and no-op throughput vs Celery and Dramatiq.
+
+Run from /work/main with the venv (Celery and Dramatiq are the `bench` extra):
+
+    .venv/bin/python benchmarks/swarm/runtime/bench_runtime.py            # everything
+    .venv/bin/python benchmarks/swarm/runtime/bench_runtime.py --only l01-sqlite
+    .venv/bin/python benchmarks/swarm/runtime/bench_runtime.py --noop-tasks 20000
+
+Sections:
+- l01-sqlite: `run_stress` (128 agents, 131072 tasks, worker processes = CPUs, full ledger + audit).
+- naive-sqlite: the bare loop the issue quotes: one SQLite transaction to claim a task (argmax P_t),
+  one to complete it, no ledger, worker processes = CPUs.
+- l01-pg: `run_stress` on PostgreSQL with the Redis mirror.
+- naive-pg: one-task-per-statement SKIP LOCKED claim/complete loop, no ledger (synchronous commit on).
+- noop: the same number of no-op tasks and worker processes through this pool (SQLite, and
+  PostgreSQL+Redis), Celery (Redis broker) and Dramatiq (Redis broker). The figure compared is the
+  drain time: for Celery/Dramatiq last task finished minus first task finished, for the pool last
+  completion minus first claim (from its ledger); enqueueing and worker start-up are excluded for
+  all four. Celery/Dramatiq tasks do one Redis pipeline to record their finish.
+
+Figures are wall-clock on a shared machine: noisy, compare within one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import uuid
+from pathlib import Path
+
+import psycopg
+import redis
+
+from benchscore.common.services import pg_dsn, redis_url
+from benchscore.swarm import Agent, TaskSpec, open_pool
+from benchscore.swarm.agents import noop_handler
+from benchscore.swarm.run import run_workers
+from benchscore.swarm.stress import run_stress
+
+CPUS = os.cpu_count() or 1
+VENV_BIN = Path(sys.executable).parent
+
+
+def line(name: str, seconds: float, tasks: int, extra: str = "") -> float:
+    rate = tasks / seconds if seconds > 0 else float("inf")
+    print(f"{name:<44} {seconds:8.2f} s {rate:12,.0f} tasks/s  {extra}", flush=True)
+    return rate
+
+
+# ---- L01 -------------------------------------------------------------------------------------
+def l01(store: str, redis: str | None, tasks: int, agents: int) -> None:
+    r = run_stress(store, total_agents=agents, total_tasks=tasks, redis_url=redis)
+    print(f"{'L01 ' + store.split(':')[0] + (' + redis' if redis else ''):<44} wall {r.wall_time_s:.2f} s "
+          f"(setup {r.setup_time_s:.2f} + run {r.run_time_s:.2f} + converge/audit {r.check_time_s:.2f}); "
+          f"run phase {r.tasks_per_second:,.0f} tasks/s; whole {tasks / r.wall_time_s:,.0f} tasks/s; "
+          f"L01_PASS={r.L01_PASS} duplicates={len(r.duplicate_claims)} agents={r.participating_agents}", flush=True)
+
+
+# ---- naive baselines -------------------------------------------------------------------------
+def _naive_sqlite_worker(path: str) -> None:
+    import sqlite3
+
+    conn = sqlite3.connect(path, isolation_level=None, timeout=60)
+    conn.execute("PRAGMA synchronous = NORMAL")
+    while True:
+        conn.execute("BEGIN IMMEDIATE")
+        row = conn.execute("SELECT id FROM t WHERE status = 'pending' ORDER BY p DESC, id LIMIT 1").fetchone()
+        if row is None:
+            conn.execute("COMMIT")
+            return
+        conn.execute("UPDATE t SET status = 'claimed' WHERE id = ?", row)
+        conn.execute("COMMIT")
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("UPDATE t SET status = 'done', p = p + 0.5 WHERE id = ?", row)
+        conn.execute("COMMIT")
+
+
+def naive_sqlite(tasks: int) -> None:
+    import sqlite3
+
+    tmp = tempfile.mkdtemp(prefix="bs-naive-")
+    path = f"{tmp}/naive.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, status TEXT, p REAL)")
+    conn.execute("CREATE INDEX t_pending ON t (p DESC, id) WHERE status = 'pending'")
+    conn.execute("BEGIN")
+    conn.executemany("INSERT INTO t (status, p) VALUES ('pending', 0)", ([] for _ in range(tasks)))
+    conn.execute("COMMIT")
+    conn.close()
+    procs = [mp.get_context("fork").Process(target=_naive_sqlite_worker, args=(path,)) for _ in range(CPUS)]
+    t0 = time.perf_counter()
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join()
+    line("naive SQLite (2 tx/task, no ledger)", time.perf_counter() - t0, tasks)
+    shutil.rmtree(tmp)
+
+
+def _naive_pg_worker(dsn: str, schema: str) -> None:
+    with psycopg.connect(dsn, autocommit=True, options=f"-c search_path={schema}") as conn:
+        while True:
+            row = conn.execute(
+                "UPDATE t SET status = 'claimed' WHERE id = (SELECT id FROM t WHERE status = 'pending' "
+                "ORDER BY p DESC, id LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING id").fetchone()
+            if row is None:
+                return
+            conn.execute("UPDATE t SET status = 'done', p = p + 0.5 WHERE id = %s", row)
+
+
+def naive_pg(tasks: int) -> None:
+    dsn = pg_dsn()
+    schema = f"bs_bench_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+        conn.execute(f"CREATE TABLE {schema}.t (id bigserial PRIMARY KEY, status text, p float8)")
+        conn.execute(f"CREATE INDEX ON {schema}.t (p DESC, id) WHERE status = 'pending'")
+        conn.execute(f"INSERT INTO {schema}.t (status, p) SELECT 'pending', 0 FROM generate_series(1, %s)", (tasks,))
+    procs = [mp.get_context("fork").Process(target=_naive_pg_worker, args=(dsn, schema)) for _ in range(CPUS)]
+    t0 = time.perf_counter()
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join()
+    line("naive PostgreSQL (1 task/statement, no ledger)", time.perf_counter() - t0, tasks)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+# ---- no-op comparison ------------------------------------------------------------------------
+def pool_noop(store: str, redis_url_: str | None, tasks: int, label: str) -> float:
+    run_id = f"noop-{uuid.uuid4().hex[:8]}"
+    with open_pool(store, run_id, redis_url=redis_url_) as pool:
+        pool.create_run()
+        pool.add_tasks(TaskSpec(capability="noop", payload={}) for _ in range(tasks))
+        agents = [Agent(f"a{i}", ["noop"], noop_handler) for i in range(CPUS)]
+        batch = max(1, min(512, tasks // (CPUS * 4)))
+        t0 = time.perf_counter()
+        run_workers(store, run_id, agents, processes=CPUS, batch=batch, redis_url=redis_url_)
+        outer = time.perf_counter() - t0
+        rows = pool.event_rows()
+        done = [e[9] for e in rows if e[3] == "complete"]
+        first_claim = min(e[9] for e in rows if e[3] == "claim")
+        assert len(done) == tasks, (len(done), tasks)
+    drain = max(done) - first_claim  # from the first claim: a batch's work is inside the window
+    return line(f"no-op: this pool, {label}", drain, tasks, f"(incl. process start: {outer:.2f} s)")
+
+
+CELERY_APP = """
+import time, redis
+from celery import Celery
+URL = {url!r}
+app = Celery("bsbench", broker=URL)
+app.conf.update(task_ignore_result=True, worker_hijack_root_logger=False, task_default_queue={queue!r},
+                broker_connection_retry_on_startup=True)
+_r = redis.Redis.from_url(URL)
+
+@app.task(name="noop")
+def noop():
+    now = repr(time.time())
+    p = _r.pipeline(transaction=False)
+    p.setnx({key!r} + ":first", now)
+    p.set({key!r} + ":last", now)
+    p.incr({key!r} + ":n")
+    p.execute()
+"""
+
+DRAMATIQ_APP = """
+import time, redis, dramatiq
+from dramatiq.brokers.redis import RedisBroker
+URL = {url!r}
+broker = RedisBroker(url=URL, namespace={queue!r})
+dramatiq.set_broker(broker)
+_r = redis.Redis.from_url(URL)
+
+@dramatiq.actor(queue_name="noop", max_retries=0)
+def noop():
+    now = repr(time.time())
+    p = _r.pipeline(transaction=False)
+    p.setnx({key!r} + ":first", now)
+    p.set({key!r} + ":last", now)
+    p.incr({key!r} + ":n")
+    p.execute()
+"""
+
+
+def _wait_for(r: redis.Redis, key: str, tasks: int, proc: subprocess.Popen, timeout: float = 600) -> float:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        n = int(r.get(key + ":n") or 0)
+        if n >= tasks:
+            return float(r.get(key + ":last")) - float(r.get(key + ":first"))
+        if proc.poll() is not None:
+            raise RuntimeError(f"worker exited with {proc.returncode}")
+        time.sleep(0.1)
+    raise TimeoutError(key)
+
+
+def external_noop(kind: str, tasks: int) -> float:
+    url = redis_url()
+    r = redis.Redis.from_url(url)
+    tag = uuid.uuid4().hex[:8]
+    key, queue = f"bs_bench:{tag}", f"bs_bench_{tag}"
+    tmp = Path(tempfile.mkdtemp(prefix="bs-bench-"))
+    src = CELERY_APP if kind == "celery" else DRAMATIQ_APP
+    (tmp / f"bs_{kind}_app.py").write_text(textwrap.dedent(src.format(url=url, queue=queue, key=key)))
+    env = {**os.environ, "PYTHONPATH": str(tmp)}
+    sys.path.insert(0, str(tmp))
+    try:
+        module = __import__(f"bs_{kind}_app")
+        for _ in range(tasks):  # enqueue everything first (not timed)
+            if kind == "celery":
+                module.noop.apply_async()
+            else:
+                module.noop.send()
+        if kind == "celery":
+            cmd = [str(VENV_BIN / "celery"), "-A", f"bs_{kind}_app", "worker", "--pool=prefork",
+                   f"--concurrency={CPUS}", "--loglevel=WARNING", "-Q", queue, "--without-gossip",
+                   "--without-mingle", "--without-heartbeat"]
+        else:
+            cmd = [str(VENV_BIN / "dramatiq"), f"bs_{kind}_app", "--processes", str(CPUS), "--threads", "1",
+                   "--queues", "noop"]
+        proc = subprocess.Popen(cmd, env=env, cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            drain = _wait_for(r, key, tasks, proc)
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        return line(f"no-op: {kind} (Redis broker)", drain, tasks)
+    finally:
+        sys.path.remove(str(tmp))
+        for k in r.scan_iter(match=f"*{tag}*", count=1000):
+            r.delete(k)
+        shutil.rmtree(tmp)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tasks", type=int, default=131072)
+    ap.add_argument("--agents", type=int, default=128)
+    ap.add_argument("--noop-tasks", type=int, default=20000)
+    ap.add_argument("--only", action="append", choices=["l01-sqlite", "naive-sqlite", "l01-pg", "naive-pg", "noop"])
+    args = ap.parse_args()
+    only = set(args.only or ["l01-sqlite", "naive-sqlite", "l01-pg", "naive-pg", "noop"])
+    print(f"logical CPUs: {CPUS}; figures are noisy (shared 2-core machine)", flush=True)
+    tmp = tempfile.mkdtemp(prefix="bs-bench-l01-")
+    pg_schema = f"bs_bench_{uuid.uuid4().hex[:8]}"
+    pg_store = f"{pg_dsn()}?schema={pg_schema}"
+    redis_prefix_ = f"bs_bench_{uuid.uuid4().hex[:8]}:"
+    redis_store = f"{redis_url()}?prefix={redis_prefix_}"
+    try:
+        if "l01-sqlite" in only:
+            l01(f"sqlite:///{tmp}/l01.db", None, args.tasks, args.agents)
+        if "naive-sqlite" in only:
+            naive_sqlite(args.tasks)
+        if "l01-pg" in only:
+            l01(pg_store, redis_store, args.tasks, args.agents)
+        if "naive-pg" in only:
+            naive_pg(args.tasks)
+        if "noop" in only:
+            n = args.noop_tasks
+            print(f"-- {n} no-op tasks, {CPUS} worker processes each; drain time = last finish - first finish")
+            ours_sqlite = pool_noop(f"sqlite:///{tmp}/noop.db", None, n, "SQLite")
+            ours_pg = pool_noop(pg_store, redis_store, n, "PostgreSQL + Redis mirror")
+            celery = external_noop("celery", n)
+            dram = external_noop("dramatiq", n)
+            print(f"ratios (tasks/s): pool SQLite / Celery = {ours_sqlite / celery:.1f}x, "
+                  f"pool SQLite / Dramatiq = {ours_sqlite / dram:.1f}x, pool PG+Redis / Celery = {ours_pg / celery:.1f}x, "
+                  f"pool PG+Redis / Dramatiq = {ours_pg / dram:.1f}x")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        with psycopg.connect(pg_dsn(), autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA IF EXISTS {pg_schema} CASCADE")
+        r = redis.Redis.from_url(redis_url())
+        keys = list(r.scan_iter(match=redis_prefix_ + "*", count=1000))
+        if keys:
+            r.delete(*keys)
+
+
+if __name__ == "__main__":
+    main()
