@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from pydantic import Field
 
 from benchscore.common.errors import BadInput
 from benchscore.common.models import Format
@@ -291,7 +292,7 @@ class S07Evidence(Format):
     chosen_models: tuple[str, ...]
     steps: tuple[StepRow, ...]
     redis_pheromones: dict[int, float] | None
-    redis_stream_length: int | None
+    redis_stream_length: int | None = Field(description="ledger events carried by the Redis stream")
     ledger_events: int
     convergence: dict[str, Any] | None
     blob_exists: bool
@@ -344,7 +345,7 @@ def evaluate_s07(ev: S07Evidence) -> ScenarioResult:
         completed_tasks=len(done), accepted_score=acc, blob_exists=ev.blob_exists)
     add("redis_stream_event_volume", ev.redis_stream_length is not None and ev.ledger_events > 0
         and ev.redis_stream_length >= ev.ledger_events,
-        stream_length=ev.redis_stream_length, ledger_events=ev.ledger_events)
+        stream_events=ev.redis_stream_length, ledger_events=ev.ledger_events)
     cited = sorted({f for t in texts.values() for f in ev.source_files if f in t})
     sdist = ev.sdist_verification
     add("contains_external_fastapi_code_review_material", ev.excerpts_verified and len(cited) >= 5
@@ -407,6 +408,12 @@ def run_s07(gateway: ModelGateway, store: str, *, mode: str, redis_url: str | No
     return evaluate_s07(ev), ev
 
 
+def _stream_event_count(mirror) -> int:
+    """Ledger events carried by the run's Redis stream (an entry may carry several events)."""
+    counter = getattr(mirror, "stream_event_count", None)
+    return int(counter()) if counter is not None else int(mirror.stream_length())
+
+
 def collect_s07_evidence(pool, source: PinnedSource, *, mode: str, discovered: Sequence[str],
                          chosen: Sequence[str], blobs: BlobStore) -> S07Evidence:
     """Read S07's evidence back from the store, its Redis mirror and the blob store."""
@@ -426,7 +433,7 @@ def collect_s07_evidence(pool, source: PinnedSource, *, mode: str, discovered: S
         source_files=tuple(f.path for f in source.files), excerpts_verified=verified, discovery_performed=bool(discovered),
         discovered_models=tuple(discovered), chosen_models=tuple(chosen), steps=steps,
         redis_pheromones=mirror.pheromones(STEP_CAPABILITY) if mirror is not None else None,
-        redis_stream_length=mirror.stream_length() if mirror is not None else None, ledger_events=events,
+        redis_stream_length=_stream_event_count(mirror) if mirror is not None else None, ledger_events=events,
         convergence=conv, blob_exists=bool(conv and conv.get("blob_sha256") and blobs.exists(conv["blob_sha256"])),
         consensus=consensus_from_ledger(pool, CONSENSUS_KIND, candidates=CONSENSUS_CANDIDATES,
                                         params=S07_QUALITY_CONSENSUS, role_weights=ROLE_WEIGHTS,
