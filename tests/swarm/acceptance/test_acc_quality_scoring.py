@@ -162,3 +162,13 @@ def test_s07_noncritical_checks_make_q_a_real_gate():
     assert a.critical_failed == () and a.Q == pytest.approx(0.7) and not a.quality_pass
     a2 = assess_output_quality(s07(bare + " fastapi/routing.py"))
     assert a2.Q == pytest.approx(0.8) and a2.quality_pass
+
+
+@given(st.sampled_from(["OFF-TOPIC", "QUALITY_FAILURE", "I cannot help with that", "偏题", "质量失败"]),
+       st.integers(0, len(GOOD)))
+def test_a_risk_marker_anywhere_fails_the_s07_gate(marker, at):
+    text = GOOD[:at] + f"\n{marker}\n" + GOOD[at:]
+    a = assess_output_quality(s07(text))
+    assert not a.quality_pass and "no_quality_risk" in a.critical_failed
+    assert score_output(a.Q, quality_pass=a.quality_pass, risk=bool(detect_quality_risk(text)), step_index=2,
+                        final_step=False) == 0.12

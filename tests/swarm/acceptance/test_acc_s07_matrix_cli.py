@@ -366,3 +366,15 @@ def test_bundled_excerpts_match_the_real_sdist():
     source, excerpts = load_pinned_source()
     ev = verify_sdist(REAL_SDIST, source, excerpts)
     assert ev["verified"], ev
+
+
+def test_demo_acceptance_never_raises(tmp_path, monkeypatch, capsys):
+    import benchscore.swarm.cli_accept as mod
+
+    def boom(*a, **k):
+        raise RuntimeError("store exploded")
+
+    monkeypatch.setattr(mod, "run_acceptance", boom)
+    mod.demo_acceptance(tmp_path)
+    assert "store exploded" in capsys.readouterr().out
+    assert not (tmp_path / "acceptance-matrix.json").exists()
