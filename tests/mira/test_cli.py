@@ -255,3 +255,16 @@ def test_console_script_subprocess(tmp_path: Path) -> None:
     assert proc.stderr.strip() == (f"error: {bad}: line 1: field 'case_id': unknown case 'NOPE'; "
                                    "the contract has no such case_id")
     assert "Traceback" not in proc.stderr and not (tmp_path / "x").exists()
+
+
+def test_deviations_are_carried_exactly_as_written(tmp_path: Path) -> None:
+    devs = [{"text": "no affects key, text first", "id": "d-1"}]
+    d = write_json(tmp_path / "d.json", devs)
+    args = _score_args(tmp_path)
+    args[args.index("--deviations") + 1] = d
+    assert run(*args, "--quiet").exit_code == 0
+    out = (tmp_path / "out.json").read_bytes()
+    assert orjson.loads(out)["deviations"] == devs
+    assert b'"text": "no affects key, text first",\n      "id": "d-1"' in out  # same keys, same order
+    assert run("project", "--score", tmp_path / "out.json", "--output", tmp_path / "p.json").exit_code == 0
+    assert orjson.loads((tmp_path / "p.json").read_bytes())["deviations"] == devs

@@ -92,7 +92,7 @@ def _run_score(contract_path: Path, repetitions_path: Path, output: Path,
         "contract_version": c.contract_version,
         "contract_sha256": loaded.sha256,
         **result,
-        "deviations": [d.model_dump(mode="json") for d in deviations],
+        "deviations": deviations,
         "method": {**METHOD, "calibration_policy": policy},
         "provenance": provenance(_metric_id(c, "score"), inputs),
     }
@@ -259,8 +259,9 @@ def judge(packets_dir: Path, base_url: str, model: str, api_key_env: str, max_re
 @click.option("--output", required=True, type=_file, help="Public projection JSON to write.")
 def project(score_path: Path, output: Path) -> None:
     """Public projection: only allowlisted fields (no fixtures, trajectories, evaluator details, credentials)."""
-    sc = validate(F.ScoreOutput, strict_loads(read_bytes(score_path), score_path), source=score_path)
-    out = project_score(sc)
+    parsed = strict_loads(read_bytes(score_path), score_path)
+    sc = validate(F.ScoreOutput, parsed, source=score_path)
+    out = project_score(sc, deviations=parsed["deviations"])
     out["provenance"] = provenance(f"mira:{sc.benchmark_id}@{sc.contract_version}/public", {"score": score_path})
     validate(F.PublicProjection, out, source="public projection")
     atomic_write_json(output, out)

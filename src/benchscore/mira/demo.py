@@ -33,7 +33,7 @@ def run_demo(out_dir: Path) -> None:
     out = run_score(c, r, out_dir / "score.json", d)
     inc = run_score(c, out_dir / "repetitions_incomplete.jsonl", out_dir / "score_incomplete.json", d)
     sc = ScoreOutput.model_validate(out)
-    public = project(sc)
+    public = project(sc, deviations=out["deviations"])
     public["provenance"] = provenance(f"mira:{sc.benchmark_id}@{sc.contract_version}/public",
                                       {"score": out_dir / "score.json"})
     atomic_write_json(out_dir / "public.json", public)

@@ -25,8 +25,11 @@ def timing_status(scoring_class: str, t_soft_s: float | None) -> str:
     return f"frozen budget: T_soft {t_soft_s!r} s, T_hard {2 * t_soft_s!r} s"  # type: ignore[operator]
 
 
-def project(score: ScoreOutput) -> dict[str, Any]:
-    """The public projection dict (see :class:`PublicProjection`), without provenance."""
+def project(score: ScoreOutput, deviations: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The public projection dict (see :class:`PublicProjection`), without provenance.
+
+    ``deviations``: the score file's deviations exactly as written (default: from ``score``).
+    """
     reps_by_case: dict[str, list[dict[str, Any]]] = {}
     for r in score.repetitions:
         reps_by_case.setdefault(r.case_id, []).append({
@@ -65,6 +68,6 @@ def project(score: ScoreOutput) -> dict[str, Any]:
         "overall": _values(score.overall),
         "diagnostic_untimed": _values(score.diagnostic_untimed),
         "cases": cases,
-        "deviations": [d.model_dump(mode="json") for d in score.deviations],
+        "deviations": deviations if deviations is not None else [d.model_dump(mode="json") for d in score.deviations],
         "method": method,
     }

@@ -25,7 +25,6 @@ from .formats import (
     CalibrationPolicy,
     Case,
     Contract,
-    Deviation,
     Deviations,
     JudgeVerdicts,
     Observation,
@@ -263,13 +262,14 @@ def require_timing(loaded: LoadedContract) -> None:
             )
 
 
-def load_deviations(path: str | Path) -> tuple[list[Deviation], bytes]:
-    """A deviations file: ``{"deviations": [...]}`` (or a bare list)."""
+def load_deviations(path: str | Path) -> tuple[list[dict[str, Any]], bytes]:
+    """A deviations file: ``{"deviations": [...]}`` (or a bare list), validated, returned exactly as written."""
     data = read_bytes(path)
     parsed = strict_loads(data, path)
     if isinstance(parsed, list):
         parsed = {"deviations": parsed}
-    return validate(Deviations, parsed, source=path).deviations, data
+    validate(Deviations, parsed, source=path)
+    return parsed["deviations"], data
 
 
 def load_policy(path: str | Path) -> tuple[CalibrationPolicy, bytes]:

@@ -243,12 +243,10 @@ def _select(case: Case, reps: list[dict[str, Any]]) -> tuple[list[dict[str, Any]
     planned = case.planned_repetitions
     used: list[dict[str, Any]] = []
     excluded: list[dict[str, str]] = []
-    valid = 0
     for r in sorted(reps, key=lambda r: r["repetition"]):
         if r["comparability"] != "valid_comparable":
             excluded.append({"id": r["id"], "reason": r["execution_mode"]})
             continue
-        valid += 1
         if len(used) < planned:
             used.append(r)
         else:
