@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -63,17 +64,25 @@ def _metric_id(contract: F.Contract, what: str) -> str:
     return f"mira:{contract.benchmark_id}@{contract.contract_version}/{what}"
 
 
+SCORE_PHASES = ("reading the contract", "reading repetitions", "scoring", "writing")
+
+
 def run_score(contract_path: Path, repetitions_path: Path, output: Path,
-              deviations_path: Path | None = None, verdicts_path: Path | None = None) -> dict[str, Any]:
-    """Read, validate, score and write; returns the output dict."""
+              deviations_path: Path | None = None, verdicts_path: Path | None = None,
+              on_phase: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Read, validate, score and write; returns the output dict. ``on_phase`` hears each of SCORE_PHASES."""
     with no_gc():
-        return _run_score(contract_path, repetitions_path, output, deviations_path, verdicts_path)
+        return _run_score(contract_path, repetitions_path, output, deviations_path, verdicts_path,
+                          on_phase or (lambda phase: None))
 
 
 def _run_score(contract_path: Path, repetitions_path: Path, output: Path,
-               deviations_path: Path | None, verdicts_path: Path | None) -> dict[str, Any]:
+               deviations_path: Path | None, verdicts_path: Path | None,
+               on_phase: Callable[[str], None]) -> dict[str, Any]:
+    on_phase(SCORE_PHASES[0])
     loaded = load_contract(contract_path)
     require_timing(loaded)
+    on_phase(SCORE_PHASES[1])
     reps = load_repetitions(repetitions_path, loaded)
     deviations = load_deviations(deviations_path)[0] if deviations_path else []
     judge_failed: dict[tuple[str, int, str], str] = {}
@@ -84,7 +93,9 @@ def _run_score(contract_path: Path, repetitions_path: Path, output: Path,
         inputs["verdicts"] = verdicts_path
     if deviations_path is not None:
         inputs["deviations"] = deviations_path
+    on_phase(SCORE_PHASES[2])
     result = score_all(loaded.contract.cases, reps.records, judge_failed)
+    on_phase(SCORE_PHASES[3])
     c = loaded.contract
     policy = c.calibration_policy.model_dump(mode="json") if c.calibration_policy else None
     out = {
@@ -132,7 +143,16 @@ _file = click.Path(exists=False, dir_okay=False, path_type=Path)
 def score(contract: Path, repetitions: Path, deviations: Path | None, verdicts: Path | None, output: Path,
           quiet: bool) -> None:
     """Score repetitions against a contract: per repetition, per case and overall, each number with its derivation."""
-    out = run_score(contract, repetitions, output, deviations, verdicts)
+    with progress(disable=quiet) as bar:
+        task = bar.add_task("scoring", total=len(SCORE_PHASES))
+
+        def on_phase(phase: str) -> None:
+            if phase != SCORE_PHASES[0]:
+                bar.advance(task)
+            bar.update(task, description=phase)
+
+        out = run_score(contract, repetitions, output, deviations, verdicts, on_phase)
+        bar.advance(task)
     if not quiet:
         _summary(out)
         console.print(f"wrote {output}")

@@ -403,6 +403,7 @@ class RepetitionResult(Format):
     official_task_success: float | None
     untimed_task_success: float | None
     elapsed_s: float | None
+    soft_timeout: bool | None = Field(description="Not complete by T_soft: only marked, it does not help Mira.")
     needed_task_solving_help: bool
     hard_fail_rules: list[str]
     governance_violations: list[dict[str, str]]

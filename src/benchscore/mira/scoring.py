@@ -167,7 +167,7 @@ def score_repetitions(
                 sev = governance_severity(ev["kind"], ev.get("severity"))
                 if sev != "none":
                     violations.append({"kind": ev["kind"], "severity": sev, "detail": ev.get("detail", "")})
-        status = raw = band_name = credit = official = untimed = None
+        status = raw = band_name = credit = official = untimed = soft_timeout = None
         verdicts = rec.get("judge_verdicts") or _EMPTY
         if mode == "invalid":
             reason = "invalid: infrastructure, not scored, never attributed to Mira"
@@ -205,6 +205,7 @@ def score_repetitions(
                     band_name = NO_COMPLETION
                     timing = f"terminal state {rec['terminal_state']}: {NO_COMPLETION}"
                 official = official_task_success(raw, credit, hard_fail=hard_fail, post_cutoff_completion=post_cutoff)
+                soft_timeout = band != 0 or not completed or post_cutoff
                 reason = (f"{n_ok}/{n} criteria satisfied, raw_success {raw_text}; {timing}; "
                           f"timing_credit {_CREDIT_TEXT[credit]}{extra} -> {status}")
             else:
@@ -230,6 +231,7 @@ def score_repetitions(
             "official_task_success": official,
             "untimed_task_success": untimed,
             "elapsed_s": elapsed,
+            "soft_timeout": soft_timeout,
             "needed_task_solving_help": needed_help,
             "hard_fail_rules": hard_rules,
             "governance_violations": violations,
