@@ -1,6 +1,6 @@
 """S10, the six swarm characteristics F01-F06 (seed section 10), computed from a run's ledger.
 
-The S10 run: five agents that all have the capabilities ``analysis`` and ``review``; ten tasks
+The S10 run: five agents that all have the capabilities ``analysis`` and ``review``; fourteen tasks
 whose environment seeds an initial pheromone at three levels (high 2.0, medium 1.0, low 0.0);
 one task fails on every attempt. Each agent's output is a list of ``finding: X`` lines. The
 scalability feature (F05) reads the S09 scaled-claim runs (3/5/7 agents, 2n tasks).
@@ -267,10 +267,14 @@ S10_TASKS: tuple[tuple[str, float, tuple[str, ...], float, bool], ...] = (
     ("analysis", 1.0, ("redis mirror", "budget windows"), 0.85, False),
     ("analysis", 1.0, ("blob store",), 0.8, False),
     ("analysis", 0.0, ("fusion",), 0.7, False),
+    ("analysis", 0.0, ("claim order", "fusion"), 0.65, False),
+    ("analysis", 0.0, ("quality gate",), 0.6, False),
     ("review", 1.0, ("claim order",), 0.75, False),
     ("review", 1.0, ("ledger audit",), 0.7, False),
     ("review", 0.0, ("consensus",), 0.6, False),
     ("review", 0.0, ("budget windows",), 0.6, False),
+    ("review", 0.0, ("ledger audit",), 0.55, False),
+    ("review", 0.0, ("consensus",), 0.5, False),
     ("review", 0.0, (), 0.0, True),
 )
 
@@ -297,7 +301,7 @@ def collect_s10_evidence(store: str, run_id: str, scale_runs: Sequence[ClaimRunE
 
 def run_s10_swarm(store: str, run_id: str, *, redis_url: str | None = None,
                   blob_root: str | Path | None = None, processes: int = 2) -> None:
-    """The S10 run: five agents with both capabilities, the ten tasks of :data:`S10_TASKS`."""
+    """The S10 run: five agents with both capabilities, the fourteen tasks of :data:`S10_TASKS`."""
     with open_pool(store, run_id, redis_url=redis_url) as pool:
         pool.create_run()
         pool.add_tasks([TaskSpec(capability=cap, pheromone=p0, max_attempts=2,
