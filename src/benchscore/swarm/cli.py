@@ -341,3 +341,9 @@ def demo(out_dir: Path) -> None:
         ("audit (duplicate claims)", f"{audit.verdict} ({audit.duplicate_claim_count})"),
     ]))
     console.print(f"reproduce: benchscore swarm run {tasks_path} {agents_path} --store sqlite:///run.db")
+
+
+# ---- the acceptance layer's command (issue 6) ---------------------------------------------------
+from benchscore.swarm.cli_accept import accept  # noqa: E402
+
+group.add_command(accept)
