@@ -180,6 +180,8 @@ def test_calibrate(tmp_path: Path) -> None:
     # DIAG-01: 4 completed observations, too few and unstable -> diagnostic_untimed
     assert cases["DIAG-01"]["scoring_class"] == "diagnostic_untimed" and cases["DIAG-01"]["t_soft_s"] is None
     F.Contract.model_validate(c2)
+    assert set(c2["provenance"]["inputs"]) == {"contract", "observations"}
+    assert c2["provenance"]["calibration_policy"] == "mira-tsoft/v1"
     # the calibrated contract scores
     res = run("score", "--contract", tmp_path / "c2.json", "--repetitions", DATA / "repetitions.jsonl",
               "--output", tmp_path / "o.json", "--quiet")

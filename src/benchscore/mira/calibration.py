@@ -40,7 +40,7 @@ def calibrate(contract: Contract, observations: list[Observation], policy: Calib
         d["scoring_class"] = "automated_scored" if t_soft is not None else "diagnostic_untimed"
         d["calibration"] = {"observations": len(values), "t_soft_s": t_soft, "note": note}
         cases.append(d)
-    out = contract.model_dump(mode="json")
+    out = contract.model_dump(mode="json", exclude={"provenance"})
     out["calibration_policy"] = policy.model_dump(mode="json")
     out["cases"] = cases
     return out

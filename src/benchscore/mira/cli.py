@@ -111,6 +111,22 @@ def _run_score(contract_path: Path, repetitions_path: Path, output: Path,
     return out
 
 
+def run_calibrate(contract: Path, observations: Path, policy: Path | None, output: Path) -> dict[str, Any]:
+    """Read, calibrate, write the new contract (with its provenance); returns it."""
+    loaded = load_contract(contract)
+    obs, _ = load_observations(observations, loaded)
+    pol = load_policy(policy)[0] if policy else F.CalibrationPolicy()
+    new = calibrate_contract(loaded.contract, obs, pol)
+    inputs: dict[str, Path] = {"contract": contract, "observations": observations}
+    if policy:
+        inputs["policy"] = policy
+    new["provenance"] = provenance(_metric_id(loaded.contract, "calibrate"), inputs,
+                                   extra={"calibration_policy": pol.policy})
+    validate(F.Contract, new, source="calibrated contract")  # the output is itself a valid contract
+    atomic_write_json(output, new)
+    return new
+
+
 def _summary(out: dict[str, Any]) -> None:
     rows = [(name, m["value"]) for name, m in out["overall"].items()]
     console.print(table(f"mira score: {out['benchmark_id']} {out['contract_version']} ({out['status']})",
@@ -165,12 +181,7 @@ def score(contract: Path, repetitions: Path, deviations: Path | None, verdicts: 
 @click.option("--output", required=True, type=_file, help="The calibrated contract to write.")
 def calibrate(contract: Path, observations: Path, policy: Path | None, output: Path) -> None:
     """Set T_soft per case from reference observations; unstable cases become diagnostic_untimed."""
-    loaded = load_contract(contract)
-    obs, _ = load_observations(observations, loaded)
-    pol = load_policy(policy)[0] if policy else F.CalibrationPolicy()
-    new = calibrate_contract(loaded.contract, obs, pol)
-    validate(F.Contract, new, source="calibrated contract")  # the output is itself a valid contract
-    atomic_write_json(output, new)
+    new = run_calibrate(contract, observations, policy, output)
     console.print(table("calibration", ["case", "class", "T_soft s", "note"], [
         (c["case_id"], c["scoring_class"], c["t_soft_s"], c["calibration"]["note"]) for c in new["cases"]]))
     console.print(f"wrote {output}")

@@ -10,11 +10,10 @@ from benchscore.common.atomic import atomic_write_json
 from benchscore.common.provenance import provenance
 from benchscore.common.report import console, table
 
-from .calibration import calibrate
-from .formats import CalibrationPolicy, ScoreOutput
+from .formats import ScoreOutput
 from .judge import build_packets
 from .projection import project
-from .records import load_contract, load_observations, load_repetitions
+from .records import load_contract, load_repetitions
 
 
 def data_path(name: str) -> Path:
@@ -23,7 +22,7 @@ def data_path(name: str) -> Path:
 
 
 def run_demo(out_dir: Path) -> None:
-    from .cli import run_score
+    from .cli import run_calibrate, run_score
 
     out_dir.mkdir(parents=True, exist_ok=True)
     for name in ("contract.json", "repetitions.jsonl", "repetitions_incomplete.jsonl", "deviations.json",
@@ -40,8 +39,7 @@ def run_demo(out_dir: Path) -> None:
     loaded = load_contract(c)
     reps = load_repetitions(r, loaded)
     packets = build_packets(loaded.sha256, loaded.cases, reps.records)
-    obs, _ = load_observations(out_dir / "observations.jsonl", loaded)
-    atomic_write_json(out_dir / "contract_calibrated.json", calibrate(loaded.contract, obs, CalibrationPolicy()))
+    run_calibrate(c, out_dir / "observations.jsonl", None, out_dir / "contract_calibrated.json")
 
     console.print(table("mira demo: repetitions", ["repetition", "mode", "status", "credit", "official"], [
         (x["id"], x["execution_mode"], x["status"], x["timing_credit"], x["official_task_success"])

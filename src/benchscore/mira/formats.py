@@ -156,6 +156,9 @@ class Contract(Format):
     contract_version: Text
     calibration_policy: CalibrationPolicy | None = None
     cases: list[Case] = Field(min_length=1)
+    provenance: dict[str, Any] | None = Field(
+        None, description="Written by `calibrate`: the source contract's and observations' sha256, the policy."
+    )
 
     @model_validator(mode="after")
     def _unique_cases(self) -> Contract:
