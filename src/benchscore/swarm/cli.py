@@ -184,8 +184,7 @@ def status_cmd(run_id: str, store: str, redis_url: str | None, as_json: bool) ->
         mirror = None
         if pool.mirror is not None:
             mirror = {"keys": len(pool.mirror.keys()), "stream_entries": pool.mirror.stream_length(),
-                      "stream_events": pool.mirror.stream_event_count(),
-                      "rebuilds": pool.mirror.rebuilds}
+                      "stream_events": pool.mirror.stream_event_count()}
     body = {"run_id": run_id, "store": redact(store), "crash_policy": policy.value, "lease_seconds": lease,
             "counts": counts, "convergence": conv, "pheromone_leaders": top, "redis_mirror": mirror}
     if as_json:
@@ -237,16 +236,17 @@ def audit_cmd(run_id: str, store: str, history: bool, output: Path | None) -> No
               help="worker processes (default and L01 requirement: logical CPUs)")
 @click.option("--batch", type=click.IntRange(1, 10000), default=None, help="tasks per claim (default: automatic)")
 @click.option("--blobs", default=None, help="blob store for the shard convergence artifacts")
+@click.option("--cleanup", is_flag=True, help="delete the run (tasks, ledger, Redis keys) after the report")
 @output_option
 def stress_cmd(total_agents: int, total_tasks: int, store: str, redis_url: str | None, processes: int | None,
-               batch: int | None, blobs: str | None, output: Path | None) -> None:
+               batch: int | None, blobs: str | None, cleanup: bool, output: Path | None) -> None:
     """L01: TOTAL_AGENTS agents in worker processes = logical CPUs on one shared pool of no-op tasks."""
     with progress() as bar:
         job = bar.add_task("L01 stress", total=total_tasks)
         try:
             report = run_stress(store, total_agents=total_agents, total_tasks=total_tasks,
                                 worker_processes=processes, redis_url=redis_url, batch=batch, blob_root=blobs,
-                                on_progress=lambda c: bar.update(job, completed=c["done"] + c["failed"]))
+                                cleanup=cleanup, on_progress=lambda c: bar.update(job, completed=c["done"] + c["failed"]))
         except ValueError as exc:
             raise BadInput(str(exc)) from None
     keys = ["worker_processes", "logical_cpus", "total_agents", "total_tasks", "completed_tasks", "failed_tasks",

@@ -80,7 +80,10 @@ def run_stress(
     url: str, *, total_agents: int = 128, total_tasks: int = 131072, worker_processes: int | None = None,
     redis_url: str | None = None, batch: int | None = None, blob_root: str | None = None,
     run_id: str | None = None, on_progress: Callable[[dict[str, int]], None] | None = None,
+    cleanup: bool = False,
 ) -> StressReport:
+    """L01 on the store at ``url``; ``cleanup`` deletes the run (tasks, ledger, Redis keys) after
+    the report is computed."""
     logical_cpus = os.cpu_count() or 1
     worker_processes = worker_processes or logical_cpus
     if total_agents < worker_processes:
@@ -120,6 +123,8 @@ def run_stress(
             service["retries"][k] = service["retries"].get(k, 0) + v
         service["incidents"].extend(pool.service_log.incidents)
         t3 = time.perf_counter()
+        if cleanup:
+            pool.delete_run()
     completed, failed = audit.tasks_done, audit.tasks_failed
     participating = len(audit.participating_agents)
     return StressReport(

@@ -112,3 +112,34 @@ def test_run_survives_a_killed_worker_process(new_pool, store_url):
     assert report.lease_expiries >= 1  # the victim's claims came back through their leases
     expired = [e for e in pool.events() if e.kind == "lease_expired"]
     assert {e.agent for e in expired} == {"victim"}
+
+
+@pytest.mark.pg
+def test_postgres_connection_lost_mid_run_is_retried_and_reported(pg_url):
+    """The server drops the pool's connection (pg_terminate_backend) mid-run: the pool reconnects
+    with backoff, records the retry, and the run still finishes with a clean ledger."""
+    import psycopg
+
+    from benchscore.common.services import pg_dsn
+    from benchscore.swarm import open_pool
+    from benchscore.swarm.agents import run_agents
+
+    pool = open_pool(pg_url, "lost-connection")
+    pool.create_run()
+    pool.add_tasks(TaskSpec(capability="x", payload={}) for _ in range(30))
+    seen = {"n": 0}
+
+    def handler(claim):
+        seen["n"] += 1
+        if seen["n"] == 10:
+            pid = pool.conn.info.backend_pid
+            with psycopg.connect(pg_dsn(), autocommit=True) as admin:
+                admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        return noop_handler(claim)
+
+    run_agents(pool, [Agent("a", ["x"], handler)], batch=3)
+    assert pool.service_log.retries.get("postgresql", 0) >= 1
+    assert pool.service_log.incidents[0]["service"] == "postgresql"
+    assert pool.counts() == {"pending": 0, "claimed": 0, "done": 30, "failed": 0}
+    assert audit_pool(pool).verdict == "PASS"
+    pool.close()

@@ -39,8 +39,12 @@ def test_small_stress_passes_on_each_store(store_url):
 def test_small_stress_with_redis_mirror(pg_url, redis_prefix):
     url, prefix = redis_prefix
     report = run_stress(pg_url, total_agents=4, total_tasks=300, batch=5,
-                        redis_url=f"{url}?prefix={prefix}")
+                        redis_url=f"{url}?prefix={prefix}", cleanup=True)
     assert report.L01_PASS and report.redis is not None
+    from benchscore.swarm import open_pool
+
+    with open_pool(pg_url, report.run_id, redis_url=f"{url}?prefix={prefix}") as pool:
+        assert not pool.run_exists() and pool.event_rows() == [] and pool.mirror.keys() == []
 
 
 def test_fewer_processes_than_cpus_is_not_a_pass(sqlite_url):

@@ -183,3 +183,12 @@ WITH v AS (
     ORDER BY d.id, k.ord
 )
 SELECT id FROM done;
+
+-- name: delete_run
+WITH e AS (DELETE FROM swarm_events WHERE run_id = %(run_id)s),
+     c AS (DELETE FROM swarm_convergence WHERE run_id = %(run_id)s),
+     t AS (DELETE FROM swarm_tasks WHERE run_id = %(run_id)s)
+SELECT 1;
+
+-- name: delete_run_row
+DELETE FROM swarm_runs WHERE run_id = %(run_id)s;

@@ -116,3 +116,15 @@ WHERE budget_id = :budget_id AND minute = :minute;
 
 -- name: budget_windows
 SELECT minute, tokens FROM swarm_budget_windows WHERE budget_id = :budget_id ORDER BY minute;
+
+-- name: delete_events
+DELETE FROM swarm_events WHERE run_id = :run_id;
+
+-- name: delete_convergence
+DELETE FROM swarm_convergence WHERE run_id = :run_id;
+
+-- name: delete_tasks
+DELETE FROM swarm_tasks WHERE run_id = :run_id;
+
+-- name: delete_run_row
+DELETE FROM swarm_runs WHERE run_id = :run_id;

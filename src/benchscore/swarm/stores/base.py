@@ -117,6 +117,13 @@ class TaskPool(ABC):
         self._insert_run(policy, float(lease_seconds), time.time())
         self._settings = (policy, float(lease_seconds))
 
+    def delete_run(self) -> None:
+        """Remove the run: its tasks, ledger, convergence and (if mirrored) its Redis keys."""
+        self._delete_run()
+        if self.mirror is not None:
+            self.mirror.delete()
+        self._settings = None
+
     def run_exists(self) -> bool:
         return self._get_run() is not None
 
@@ -311,6 +318,8 @@ class TaskPool(ABC):
     # ---- what each store implements ----------------------------------------------------------
     @abstractmethod
     def _close(self) -> None: ...
+    @abstractmethod
+    def _delete_run(self) -> None: ...
     @abstractmethod
     def _get_run(self) -> tuple | None: ...
     @abstractmethod

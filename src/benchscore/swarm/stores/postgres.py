@@ -133,6 +133,13 @@ class PostgresPool(TaskPool):
             "ats": list(cols[8]),
         })
 
+    def _delete_run(self) -> None:
+        def tx(c: psycopg.Connection) -> None:
+            c.execute(Q["delete_run"], {"run_id": self.run_id})
+            c.execute(Q["delete_run_row"], {"run_id": self.run_id})
+
+        self._do(tx, "delete_run")
+
     def _get_run(self):
         return self._one("get_run", {"run_id": self.run_id})
 

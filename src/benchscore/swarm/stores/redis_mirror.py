@@ -121,7 +121,7 @@ class RedisMirror:
         """Rebuild the mirror from the store if its marker is missing (or ``force``); True if rebuilt."""
         present = with_retry(lambda: self.client.exists(self.marker_key), service="redis", errors=REDIS_ERRORS,
                              log=self.log, retries=self.retries, what="reconcile")
-        if present and not force and not self.stale:
+        if (present and not force and not self.stale) or not pool.run_exists():
             return False
         self.rebuild(pool)
         return True

@@ -70,6 +70,11 @@ class SQLitePool(TaskPool):
         self.conn.close()
         os.close(self._lock_fd)
 
+    def _delete_run(self) -> None:
+        with self._write() as cur:
+            for name in ("delete_events", "delete_convergence", "delete_tasks", "delete_run_row"):
+                cur.execute(Q[name], {"run_id": self.run_id})
+
     def _get_run(self) -> tuple | None:
         return self.conn.execute(Q["get_run"], {"run_id": self.run_id}).fetchone()
 
