@@ -235,6 +235,8 @@ def test_accept_bad_input_is_one_line_exit_2(tmp_path):
     assert not (tmp_path / "m.json").exists()
     r = CliRunner().invoke(_cli, ["accept", "S99"])
     assert r.exit_code == 2
+    r = CliRunner().invoke(_cli, ["accept", "S07", "--tpm", "500", "--output", str(tmp_path / "s.json")])
+    assert r.exit_code == 2 and "--tpm 500" in r.output and not (tmp_path / "s.json").exists()
 
 
 def test_accept_live_gateway_without_enough_models_is_exit_2(tmp_path):

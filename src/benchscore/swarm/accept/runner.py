@@ -9,13 +9,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchscore.common.errors import BadInput
 from benchscore.common.testserver import OpenAITestServer
 
 from ..gateway import DEFAULT_API_KEY_ENV, ModelGateway, ModelIOReport, model_io_report
 from .a04 import run_a04
 from .evidence import Check, ScenarioResult
 from .matrix import AcceptanceMatrix, a01_static_compile, a02, a03, a04_scenario, a05, build_matrix, not_run
-from .s07 import run_s07
+from .s07 import largest_step_reservation, run_s07
 from .s09 import run_s09
 from .s10 import run_s10
 
@@ -55,6 +56,9 @@ def _budget(store: str, budget_id: str, tpm: int, simulated: bool):
 def run_s07_s08(opts: AcceptOptions, store: str, blob_root: Path) -> tuple[ScenarioResult, ScenarioResult,
                                                                           ModelIOReport]:
     """S07 through a live gateway (``base_url``) or the local replay server; S08 from its calls."""
+    need = largest_step_reservation()
+    if opts.tpm < need:
+        raise BadInput(f"--tpm {opts.tpm}: below the largest single S07 call reservation ({need} tokens)")
     budget = _budget(store, f"{opts.prefix}-s07-tpm", opts.tpm, simulated=opts.base_url is None)
     try:
         if opts.base_url:

@@ -154,6 +154,16 @@ def step_prompt(step: int, source: PinnedSource, excerpt: str, previous_text: st
     ]
 
 
+def largest_step_reservation(max_tokens: int = 600, previous_chars: int = 4000) -> int:
+    """The largest token reservation one S07 step call makes (with a ``previous_chars`` summary):
+    a ``--tpm`` below it could never admit that call."""
+    from benchscore.common.llm import estimate_tokens
+
+    source, excerpts = load_pinned_source()
+    return max(estimate_tokens(step_prompt(k, source, excerpts[k], "x" * previous_chars), max_tokens)
+               for k in range(1, STEPS + 1))
+
+
 _DEF = re.compile(r"^(?:class|def)\s+(\w+)", re.MULTILINE)
 
 
