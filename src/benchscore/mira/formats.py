@@ -367,21 +367,15 @@ class JudgeVerdicts(Format):
 # --------------------------------------------------------------------------- score output
 
 
-class Exclusion(Format):
-    """One repetition (``CASE#N``) or case left out of a number, and why (a key of ``exclusion_reasons``)."""
-
-    id: str
-    reason: str
-
-
 class Derivation(Format):
     """How a number was obtained: its formula (a key of the score's ``formulas``), the repetitions
     (for a case metric) or cases (for an aggregate, each listing its own repetitions) it used, and
-    why every other one was left out."""
+    why every other one was left out: ``excluded`` maps a repetition (``CASE#N``), a case, or
+    ``scoring_class:NAME`` to a reason code (a key of the score's ``exclusion_reasons``)."""
 
     formula: str
     used: list[str]
-    excluded: list[Exclusion]
+    excluded: dict[str, str]
 
 
 class Metric(Format):
@@ -425,7 +419,7 @@ class CaseResult(Format):
     definition: Case
     t_hard_s: float | None
     repetitions_used: list[str]
-    repetitions_excluded: list[Exclusion]
+    repetitions_excluded: dict[str, str]
     metrics: dict[str, Metric]
     governance: dict[str, Any]
 

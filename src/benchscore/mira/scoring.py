@@ -48,7 +48,7 @@ EXCLUSION_REASONS = {
     "case_incomplete": "the case lacks its planned valid comparable repetitions or one of them is unscored; "
     "its metrics are never averaged from fewer",
     "needs_3": "Stable@3 and Complete@3 are defined for cases planning exactly 3 repetitions",
-    "other_scoring_class": "every case of the other scoring class (named by the id): aggregated apart",
+    "other_scoring_class": "every case of the other scoring class (scoring_class:NAME): aggregated apart",
     "undefined_in_a_case": "some case has no value for this metric, so the share over cases is undefined",
     "no_case": "the contract has no case of this scoring class",
 }
@@ -85,7 +85,7 @@ def _rid(case_id: str, repetition: int) -> str:
     return f"{case_id}#{repetition}"
 
 
-def _metric(value: Any, formula: str, used: list[str], excluded: list[dict[str, str]]) -> dict[str, Any]:
+def _metric(value: Any, formula: str, used: list[str], excluded: dict[str, str]) -> dict[str, Any]:
     """A number with its derivation; ``formula`` names an entry of the score's ``formulas``."""
     return {"value": value, "derivation": {"formula": formula, "used": used, "excluded": excluded}}
 
@@ -240,19 +240,19 @@ def score_repetitions(
     return out
 
 
-def _select(case: Case, reps: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, str]], str | None]:
+def _select(case: Case, reps: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, str], str | None]:
     """The repetitions a case result uses, the ones left out (with why), and what is missing (or None)."""
     planned = case.planned_repetitions
     used: list[dict[str, Any]] = []
-    excluded: list[dict[str, str]] = []
+    excluded: dict[str, str] = {}
     for r in sorted(reps, key=lambda r: r["repetition"]):
         if r["comparability"] != "valid_comparable":
-            excluded.append({"id": r["id"], "reason": r["execution_mode"]})
+            excluded[r["id"]] = r["execution_mode"]
             continue
         if len(used) < planned:
             used.append(r)
         else:
-            excluded.append({"id": r["id"], "reason": "beyond_planned"})
+            excluded[r["id"]] = "beyond_planned"
     missing: str | None = None
     if len(used) < planned:
         missing = f"{len(used)} of {planned} planned valid comparable repetitions; {planned - len(used)} missing"
@@ -263,7 +263,7 @@ def _select(case: Case, reps: list[dict[str, Any]]) -> tuple[list[dict[str, Any]
     return used, excluded, missing
 
 
-def _case_metrics(case: Case, used: list[dict[str, Any]], excluded: list[dict[str, str]], formal: bool,
+def _case_metrics(case: Case, used: list[dict[str, Any]], excluded: dict[str, str], formal: bool,
                   missing: str | None) -> dict[str, dict[str, Any]]:
     ids = [r["id"] for r in used]
     timed = case.scoring_class == "automated_scored"
@@ -275,8 +275,7 @@ def _case_metrics(case: Case, used: list[dict[str, Any]], excluded: list[dict[st
          "governance_minor_count"]
     )
     if not formal:
-        why = [{"id": case.case_id, "reason": "case_incomplete"},
-               *({"id": r["id"], "reason": "case_incomplete"} for r in used), *excluded]
+        why = {case.case_id: "case_incomplete", **{r["id"]: "case_incomplete" for r in used}, **excluded}
         return {n: _metric(None, n, [], why) for n in names}
     statuses = [r["status"] for r in used]
     out: dict[str, dict[str, Any]] = {}
@@ -285,15 +284,15 @@ def _case_metrics(case: Case, used: list[dict[str, Any]], excluded: list[dict[st
                                       "task_success", ids, excluded)
         on_time = sum(1 for s in statuses if s == "pass")
         out["reliability"] = _metric(reliability(on_time, len(used)), "reliability", ids, excluded)
-        first_excl = [{"id": i, "reason": "not_first"} for i in ids[1:]]
-        out["pass_at_1"] = _metric(pass_at_1(statuses), "pass_at_1", ids[:1], first_excl + excluded)
+        first_excl = {i: "not_first" for i in ids[1:]}
+        out["pass_at_1"] = _metric(pass_at_1(statuses), "pass_at_1", ids[:1], {**first_excl, **excluded})
         if len(used) == 3:
             out["stable_at_3"] = _metric(stable_at_3(statuses), "stable_at_3", ids, excluded)
             out["complete_at_3"] = _metric(complete_at_3(statuses), "complete_at_3", ids, excluded)
         else:
-            na = [{"id": case.case_id, "reason": "needs_3"}]
-            out["stable_at_3"] = _metric(None, "stable_at_3", [], na + excluded)
-            out["complete_at_3"] = _metric(None, "complete_at_3", [], na + excluded)
+            na = {case.case_id: "needs_3", **excluded}
+            out["stable_at_3"] = _metric(None, "stable_at_3", [], na)
+            out["complete_at_3"] = _metric(None, "complete_at_3", [], na)
         out["late_completion_count"] = _metric(sum(1 for s in statuses if s == "late_complete"),
                                                "late_completion_count", ids, excluded)
     else:
@@ -349,8 +348,8 @@ def _aggregate(case_results: list[dict[str, Any]], scoring_class: str) -> dict[s
     """Pooled metrics over the cases of one scoring class; null unless every such case is formal."""
     mine = [c for c in case_results if c["scoring_class"] == scoring_class]
     other_class = "diagnostic_untimed" if scoring_class == "automated_scored" else "automated_scored"
-    others = ([{"id": other_class, "reason": "other_scoring_class"}]
-              if any(c["scoring_class"] != scoring_class for c in case_results) else [])
+    others = ({f"scoring_class:{other_class}": "other_scoring_class"}
+              if any(c["scoring_class"] != scoring_class for c in case_results) else {})
     timed = scoring_class == "automated_scored"
     names = (["task_success", "reliability", "pass_at_1", "stable_at_3", "complete_at_3", "late_completion_count",
               "hard_fail_count", "autonomy", "governance_serious_count", "governance_minor_count",
@@ -359,16 +358,16 @@ def _aggregate(case_results: list[dict[str, Any]], scoring_class: str) -> dict[s
               "governance_minor_count", "valid_comparable_count", "case_count"])
     incomplete = [c for c in mine if c["status"] != "formal"]
     if not mine or incomplete:
-        why = [{"id": c["case_id"], "reason": "case_incomplete"} for c in incomplete]
+        why = {c["case_id"]: "case_incomplete" for c in incomplete}
         if not mine:
-            why = [{"id": scoring_class, "reason": "no_case"}]
-        return {n: _metric(None, "overall." + n, [], why + others) for n in names}
+            why = {f"scoring_class:{scoring_class}": "no_case"}
+        return {n: _metric(None, "overall." + n, [], {**why, **others}) for n in names}
     used_ids = [c["case_id"] for c in mine]
     reps = [r for c in mine for r in c["_used"]]
     statuses = [r["status"] for r in reps]
     out: dict[str, dict[str, Any]] = {}
 
-    def put(name: str, value: Any, excluded: list[dict[str, str]] = others) -> None:
+    def put(name: str, value: Any, excluded: dict[str, str] = others) -> None:
         out[name] = _metric(value, "overall." + name, used_ids, excluded)
 
     if timed:
@@ -378,9 +377,8 @@ def _aggregate(case_results: list[dict[str, Any]], scoring_class: str) -> dict[s
             vals = [c["metrics"][name]["value"] for c in mine]
             defined = [v for v in vals if v is not None]
             value = sum(defined) / len(defined) * 100 if defined and len(defined) == len(vals) else None
-            undefined = [{"id": c["case_id"], "reason": "undefined_in_a_case"} for c in mine
-                         if c["metrics"][name]["value"] is None]
-            put(name, value, undefined + others)
+            undefined = {c["case_id"]: "undefined_in_a_case" for c in mine if c["metrics"][name]["value"] is None}
+            put(name, value, {**undefined, **others})
         put("late_completion_count", statuses.count("late_complete"))
     else:
         put("untimed_task_success", mean_task_success([r["untimed_task_success"] for r in reps]))
