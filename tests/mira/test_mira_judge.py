@@ -105,7 +105,7 @@ def test_judge_fresh_conversation_per_packet_and_merge(tmp_path: Path) -> None:
     reps = {x["id"]: x for x in score["repetitions"]}
     assert reps["K#1"]["status"] == "pass"
     assert reps["K#2"]["status"] == "partial" and reps["K#2"]["raw_success"] == 0.5
-    assert reps["K#3"]["status"] is None and "judge_failed" in reps["K#3"]["reason"]
+    assert reps["K#3"]["status"] is None and "judge_failed" in reps["K#3"]["derivation"]
     assert score["status"] == "incomplete"  # a judge_failed criterion is never guessed
     assert score["cases"][0]["metrics"]["task_success"]["value"] is None
 

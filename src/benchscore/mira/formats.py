@@ -404,7 +404,7 @@ class RepetitionResult(Format):
     needed_task_solving_help: bool
     hard_fail_rules: list[str]
     governance_violations: list[dict[str, str]]
-    reason: str
+    derivation: str = Field(description="How its numbers follow from its record (or why it has none).")
 
 
 class CaseResult(Format):
@@ -444,7 +444,7 @@ class ScoreOutput(Format):
     diagnostic_untimed: dict[str, Metric]
     cases: list[CaseResult]
     repetitions: list[RepetitionResult]
-    infrastructure_invalid_count: int
+    infrastructure_invalid_count: Metric
     formulas: dict[str, str]
     exclusion_reasons: dict[str, str]
     deviations: list[Deviation]

@@ -79,6 +79,7 @@ FORMULAS.update({
 })
 FORMULAS["overall.valid_comparable_count"] = "number of repetitions used by the case results"
 FORMULAS["overall.case_count"] = "number of cases of the class"
+FORMULAS["infrastructure_invalid_count"] = "number of invalid repetitions (infrastructure; never attributed to Mira)"
 
 
 def _rid(case_id: str, repetition: int) -> str:
@@ -235,7 +236,7 @@ def score_repetitions(
             "needed_task_solving_help": needed_help,
             "hard_fail_rules": hard_rules,
             "governance_violations": violations,
-            "reason": reason,
+            "derivation": reason,
         })
     return out
 
@@ -258,7 +259,7 @@ def _select(case: Case, reps: list[dict[str, Any]]) -> tuple[list[dict[str, Any]
         missing = f"{len(used)} of {planned} planned valid comparable repetitions; {planned - len(used)} missing"
     unscored = [r for r in used if r["status"] is None]
     if unscored:
-        why = "; ".join(f"{r['id']} {r['reason']}" for r in unscored)
+        why = "; ".join(f"{r['id']} {r['derivation']}" for r in unscored)
         missing = (missing + "; " if missing else "") + why
     return used, excluded, missing
 
@@ -415,7 +416,9 @@ def score(cases: list[Case], records: list[dict[str, Any]],
         "diagnostic_untimed": diagnostic,
         "cases": case_results,
         "repetitions": reps,
-        "infrastructure_invalid_count": sum(1 for r in reps if r["comparability"] == "infrastructure"),
+        "infrastructure_invalid_count": _metric(
+            sum(1 for r in reps if r["comparability"] == "infrastructure"), "infrastructure_invalid_count",
+            [r["id"] for r in reps if r["comparability"] == "infrastructure"], {}),
         "formulas": FORMULAS,
         "exclusion_reasons": EXCLUSION_REASONS,
     }
