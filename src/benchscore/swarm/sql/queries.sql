@@ -27,6 +27,9 @@ FROM unnest(%(task_ids)s::bigint[], %(kinds)s::text[], %(agents)s::text[], %(att
      WITH ORDINALITY AS v (task_id, kind, agent, attempt, value, delta, note, at, ord)
 ORDER BY v.ord;
 
+-- name: analyze_tasks
+ANALYZE swarm_tasks;
+
 -- name: expired_leases
 SELECT id, attempts, max_attempts, pheromone, claimed_by, capability
 FROM swarm_tasks
@@ -61,8 +64,8 @@ SET status = 'done', score = v.score, output = v.output, pheromone = v.pheromone
     claimed_by = NULL, lease_expires_at = NULL
 FROM unnest(%(ids)s::bigint[], %(attempts)s::int[], %(agents)s::text[], %(scores)s::float8[],
             %(outputs)s::text[], %(pheromones)s::float8[]) AS v (id, attempt, agent, score, output, pheromone)
-WHERE t.id = v.id AND t.run_id = %(run_id)s AND t.status = 'claimed' AND t.attempts = v.attempt
-  AND t.claimed_by = v.agent
+WHERE t.id = ANY (%(ids)s::bigint[])
+  AND t.id = v.id AND t.run_id = %(run_id)s AND t.attempts = v.attempt AND t.claimed_by = v.agent
 RETURNING t.id;
 
 -- name: fail_batch
@@ -70,8 +73,8 @@ UPDATE swarm_tasks t
 SET status = v.status, output = v.error, pheromone = v.pheromone, claimed_by = NULL, lease_expires_at = NULL
 FROM unnest(%(ids)s::bigint[], %(attempts)s::int[], %(agents)s::text[], %(statuses)s::text[],
             %(errors)s::text[], %(pheromones)s::float8[]) AS v (id, attempt, agent, status, error, pheromone)
-WHERE t.id = v.id AND t.run_id = %(run_id)s AND t.status = 'claimed' AND t.attempts = v.attempt
-  AND t.claimed_by = v.agent
+WHERE t.id = ANY (%(ids)s::bigint[])
+  AND t.id = v.id AND t.run_id = %(run_id)s AND t.attempts = v.attempt AND t.claimed_by = v.agent
 RETURNING t.id;
 
 -- name: counts
@@ -169,8 +172,11 @@ WITH v AS (
     SET status = 'done', score = v.score, output = v.output, pheromone = v.pheromone,
         claimed_by = NULL, lease_expires_at = NULL
     FROM v
-    WHERE t.id = v.id AND t.run_id = %(run_id)s AND t.status = 'claimed' AND t.attempts = v.attempt
-      AND t.claimed_by = v.agent
+    -- the fence: still held by this agent at this attempt (swarm_tasks_holder makes that imply
+    -- status = 'claimed'; leaving status out keeps the planner on the primary key instead of
+    -- walking the partial index of claimed tasks, dead entries included)
+    WHERE t.id = ANY (%(ids)s::bigint[])
+      AND t.id = v.id AND t.run_id = %(run_id)s AND t.attempts = v.attempt AND t.claimed_by = v.agent
     RETURNING t.id, v.attempt, v.agent, v.score, v.pheromone, v.delta
 ), logged AS (
     INSERT INTO swarm_events (run_id, task_id, kind, agent, attempt, value, delta, note, at)
@@ -192,3 +198,9 @@ SELECT 1;
 
 -- name: delete_run_row
 DELETE FROM swarm_runs WHERE run_id = %(run_id)s;
+
+-- name: copy_tasks
+COPY swarm_tasks (id, run_id, capability, payload, pheromone, max_attempts, created_at) FROM STDIN;
+
+-- name: copy_events
+COPY swarm_events (run_id, task_id, kind, agent, attempt, value, delta, note, at) FROM STDIN;

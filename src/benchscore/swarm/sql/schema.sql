@@ -19,7 +19,10 @@ CREATE TABLE IF NOT EXISTS swarm_tasks (
     max_attempts integer NOT NULL CHECK (max_attempts >= 1),
     claimed_by text,
     lease_expires_at double precision,
-    created_at double precision NOT NULL
+    created_at double precision NOT NULL,
+    -- a task has a holder exactly while it is claimed: the attempt fence of completions and
+    -- failures (claimed_by = agent AND attempts = attempt) therefore implies status = 'claimed'
+    CONSTRAINT swarm_tasks_holder CHECK ((status = 'claimed') = (claimed_by IS NOT NULL))
 );
 
 -- the claim order: argmax P_t, ties oldest first, among pending tasks

@@ -19,7 +19,9 @@ CREATE TABLE IF NOT EXISTS swarm_tasks (
     max_attempts INTEGER NOT NULL CHECK (max_attempts >= 1),
     claimed_by TEXT,
     lease_expires_at REAL,
-    created_at REAL NOT NULL
+    created_at REAL NOT NULL,
+    -- a task has a holder exactly while it is claimed
+    CHECK ((status = 'claimed') = (claimed_by IS NOT NULL))
 );
 
 -- the claim order: argmax P_t, ties oldest first, among pending tasks

@@ -74,6 +74,9 @@ def connect_pg(url: str, *, retries: int = CONNECT_RETRIES) -> tuple[psycopg.Con
     else:
         msg = " ".join(str(last).split())[:200]
         raise ServiceUnavailable(f"PostgreSQL at {_redacted(url)}: unreachable after {retries} retries: {msg}")
+    # no server-side prepared statements: a generic plan of the batch statements (arrays of ids)
+    # falls back to scanning the run's tasks, a custom plan uses the indexes
+    conn.prepare_threshold = None
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(7432001)")
         if schema:
@@ -153,15 +156,20 @@ class PostgresPool(TaskPool):
 
         def tx(c: psycopg.Connection) -> list[int]:
             ids = sorted(r[0] for r in c.execute(Q["allocate_task_ids"], {"n": len(rows)}).fetchall())
-            cols = list(zip(*rows, strict=True))
-            c.execute(Q["insert_tasks"], {"run_id": self.run_id, "now": now, "ids": ids,
-                                          "capabilities": list(cols[0]), "payloads": list(cols[1]),
-                                          "pheromones": list(cols[2]), "max_attempts": list(cols[3])})
-            self._insert_events(c, [(self.run_id, i, "create", None, 0, r[2], None, r[0], now)
-                                    for i, r in zip(ids, rows, strict=True)])
+            run = self.run_id
+            with c.cursor() as cur:
+                with cur.copy(Q["copy_tasks"]) as copy:
+                    for i, (cap, payload, p, m) in zip(ids, rows, strict=True):
+                        copy.write_row((i, run, cap, payload, p, m, now))
+                with cur.copy(Q["copy_events"]) as copy:
+                    for i, (cap, _payload, p, _m) in zip(ids, rows, strict=True):
+                        copy.write_row((run, i, "create", None, 0, p, None, cap, now))
             return ids
 
-        return self._do(tx, "add_tasks")
+        ids = self._do(tx, "add_tasks")
+        if len(rows) >= 500:  # fresh statistics, so claims walk the pending index in order
+            self._do(lambda c: c.execute(Q["analyze_tasks"]), "analyze")
+        return ids
 
     def _sweep(self, c: psycopg.Connection, policy: CrashPolicy, now: float) -> tuple[list, list, int]:
         expired = c.execute(Q["expired_leases"], {"run_id": self.run_id}).fetchall()
