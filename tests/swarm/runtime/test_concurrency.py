@@ -21,7 +21,11 @@ def test_concurrent_claims_from_several_processes_never_duplicate(new_pool, stor
     pool = new_pool()
     n = 600
     pool.add_tasks(TaskSpec(capability=f"c{i % 3}", payload={}) for i in range(n))
-    agents = [Agent(f"ag{i}", ["c0", "c1", "c2"], noop_handler) for i in range(12)]
+    def busy(claim):  # 1 ms of work, so no process can drain the pool before the others start
+        time.sleep(0.001)
+        return noop_handler(claim)
+
+    agents = [Agent(f"ag{i}", ["c0", "c1", "c2"], busy) for i in range(12)]
     stats, service, crashed = run_workers(store_url, pool.run_id, agents, processes=3, batch=4)
     assert crashed == 0
     assert stats.completed == n and stats.stale == 0
