@@ -20,6 +20,7 @@ from .formats import FORMATS as _FORMATS
 from .formats import Reference
 from .formulas import METRIC_ID, TRACKS
 from .index import load_cohort, read_attempts, score_cohort
+from .records import gc_paused
 from .reference import (
     DATA_ENV,
     build_task_reference,
@@ -29,7 +30,7 @@ from .reference import (
     load_suite,
     resolve,
 )
-from .scoring import solver_score
+from .scoring import solver_score_result
 
 FORMATS: dict[str, type] = dict(_FORMATS)
 DEMO_DATA = Path(__file__).parent / "data" / "demo"
@@ -155,12 +156,14 @@ def merge_reference_files(*, reference_id: str, parts: list[Path], output: Path)
 
 
 def solver_score_file(*, task: str, records: Path, reference: Path, output: Path) -> dict:
-    """Read, score and write one solver-score output; returns it."""
+    """Read, score and write one solver-score output; returns it without the per-instance
+    ``instances`` map (that key holds None), which is only written to the file."""
     _refuse_overwriting_an_input(output, records, reference)
     loaded = load_reference(reference)
-    out = solver_score(loaded, task, read_bytes(records), records)
-    atomic_write_json(output, out)
-    return out
+    result = solver_score_result(loaded, task, read_bytes(records), records)
+    with gc_paused():
+        atomic_write_bytes(output, result.to_json())
+    return result.summary
 
 
 def score_file(*, suite: Path, attempts: Path, cohort: Path, output: Path) -> dict:
