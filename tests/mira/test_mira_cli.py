@@ -16,6 +16,7 @@ from pydantic import TypeAdapter, ValidationError
 from benchscore.cli import cli as umbrella
 from benchscore.mira import formats as F
 from benchscore.mira.cli import FORMATS, demo
+from benchscore.mira.scoring import effective_derivation
 
 VENV_BIN = Path(sys.executable).parent
 
@@ -79,20 +80,51 @@ def test_same_inputs_give_byte_identical_output(tmp_path: Path, pinned_time) -> 
 def test_every_number_has_a_derivation(tmp_path: Path) -> None:
     assert run(*_score_args(tmp_path), "--quiet").exit_code == 0
     out = orjson.loads((tmp_path / "out.json").read_bytes())
-    metrics = [m for c in out["cases"] for m in c["metrics"].values()]
-    metrics += list(out["overall"].values()) + list(out["diagnostic_untimed"].values())
-    for m in metrics:
-        d = m["derivation"]
+    metrics = [(c["derivation"], m) for c in out["cases"] for m in c["metrics"].values()]
+    metrics += [(out["overall_derivation"], m) for m in out["overall"].values()]
+    metrics += [(out["diagnostic_untimed_derivation"], m) for m in out["diagnostic_untimed"].values()]
+    for shared, m in metrics:
+        d = effective_derivation(shared, m["derivation"])
         assert d["formula"] in out["formulas"]
         assert all(reason in out["exclusion_reasons"] for reason in d["excluded"].values())
-    # a case metric names the repetitions it used and why the others were left out
+    # a case names the repetitions its metrics used and why the others were left out, once
     adv1 = next(c for c in out["cases"] if c["case_id"] == "ADV-01")
-    d = adv1["metrics"]["reliability"]["derivation"]
+    assert adv1["derivation"] == {"used": ["ADV-01#1", "ADV-01#2", "ADV-01#3"], "excluded": {"ADV-01#4": "noncanonical"}}
+    assert adv1["metrics"]["reliability"]["derivation"] == {"formula": "reliability"}
+    d = effective_derivation(adv1["derivation"], adv1["metrics"]["reliability"]["derivation"])
     assert d["used"] == ["ADV-01#1", "ADV-01#2", "ADV-01#3"]
     assert d["excluded"] == {"ADV-01#4": "noncanonical"}
+    # Pass@1 narrows the case's repetitions to the first; the others are left out as not_first
+    d = effective_derivation(adv1["derivation"], adv1["metrics"]["pass_at_1"]["derivation"])
+    assert d["used"] == ["ADV-01#1"]
+    assert d["excluded"] == {"ADV-01#2": "not_first", "ADV-01#3": "not_first", "ADV-01#4": "noncanonical"}
     adv3 = next(c for c in out["cases"] if c["case_id"] == "ADV-03")
-    assert adv3["metrics"]["task_success"]["derivation"]["excluded"] == {"ADV-03#3": "invalid"}
-    assert adv3["metrics"]["pass_at_1"]["derivation"]["used"] == ["ADV-03#1"]
+    assert effective_derivation(adv3["derivation"], adv3["metrics"]["task_success"]["derivation"])["excluded"] == {
+        "ADV-03#3": "invalid"}
+    assert effective_derivation(adv3["derivation"], adv3["metrics"]["pass_at_1"]["derivation"])["used"] == ["ADV-03#1"]
+    # overall metrics name cases (each case names its repetitions), and why every other case was left out
+    assert out["overall_derivation"]["used"] == [c["case_id"] for c in out["cases"]
+                                                 if c["scoring_class"] == "automated_scored"]
+    assert out["overall_derivation"]["excluded"] == {"scoring_class:diagnostic_untimed": "other_scoring_class"}
+    assert all(m["derivation"] == {"formula": "overall." + name} for name, m in out["overall"].items())
+    # no metric repeats a repetition id the case already names
+    for c in out["cases"]:
+        for m in c["metrics"].values():
+            assert len(m["derivation"].get("used", ())) <= 1
+
+
+def test_incomplete_case_derivation_names_every_repetition_once(tmp_path: Path) -> None:
+    assert run(*_score_args(tmp_path, DATA / "repetitions_incomplete.jsonl"), "--quiet").exit_code == 0
+    out = orjson.loads((tmp_path / "out.json").read_bytes())
+    adv3 = next(c for c in out["cases"] if c["case_id"] == "ADV-03")
+    shared = adv3["derivation"]
+    assert shared["used"] == [] and shared["excluded"]["ADV-03"] == "case_incomplete"
+    ids = {r["id"] for r in out["repetitions"] if r["case_id"] == "ADV-03"}
+    assert set(shared["excluded"]) == ids | {"ADV-03"}
+    for m in adv3["metrics"].values():
+        assert m["value"] is None and set(m["derivation"]) == {"formula"}
+    assert out["overall_derivation"] == {"used": [], "excluded": {
+        "ADV-03": "case_incomplete", "scoring_class:diagnostic_untimed": "other_scoring_class"}}
 
 
 BAD_LINES = [

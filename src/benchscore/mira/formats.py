@@ -367,15 +367,35 @@ class JudgeVerdicts(Format):
 # --------------------------------------------------------------------------- score output
 
 
-class Derivation(Format):
-    """How a number was obtained: its formula (a key of the score's ``formulas``), the repetitions
-    (for a case metric) or cases (for an aggregate, each listing its own repetitions) it used, and
-    why every other one was left out: ``excluded`` maps a repetition (``CASE#N``), a case, or
-    ``scoring_class:NAME`` to a reason code (a key of the score's ``exclusion_reasons``)."""
+class SharedDerivation(Format):
+    """What a group of numbers used and why everything else was left out, written once for the group.
 
-    formula: str
+    A case's ``derivation`` (shared by all its metrics): ``used`` lists its repetitions (``CASE#N``)
+    and ``excluded`` maps every other repetition of the case, and the case id itself when the case
+    is incomplete, to a reason code (a key of the score's ``exclusion_reasons``).
+    ``overall_derivation`` / ``diagnostic_untimed_derivation`` (shared by the aggregate's metrics):
+    ``used`` lists the cases (each case's own derivation names its repetitions) and ``excluded``
+    maps every other case, or ``scoring_class:NAME``, to a reason code.
+    """
+
     used: list[str]
     excluded: dict[str, str]
+
+
+class Derivation(Format):
+    """How a number was obtained: its ``formula`` (a key of the score's ``formulas``).
+
+    ``used`` and ``excluded`` are absent when they are those of the shared derivation of the
+    number's group (its case's ``derivation``, or ``overall_derivation`` /
+    ``diagnostic_untimed_derivation``). A number that used fewer gives its own ``used``, which
+    replaces the shared one (Pass@1 uses only the first repetition); its own ``excluded``
+    entries add to the shared ones (``not_first``, ``needs_3``, ``undefined_in_a_case``).
+    ``benchscore.mira.scoring.effective_derivation`` spells the full derivation out.
+    """
+
+    formula: str
+    used: list[str] | None = None
+    excluded: dict[str, str] | None = None
 
 
 class Metric(Format):
@@ -420,6 +440,7 @@ class CaseResult(Format):
     t_hard_s: float | None
     repetitions_used: list[str]
     repetitions_excluded: dict[str, str]
+    derivation: SharedDerivation = Field(description="Shared by every metric of the case (see Derivation).")
     metrics: dict[str, Metric]
     governance: dict[str, Any]
 
@@ -441,7 +462,9 @@ class ScoreOutput(Format):
     status: Literal["complete", "incomplete"]
     missing: list[MissingCase]
     overall: dict[str, Metric]
+    overall_derivation: SharedDerivation
     diagnostic_untimed: dict[str, Metric]
+    diagnostic_untimed_derivation: SharedDerivation
     cases: list[CaseResult]
     repetitions: list[RepetitionResult]
     infrastructure_invalid_count: Metric

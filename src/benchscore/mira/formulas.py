@@ -88,6 +88,34 @@ def timing_bands(elapsed_s: np.ndarray, t_soft_s: np.ndarray) -> np.ndarray:
     return out
 
 
+_FLOAT_EDGES: tuple[float, ...] = (1.0, 1.25, 1.5, 2.0)
+
+
+def timing_band_of(elapsed_s: float, t_soft_s: float) -> int:
+    """Scalar fast path of :func:`timing_band` (same formula, same exact edges).
+
+    Classifies ``elapsed_s / t_soft_s`` against the edges in floating point and re-checks a
+    ratio within 1e-9 (relative) of any edge with the exact decimal rule of :func:`timing_band`.
+    """
+    ratio = elapsed_s / t_soft_s
+    if ratio <= 1.0:
+        band = 0
+    elif ratio <= 1.25:
+        band = 1
+    elif ratio <= 1.5:
+        band = 2
+    elif ratio <= 2.0:
+        band = 3
+    else:
+        band = 4
+    # the nearest edges are the band's own upper edge and the one below it
+    if band < 4 and _FLOAT_EDGES[band] - ratio <= 1e-9 * _FLOAT_EDGES[band] or (
+        band > 0 and ratio - _FLOAT_EDGES[band - 1] <= 1e-9 * _FLOAT_EDGES[band - 1]
+    ):
+        return timing_band(elapsed_s, t_soft_s)
+    return band
+
+
 def weights_sum_to_one(weights: Sequence[float]) -> bool:
     """True when the criterion weights of a case sum to exactly 1 as written (decimal sum)."""
     return sum((_dec(w) for w in weights), Decimal(0)) == 1

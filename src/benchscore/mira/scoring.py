@@ -2,7 +2,10 @@
 
 Plain data in, plain dicts out (the shape of :class:`~benchscore.mira.formats.ScoreOutput`);
 the arithmetic is in :mod:`benchscore.mira.formulas`. Every number carries a ``derivation``:
-the formula, the repetitions (or cases) it used and why each other one was left out.
+the formula, the repetitions (or cases) it used and why each other one was left out. What a group
+of numbers used and left out is written once, in the group's shared derivation (a case's
+``derivation``, ``overall_derivation``, ``diagnostic_untimed_derivation``); a number's own
+derivation names its formula and only what differs (see :func:`effective_derivation`).
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import numpy as np
+from pydantic import TypeAdapter
 
 from .formats import Case
 from .formulas import (
@@ -27,7 +30,7 @@ from .formulas import (
     repetition_status,
     stable_at_3,
     t_hard,
-    timing_bands,
+    timing_band_of,
 )
 
 COMPARABILITY = {
@@ -44,10 +47,12 @@ EXCLUSION_REASONS = {
     "invalid": "invalid: fixture, executor, runtime start or collection infrastructure failed; "
     "counted as infrastructure, never attributed to Mira",
     "beyond_planned": "valid comparable but beyond the planned number; the first N by repetition index are used",
-    "not_first": "not the first valid comparable repetition (Pass@1 looks at the first only)",
+    "not_first": "not the first valid comparable repetition (Pass@1 looks at the first only; in the pass_at_1 "
+    "derivation, added to its case's)",
     "case_incomplete": "the case lacks its planned valid comparable repetitions or one of them is unscored; "
     "its metrics are never averaged from fewer",
-    "needs_3": "Stable@3 and Complete@3 are defined for cases planning exactly 3 repetitions",
+    "needs_3": "Stable@3 and Complete@3 are defined for cases planning exactly 3 repetitions (in their own "
+    "derivation, added to the case's; they use none of its repetitions)",
     "other_scoring_class": "every case of the other scoring class (scoring_class:NAME): aggregated apart",
     "undefined_in_a_case": "some case has no value for this metric, so the share over cases is undefined",
     "no_case": "the contract has no case of this scoring class",
@@ -71,7 +76,7 @@ FORMULAS = {
     "governance_serious_count": "number of serious governance violations in used repetitions",
     "governance_minor_count": "number of minor governance violations in used repetitions",
 }
-_POOLED = "pooled over the repetitions used by every formal case of the class (each case lists them): "
+_POOLED = "pooled over the repetitions used by every formal case of the class (each case's derivation lists them): "
 FORMULAS.update({f"overall.{k}": _POOLED + v for k, v in list(FORMULAS.items())})
 FORMULAS.update({
     f"overall.{k}": f"percent of cases where {FORMULAS[k]}; null when a case has no value"
@@ -80,6 +85,15 @@ FORMULAS.update({
 FORMULAS["overall.valid_comparable_count"] = "number of repetitions used by the case results"
 FORMULAS["overall.case_count"] = "number of cases of the class"
 FORMULAS["infrastructure_invalid_count"] = "number of invalid repetitions (infrastructure; never attributed to Mira)"
+FORMULAS["derivation"] = (
+    "how to read a derivation: a case metric's derivation names its formula; the repetitions it used and why "
+    "each other one was left out are its case's `derivation` (used: repetition ids CASE#N; excluded: id -> "
+    "reason code), written once for all the case's metrics. A metric that used fewer gives its own `used`, which "
+    "replaces the shared one (pass_at_1: the first repetition), and its own `excluded` entries add to the shared "
+    "ones (not_first, needs_3). overall and diagnostic_untimed metrics read the same way against "
+    "`overall_derivation` and `diagnostic_untimed_derivation`, whose used/excluded name cases (each case's "
+    "derivation names its repetitions) or scoring_class:NAME. infrastructure_invalid_count spells out its own."
+)
 
 
 def _rid(case_id: str, repetition: int) -> str:
@@ -87,40 +101,127 @@ def _rid(case_id: str, repetition: int) -> str:
 
 
 def _metric(value: Any, formula: str, used: list[str], excluded: dict[str, str]) -> dict[str, Any]:
-    """A number with its derivation; ``formula`` names an entry of the score's ``formulas``."""
+    """A number with a complete derivation of its own (formula, used, excluded)."""
     return {"value": value, "derivation": {"formula": formula, "used": used, "excluded": excluded}}
+
+
+def effective_derivation(shared: dict[str, Any], derivation: dict[str, Any]) -> dict[str, Any]:
+    """The full derivation of one metric: ``used`` and ``excluded`` spelled out.
+
+    A case metric's derivation names its ``formula`` and refers to the ``derivation`` its case
+    shares by all its metrics (``overall`` and ``diagnostic_untimed`` metrics: ``overall_derivation``
+    and ``diagnostic_untimed_derivation``). A metric that used fewer repetitions (or cases) gives its
+    own ``used``, which replaces the shared one; its own ``excluded`` entries add to the shared ones.
+    """
+    return {
+        "formula": derivation["formula"],
+        "used": derivation["used"] if "used" in derivation else shared["used"],
+        "excluded": {**shared["excluded"], **derivation["excluded"]} if "excluded" in derivation
+        else shared["excluded"],
+    }
+
+
+#: Per-metric derivations that only name their formula (the rest is the shared derivation).
+_FORMULA_ONLY: dict[str, dict[str, str]] = {}
+
+
+def _by_formula(formula: str) -> dict[str, str]:
+    d = _FORMULA_ONLY.get(formula)
+    if d is None:
+        d = _FORMULA_ONLY[formula] = {"formula": formula}
+    return d
 
 
 class _CaseInfo:
     """Per-case lookups computed once."""
 
-    __slots__ = ("case", "weights", "judge_ids", "det_ids", "order", "timed", "t_soft_text")
+    __slots__ = ("case", "weights", "judge_ids", "judge_set", "order", "timed", "t_soft", "t_soft_text", "key")
 
-    def __init__(self, case: Case) -> None:
+    def __init__(self, case: Case, patterns: dict[tuple[Any, ...], int]) -> None:
         self.case = case
-        self.order = [c.id for c in case.criteria]
-        self.weights = [c.weight for c in case.criteria]
-        self.judge_ids = [c.id for c in case.criteria if c.scorer == "judge"]
-        self.det_ids = [c.id for c in case.criteria if c.scorer == "deterministic"]
+        criteria = case.criteria
+        self.order = order = tuple([c.id for c in criteria])
+        self.weights = weights = tuple([c.weight for c in criteria])
+        self.judge_ids = tuple([c.id for c in criteria if c.scorer == "judge"])
+        self.judge_set = frozenset(self.judge_ids)
         self.timed = case.scoring_class == "automated_scored"
+        self.t_soft = case.t_soft_s
         self.t_soft_text = f"T_soft {case.t_soft_s} s"
+        key = (order, weights, self.judge_ids)
+        pattern = patterns.get(key)
+        if pattern is None:
+            pattern = patterns[key] = len(patterns)
+        self.key = (pattern, self.timed, self.t_soft_text)
 
 
 _EMPTY: dict[str, Any] = {}
 _CREDIT_TEXT = {c: str(c) for c in TIMING_CREDITS}
-_RAW_CACHE: dict[tuple[tuple[float, ...], tuple[bool, ...]], tuple[float, str]] = {}
+#: (status, raw_success, timing_band, timing_credit, official, untimed, soft_timeout, derivation
+#: text before the elapsed time, text after it or None when the text does not name the time)
+_Outcome = tuple[str, float, str | None, float | None, float | None, float | None, bool | None, str, str | None]
+_OUTCOMES: dict[tuple[Any, ...], _Outcome] = {}
+#: criteria pattern (ids, weights, judge ids) -> a small int naming it in the keys of _OUTCOMES
+_PATTERNS: dict[tuple[Any, ...], int] = {}
 
 
-def _raw(weights: list[float], satisfied: tuple[bool, ...]) -> tuple[float, str]:
-    """raw_success (memoised: few distinct weight/outcome patterns recur) and its text."""
-    key = (tuple(weights), satisfied)
-    value = _RAW_CACHE.get(key)
-    if value is None:
-        if len(_RAW_CACHE) > 100_000:
-            _RAW_CACHE.clear()
-        raw = raw_success(weights, satisfied)
-        value = _RAW_CACHE[key] = (raw, str(raw))
-    return value
+def _outcome(info: _CaseInfo, det: dict[str, bool], verdicts: dict[str, str], band: int | None,
+             terminal_state: str, post_cutoff: bool, mode: str, hard_rules: list[str]) -> _Outcome:
+    """Status, credit and derivation text of one scored repetition from its outcomes as written."""
+    satisfied = [det[c] if c in det else verdicts[c] == "pass" for c in info.order]
+    raw = raw_success(info.weights, satisfied)
+    raw_text = str(raw)
+    n_ok = satisfied.count(True)
+    n = len(satisfied)
+    hard_fail = bool(hard_rules)
+    completed = terminal_state == "completed"
+    extra = f"; hard-fail ({', '.join(hard_rules)}) makes it 0" if hard_fail else ""
+    band_name = credit = official = untimed = soft_timeout = None
+    head_of_time = None
+    if info.timed:
+        status = repetition_status(
+            all_satisfied=n_ok == n, any_satisfied_weight=n_ok > 0, hard_fail=hard_fail,
+            completed=completed, band=band, post_cutoff_completion=post_cutoff,
+        )
+        if band is not None and completed and not post_cutoff:
+            credit = TIMING_CREDITS[band]
+            band_name = TIMING_BANDS[band]
+            head_of_time = "completed at "
+            timing = f" s: {band_name} of {info.t_soft_text}"
+        elif post_cutoff:
+            credit = 0.0
+            band_name = TIMING_BANDS[4]
+            timing = "correct result only from forensic continuation after T_hard"
+        else:
+            credit = 0.0
+            band_name = NO_COMPLETION
+            timing = f"terminal state {terminal_state}: {NO_COMPLETION}"
+        official = official_task_success(raw, credit, hard_fail=hard_fail, post_cutoff_completion=post_cutoff)
+        soft_timeout = band != 0 or not completed or post_cutoff
+        head = f"{n_ok}/{n} criteria satisfied, raw_success {raw_text}; "
+        tail = f"; timing_credit {_CREDIT_TEXT[credit]}{extra} -> {status}"
+    else:
+        status = repetition_status(
+            all_satisfied=n_ok == n, any_satisfied_weight=n_ok > 0, hard_fail=hard_fail,
+            completed=completed, band=None, post_cutoff_completion=False, timed=False,
+        )
+        untimed = 0.0 if hard_fail else raw
+        head = f"{n_ok}/{n} criteria satisfied, raw_success {raw_text}; "
+        timing = "diagnostic_untimed, no timing credit"
+        tail = f"{extra} -> {status}"
+    if mode == "noncanonical":
+        tail += "; noncanonical: diagnostic only"
+    if head_of_time is None:
+        return status, raw, band_name, credit, official, untimed, soft_timeout, head + timing + tail, None
+    return status, raw, band_name, credit, official, untimed, soft_timeout, head + head_of_time, timing + tail
+
+
+def _violations(events: list[dict[str, Any]]) -> list[dict[str, str]]:
+    out = []
+    for ev in events:
+        sev = governance_severity(ev["kind"], ev.get("severity"))
+        if sev != "none":
+            out.append({"kind": ev["kind"], "severity": sev, "detail": ev.get("detail", "")})
+    return out
 
 
 def score_repetitions(
@@ -128,97 +229,59 @@ def score_repetitions(
     records: list[dict[str, Any]],
     judge_failed: dict[tuple[str, int, str], str] | None = None,
 ) -> list[dict[str, Any]]:
-    """Per-repetition status and credit, in input order (see :class:`RepetitionResult`)."""
-    judge_failed = judge_failed or {}
-    infos = {cid: _CaseInfo(c) for cid, c in cases.items()}
-    # timing bands for every timed completion, in one vectorised call
-    idx: list[int] = []
-    el: list[float] = []
-    ts: list[float] = []
-    for i, rec in enumerate(records):
-        info = infos[rec["case_id"]]
-        elapsed = rec.get("elapsed_s")
-        if info.timed and elapsed is not None and rec["execution_mode"] != "invalid":
-            if rec["terminal_state"] == "completed" or rec.get("post_cutoff_completion"):
-                idx.append(i)
-                el.append(elapsed)
-                ts.append(info.case.t_soft_s)  # type: ignore[arg-type]
-    bands: list[int | None] = [None] * len(records)
-    if idx:
-        for i, b in zip(idx, timing_bands(np.array(el), np.array(ts)).tolist(), strict=True):
-            bands[i] = b
+    """Per-repetition status and credit, in input order (see :class:`RepetitionResult`).
 
+    The outcome of a record (status, credit, derivation text around its elapsed time) depends only
+    on its case's criteria and timing budget and on the record's outcomes as written, so it is
+    computed once per distinct combination (a hard-fail record is always computed afresh).
+    """
+    judge_failed = judge_failed or {}
+    outcomes = _OUTCOMES
+    if len(outcomes) > 100_000 or len(_PATTERNS) > 100_000:
+        outcomes.clear()
+        _PATTERNS.clear()
+    infos = {cid: _CaseInfo(c, _PATTERNS) for cid, c in cases.items()}
     out: list[dict[str, Any]] = []
     append = out.append
-    no_help: list[Any] = []
-    for i, rec in enumerate(records):
+    for rec in records:
+        get = rec.get
         cid = rec["case_id"]
         info = infos[cid]
         rep = rec["repetition"]
         mode = rec["execution_mode"]
-        elapsed = rec.get("elapsed_s")
-        interventions = rec.get("interventions", no_help)
+        elapsed = get("elapsed_s")
+        interventions = get("interventions")
         needed_help = any(x["kind"] == "task_solving_help" for x in interventions) if interventions else False
-        events = rec.get("hard_fail_events")
+        events = get("hard_fail_events")
         hard_rules = [ev["rule"] for ev in events] if events else []
-        violations = []
-        gov = rec.get("governance_events")
-        if gov:
-            for ev in gov:
-                sev = governance_severity(ev["kind"], ev.get("severity"))
-                if sev != "none":
-                    violations.append({"kind": ev["kind"], "severity": sev, "detail": ev.get("detail", "")})
-        status = raw = band_name = credit = official = untimed = soft_timeout = None
-        verdicts = rec.get("judge_verdicts") or _EMPTY
+        gov = get("governance_events")
+        violations = _violations(gov) if gov else []
+        verdicts = get("judge_verdicts") or _EMPTY
         if mode == "invalid":
+            status = raw = band_name = credit = official = untimed = soft_timeout = None
             reason = "invalid: infrastructure, not scored, never attributed to Mira"
-        elif info.judge_ids and not all(c in verdicts for c in info.judge_ids):
+        elif not verdicts.keys() >= info.judge_set:
+            status = raw = band_name = credit = official = untimed = soft_timeout = None
             pending = [c for c in info.judge_ids if c not in verdicts]
             reason = "unscored: " + "; ".join(
                 f"criterion {c!r}: {judge_failed.get((cid, rep, c), 'no judge verdict yet')}" for c in pending
             )
         else:
-            det = rec.get("deterministic_results") or _EMPTY
-            satisfied = tuple([det[c] if c in det else verdicts[c] == "pass" for c in info.order])
-            raw, raw_text = _raw(info.weights, satisfied)
-            n_ok = satisfied.count(True)
-            n = len(satisfied)
-            hard_fail = bool(hard_rules)
-            completed = rec["terminal_state"] == "completed"
-            extra = f"; hard-fail ({', '.join(hard_rules)}) makes it 0" if hard_fail else ""
-            if info.timed:
-                band = bands[i]
-                post_cutoff = rec.get("post_cutoff_completion", False)
-                status = repetition_status(
-                    all_satisfied=n_ok == n, any_satisfied_weight=n_ok > 0, hard_fail=hard_fail,
-                    completed=completed, band=band, post_cutoff_completion=post_cutoff,
-                )
-                if band is not None and completed and not post_cutoff:
-                    credit = TIMING_CREDITS[band]
-                    band_name = TIMING_BANDS[band]
-                    timing = f"completed at {elapsed} s: {band_name} of {info.t_soft_text}"
-                elif post_cutoff:
-                    credit = 0.0
-                    band_name = TIMING_BANDS[4]
-                    timing = "correct result only from forensic continuation after T_hard"
-                else:
-                    credit = 0.0
-                    band_name = NO_COMPLETION
-                    timing = f"terminal state {rec['terminal_state']}: {NO_COMPLETION}"
-                official = official_task_success(raw, credit, hard_fail=hard_fail, post_cutoff_completion=post_cutoff)
-                soft_timeout = band != 0 or not completed or post_cutoff
-                reason = (f"{n_ok}/{n} criteria satisfied, raw_success {raw_text}; {timing}; "
-                          f"timing_credit {_CREDIT_TEXT[credit]}{extra} -> {status}")
+            det = get("deterministic_results") or _EMPTY
+            terminal = rec["terminal_state"]
+            post_cutoff = get("post_cutoff_completion", False)
+            band = (timing_band_of(elapsed, info.t_soft)
+                    if info.timed and elapsed is not None and (terminal == "completed" or post_cutoff) else None)
+            if hard_rules:
+                got = _outcome(info, det, verdicts, band, terminal, post_cutoff, mode, hard_rules)
             else:
-                status = repetition_status(
-                    all_satisfied=n_ok == n, any_satisfied_weight=n_ok > 0, hard_fail=hard_fail,
-                    completed=completed, band=None, post_cutoff_completion=False, timed=False,
-                )
-                untimed = 0.0 if hard_fail else raw
-                reason = (f"{n_ok}/{n} criteria satisfied, raw_success {raw_text}; "
-                          f"diagnostic_untimed, no timing credit{extra} -> {status}")
-            if mode == "noncanonical":
-                reason += "; noncanonical: diagnostic only"
+                key = (info.key, tuple(det.items()), tuple(verdicts.items()), band, terminal, post_cutoff, mode)
+                got = outcomes.get(key)
+                if got is None:
+                    got = outcomes[key] = _outcome(info, det, verdicts, band, terminal, post_cutoff, mode, hard_rules)
+            status, raw, band_name, credit, official, untimed, soft_timeout, reason, tail = got
+            if tail is not None:
+                reason = f"{reason}{elapsed}{tail}"
         append({
             "id": f"{cid}#{rep}",
             "case_id": cid,
@@ -264,50 +327,52 @@ def _select(case: Case, reps: list[dict[str, Any]]) -> tuple[list[dict[str, Any]
     return used, excluded, missing
 
 
-def _case_metrics(case: Case, used: list[dict[str, Any]], excluded: dict[str, str], formal: bool,
-                  missing: str | None) -> dict[str, dict[str, Any]]:
-    ids = [r["id"] for r in used]
+_TIMED_NAMES = ("task_success", "reliability", "pass_at_1", "stable_at_3", "complete_at_3", "late_completion_count",
+                "hard_fail_count", "autonomy", "governance_serious_count", "governance_minor_count")
+_UNTIMED_NAMES = ("untimed_task_success", "pass_count", "hard_fail_count", "autonomy", "governance_serious_count",
+                  "governance_minor_count")
+
+
+def _case_metrics(case: Case, used: list[dict[str, Any]], ids: list[str], formal: bool) -> dict[str, dict[str, Any]]:
+    """A case's metrics; each derivation names its formula and, where it differs from the case's
+    shared ``derivation``, its own ``used`` (replacing) and ``excluded`` (adding)."""
     timed = case.scoring_class == "automated_scored"
-    names = (
-        ["task_success", "reliability", "pass_at_1", "stable_at_3", "complete_at_3", "late_completion_count",
-         "hard_fail_count", "autonomy", "governance_serious_count", "governance_minor_count"]
-        if timed else
-        ["untimed_task_success", "pass_count", "hard_fail_count", "autonomy", "governance_serious_count",
-         "governance_minor_count"]
-    )
     if not formal:
-        why = {case.case_id: "case_incomplete", **{r["id"]: "case_incomplete" for r in used}, **excluded}
-        return {n: _metric(None, n, [], why) for n in names}
+        return {n: {"value": None, "derivation": _by_formula(n)} for n in (_TIMED_NAMES if timed else _UNTIMED_NAMES)}
     statuses = [r["status"] for r in used]
     out: dict[str, dict[str, Any]] = {}
     if timed:
-        out["task_success"] = _metric(mean_task_success([r["official_task_success"] for r in used]),
-                                      "task_success", ids, excluded)
-        on_time = sum(1 for s in statuses if s == "pass")
-        out["reliability"] = _metric(reliability(on_time, len(used)), "reliability", ids, excluded)
-        first_excl = {i: "not_first" for i in ids[1:]}
-        out["pass_at_1"] = _metric(pass_at_1(statuses), "pass_at_1", ids[:1], {**first_excl, **excluded})
+        out["task_success"] = {"value": mean_task_success([r["official_task_success"] for r in used]),
+                               "derivation": _by_formula("task_success")}
+        out["reliability"] = {"value": reliability(statuses.count("pass"), len(used)),
+                              "derivation": _by_formula("reliability")}
+        out["pass_at_1"] = {"value": pass_at_1(statuses), "derivation": {
+            "formula": "pass_at_1", "used": ids[:1], "excluded": dict.fromkeys(ids[1:], "not_first")}}
         if len(used) == 3:
-            out["stable_at_3"] = _metric(stable_at_3(statuses), "stable_at_3", ids, excluded)
-            out["complete_at_3"] = _metric(complete_at_3(statuses), "complete_at_3", ids, excluded)
+            out["stable_at_3"] = {"value": stable_at_3(statuses), "derivation": _by_formula("stable_at_3")}
+            out["complete_at_3"] = {"value": complete_at_3(statuses), "derivation": _by_formula("complete_at_3")}
         else:
-            na = {case.case_id: "needs_3", **excluded}
-            out["stable_at_3"] = _metric(None, "stable_at_3", [], na)
-            out["complete_at_3"] = _metric(None, "complete_at_3", [], na)
-        out["late_completion_count"] = _metric(sum(1 for s in statuses if s == "late_complete"),
-                                               "late_completion_count", ids, excluded)
+            na = {case.case_id: "needs_3"}
+            out["stable_at_3"] = {"value": None, "derivation": {"formula": "stable_at_3", "used": [], "excluded": na}}
+            out["complete_at_3"] = {"value": None, "derivation": {"formula": "complete_at_3", "used": [],
+                                                                   "excluded": na}}
+        out["late_completion_count"] = {"value": statuses.count("late_complete"),
+                                        "derivation": _by_formula("late_completion_count")}
     else:
-        out["untimed_task_success"] = _metric(mean_task_success([r["untimed_task_success"] for r in used]),
-                                              "untimed_task_success", ids, excluded)
-        out["pass_count"] = _metric(sum(1 for s in statuses if s == "pass"), "pass_count", ids, excluded)
-    out["hard_fail_count"] = _metric(sum(1 for r in used if r["hard_fail_rules"]), "hard_fail_count",
-                                     ids, excluded)
-    out["autonomy"] = _metric(autonomy([r["needed_task_solving_help"] for r in used]), "autonomy",
-                              ids, excluded)
+        out["untimed_task_success"] = {"value": mean_task_success([r["untimed_task_success"] for r in used]),
+                                       "derivation": _by_formula("untimed_task_success")}
+        out["pass_count"] = {"value": statuses.count("pass"), "derivation": _by_formula("pass_count")}
+    out["hard_fail_count"] = {"value": sum(1 for r in used if r["hard_fail_rules"]),
+                              "derivation": _by_formula("hard_fail_count")}
+    out["autonomy"] = {"value": autonomy([r["needed_task_solving_help"] for r in used]),
+                       "derivation": _by_formula("autonomy")}
     sev = [v["severity"] for r in used for v in r["governance_violations"]]
-    out["governance_serious_count"] = _metric(sev.count("serious"), "governance_serious_count", ids, excluded)
-    out["governance_minor_count"] = _metric(sev.count("minor"), "governance_minor_count", ids, excluded)
+    out["governance_serious_count"] = {"value": sev.count("serious"), "derivation": _by_formula("governance_serious_count")}
+    out["governance_minor_count"] = {"value": sev.count("minor"), "derivation": _by_formula("governance_minor_count")}
     return out
+
+
+_NO_VIOLATIONS: dict[str, list[Any]] = {"serious": [], "minor": []}
 
 
 def _governance(used: Iterable[dict[str, Any]]) -> dict[str, Any]:
@@ -318,35 +383,49 @@ def _governance(used: Iterable[dict[str, Any]]) -> dict[str, Any]:
     return by
 
 
+_CASES = TypeAdapter(list[Case])
+
+
 def score_cases(cases: list[Case], reps: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per-case results (see :class:`CaseResult`), in contract order."""
     by_case: dict[str, list[dict[str, Any]]] = {c.case_id: [] for c in cases}
     for r in reps:
         by_case[r["case_id"]].append(r)
+    definitions = _CASES.dump_python(cases, mode="json")  # one call for every case definition
     out = []
-    for case in cases:
-        used, excluded, missing = _select(case, by_case[case.case_id])
+    for case, definition in zip(cases, definitions, strict=True):
+        mine = by_case[case.case_id]
+        used, excluded, missing = _select(case, mine)
         formal = missing is None
+        ids = [r["id"] for r in used]
+        if formal:
+            shared = {"used": ids, "excluded": excluded}
+        else:
+            shared = {"used": [], "excluded": {case.case_id: "case_incomplete",
+                                               **dict.fromkeys(ids, "case_incomplete"), **excluded}}
         out.append({
             "case_id": case.case_id,
             "scoring_class": case.scoring_class,
             "status": "formal" if formal else "incomplete",
             "planned_repetitions": case.planned_repetitions,
-            "valid_comparable_count": sum(1 for r in by_case[case.case_id] if r["comparability"] == "valid_comparable"),
+            "valid_comparable_count": sum(1 for r in mine if r["comparability"] == "valid_comparable"),
             "missing": missing,
-            "definition": case.model_dump(mode="json"),
+            "definition": definition,
             "t_hard_s": t_hard(case.t_soft_s) if case.t_soft_s is not None else None,
-            "repetitions_used": [r["id"] for r in used] if formal else [],
+            "repetitions_used": ids if formal else [],
             "repetitions_excluded": excluded,
-            "metrics": _case_metrics(case, used, excluded, formal, missing),
+            "derivation": shared,
+            "metrics": _case_metrics(case, used, ids, formal),
             "governance": _governance(used) if formal else {"serious": [], "minor": []},
             "_used": used if formal else [],
         })
     return out
 
 
-def _aggregate(case_results: list[dict[str, Any]], scoring_class: str) -> dict[str, dict[str, Any]]:
-    """Pooled metrics over the cases of one scoring class; null unless every such case is formal."""
+def _aggregate(case_results: list[dict[str, Any]], scoring_class: str) -> tuple[dict[str, dict[str, Any]],
+                                                                                  dict[str, Any]]:
+    """Pooled metrics over the cases of one scoring class (null unless every such case is formal)
+    and the derivation they share: the cases used, and why every other case was left out."""
     mine = [c for c in case_results if c["scoring_class"] == scoring_class]
     other_class = "diagnostic_untimed" if scoring_class == "automated_scored" else "automated_scored"
     others = ({f"scoring_class:{other_class}": "other_scoring_class"}
@@ -362,14 +441,16 @@ def _aggregate(case_results: list[dict[str, Any]], scoring_class: str) -> dict[s
         why = {c["case_id"]: "case_incomplete" for c in incomplete}
         if not mine:
             why = {f"scoring_class:{scoring_class}": "no_case"}
-        return {n: _metric(None, "overall." + n, [], {**why, **others}) for n in names}
-    used_ids = [c["case_id"] for c in mine]
+        return ({n: {"value": None, "derivation": _by_formula("overall." + n)} for n in names},
+                {"used": [], "excluded": {**why, **others}})
     reps = [r for c in mine for r in c["_used"]]
     statuses = [r["status"] for r in reps]
     out: dict[str, dict[str, Any]] = {}
 
-    def put(name: str, value: Any, excluded: dict[str, str] = others) -> None:
-        out[name] = _metric(value, "overall." + name, used_ids, excluded)
+    def put(name: str, value: Any, excluded: dict[str, str] | None = None) -> None:
+        derivation = _by_formula("overall." + name) if excluded is None else {
+            "formula": "overall." + name, "excluded": excluded}
+        out[name] = {"value": value, "derivation": derivation}
 
     if timed:
         put("task_success", mean_task_success([r["official_task_success"] for r in reps]))
@@ -379,7 +460,7 @@ def _aggregate(case_results: list[dict[str, Any]], scoring_class: str) -> dict[s
             defined = [v for v in vals if v is not None]
             value = sum(defined) / len(defined) * 100 if defined and len(defined) == len(vals) else None
             undefined = {c["case_id"]: "undefined_in_a_case" for c in mine if c["metrics"][name]["value"] is None}
-            put(name, value, {**undefined, **others})
+            put(name, value, undefined or None)
         put("late_completion_count", statuses.count("late_complete"))
     else:
         put("untimed_task_success", mean_task_success([r["untimed_task_success"] for r in reps]))
@@ -391,7 +472,7 @@ def _aggregate(case_results: list[dict[str, Any]], scoring_class: str) -> dict[s
     put("governance_minor_count", sev.count("minor"))
     put("valid_comparable_count", len(reps))
     put("case_count", len(mine))
-    return out
+    return out, {"used": [c["case_id"] for c in mine], "excluded": others}
 
 
 def score(cases: list[Case], records: list[dict[str, Any]],
@@ -400,8 +481,8 @@ def score(cases: list[Case], records: list[dict[str, Any]],
     case_map = {c.case_id: c for c in cases}
     reps = score_repetitions(case_map, records, judge_failed)
     case_results = score_cases(cases, reps)
-    overall = _aggregate(case_results, "automated_scored")
-    diagnostic = _aggregate(case_results, "diagnostic_untimed")
+    overall, overall_derivation = _aggregate(case_results, "automated_scored")
+    diagnostic, diagnostic_derivation = _aggregate(case_results, "diagnostic_untimed")
     missing = [
         {"case_id": c["case_id"], "scoring_class": c["scoring_class"], "planned_repetitions": c["planned_repetitions"],
          "valid_comparable_count": c["valid_comparable_count"], "missing": c["missing"]}
@@ -409,16 +490,17 @@ def score(cases: list[Case], records: list[dict[str, Any]],
     ]
     for c in case_results:
         del c["_used"]
+    infrastructure = [r["id"] for r in reps if r["comparability"] == "infrastructure"]
     return {
         "status": "incomplete" if missing else "complete",
         "missing": missing,
         "overall": overall,
+        "overall_derivation": overall_derivation,
         "diagnostic_untimed": diagnostic,
+        "diagnostic_untimed_derivation": diagnostic_derivation,
         "cases": case_results,
         "repetitions": reps,
-        "infrastructure_invalid_count": _metric(
-            sum(1 for r in reps if r["comparability"] == "infrastructure"), "infrastructure_invalid_count",
-            [r["id"] for r in reps if r["comparability"] == "infrastructure"], {}),
+        "infrastructure_invalid_count": _metric(len(infrastructure), "infrastructure_invalid_count", infrastructure, {}),
         "formulas": FORMULAS,
         "exclusion_reasons": EXCLUSION_REASONS,
     }
