@@ -182,3 +182,36 @@ def test_fast_path_handles_clean_files_itself():
     solve = [{"instance": f"i{k}", "status": "ok", "solved": bool(k % 2)} for k in range(50)]
     raw = orjson.dumps(solve)
     assert records_mod._parse_fast(raw, orjson.loads(raw), "solve", False) is not None
+
+
+def _clean_distinct(names_: list) -> bool:
+    return all(type(x) is str and x and x == x.strip() for x in names_) and len(set(names_)) == len(names_)
+
+
+@given(
+    st.lists(st.one_of(typical, record), max_size=6),
+    st.sampled_from(["objective", "solve"]),
+    st.booleans(),
+)
+def test_known_names_hint_changes_nothing(recs, kind, allow_infra):
+    """solver-score passes the reference's names as a hint; same accepts, refusals and messages."""
+    raw = orjson.dumps(recs)
+    in_file = [r.get("instance") for r in recs]
+    known = in_file if _clean_distinct(in_file) else ["a", "b", "c"]
+    try:
+        cols = parse_records(raw, "r.json", kind=kind, allow_infra=allow_infra, known_names=known)
+        hinted = (
+            "ok",
+            cols.names,
+            cols.codes.tolist(),
+            [None if v != v else v for v in cols.values.tolist()],
+        )
+    except BadInput as exc:
+        hinted = ("error", str(exc))
+    assert hinted == outcome(raw, kind, allow_infra, False)
+
+
+def test_known_names_are_shared_when_the_records_follow_them():
+    known = [f"i{k}" for k in range(20)]
+    raw = orjson.dumps([{"instance": n, "status": "ok", "A": 1.0} for n in known])
+    assert parse_records(raw, "r.json", kind="objective", known_names=known).names is known

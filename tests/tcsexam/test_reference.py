@@ -332,3 +332,30 @@ def test_show_named_reference(tmp_path, monkeypatch):
     monkeypatch.setenv("TCSEXAM_DATA", str(tmp_path))
     result = run("reference", "show", "full")
     assert result.exit_code == 0 and "paper-k3-fixed-260925" in result.output
+
+
+def test_names_with_python_only_whitespace_are_not_a_fast_path_hint(tmp_path):
+    """'\\x1f' is whitespace to str.strip but not to the reference's name pattern: the reference
+    accepts it, the records' rule refuses it, and the hint must not skip that check."""
+    from benchscore.tcsexam.records import parse_records
+
+    ref = json.loads(json.dumps(ISSUE_REFERENCE_FOR_HINT))
+    ref["tasks"]["t"]["instances"]["g1\x1f"] = [1.0, 2.0]
+    path = tmp_path / "ref.json"
+    path.write_text(json.dumps(ref))
+    task = load_reference(path).tasks["t"]
+    assert task.clean_names is None
+    raw = json.dumps([{"instance": n, "status": "ok", "A": 1.0} for n in task.instances]).encode()
+    with pytest.raises(BadInput, match="whitespace"):
+        parse_records(raw, "r.json", kind="objective", known_names=task.clean_names)
+    clean = {**ref, "tasks": {"t": {**ref["tasks"]["t"], "instances": {"g1": [1.0, 2.0]}}}}
+    path.write_text(json.dumps(clean))
+    assert load_reference(path).tasks["t"].clean_names == ["g1"]
+
+
+ISSUE_REFERENCE_FOR_HINT = {
+    "reference_id": "hint",
+    "suite": "s",
+    "scale_floors": {"relative": 0.02, "absolute": 1e-9},
+    "tasks": {"t": {"kind": "objective", "direction": "maximize", "instances": {}}},
+}

@@ -183,9 +183,16 @@ def gc_paused() -> Iterator[None]:
 
 
 _NoneType = type(None)
+#: status -> code of the statuses the fast path accepts, without / with infrastructure statuses
+_ALLOWED_CODES: dict[bool, dict[str, int]] = {
+    False: {s: STATUS_CODES[s] for s in _COMPLETED},
+    True: dict(STATUS_CODES),
+}
 
 
-def _parse_fast(raw: bytes, parsed: Any, kind: str, allow_infra: bool) -> RecordColumns | None:
+def _parse_fast(
+    raw: bytes, parsed: Any, kind: str, allow_infra: bool, known_names: list[str] | None = None
+) -> RecordColumns | None:
     """Vectorised checks; returns None whenever anything at all needs a closer look."""
     if type(parsed) is not list:
         return None
@@ -202,22 +209,31 @@ def _parse_fast(raw: bytes, parsed: Any, kind: str, allow_infra: bool) -> Record
     n_solved = 0 if n_keys == 2 * n + n_a else sum(map(dict.__contains__, parsed, repeat("solved")))
     if n_keys != 2 * n + n_a + n_solved:
         return None  # an unknown key
-    if set(map(type, names)) != {str} or set(map(type, statuses)) != {str}:
+    if known_names is not None and names == known_names:
+        # the names are the known ones, in order (str == only matches str): distinct, non-empty,
+        # no surrounding whitespace; share the caller's list so it can compare by identity
+        names = known_names
+    else:
+        if set(map(type, names)) != {str}:
+            return None
+        name_set = set(names)
+        if len(name_set) != n or "" in name_set:
+            return None  # duplicate or empty instance names
+        if sum(map(len, names)) != sum(map(len, map(str.strip, names))):
+            return None  # surrounding whitespace
+    # a status that is not a str, unknown, or (unless allowed) infrastructure gets code -1
+    allowed = _ALLOWED_CODES[allow_infra]
+    try:
+        codes = np.fromiter(map(allowed.get, statuses, repeat(-1)), dtype=np.int8, count=n)
+    except TypeError:  # an unhashable status (list, object)
         return None
-    name_set = set(names)
-    if len(name_set) != n or "" in name_set:
-        return None  # duplicate or empty instance names
-    if sum(map(len, names)) != sum(map(len, map(str.strip, names))):
-        return None  # surrounding whitespace
-    allowed = set(_COMPLETED) | (set(INFRA_STATUSES) if allow_infra else set())
-    if not set(statuses) <= allowed:
+    if (codes < 0).any():
         return None
     # duplicate keys: structural colons == keys; colons inside strings can only be in names here
     if b"\\u003" in raw and (b"\\u003a" in raw or b"\\u003A" in raw):
         return None
     if raw.count(b":") != n_keys + "\n".join(names).count(":"):
         return None
-    codes = np.fromiter(map(STATUS_CODES.__getitem__, statuses), dtype=np.int8, count=n)
     ok = codes == 0
     a_vals = list(map(dict.get, parsed, repeat("A")))
     if not set(map(type, a_vals)) <= {int, float, _NoneType}:
@@ -252,13 +268,22 @@ def _parse_fast(raw: bytes, parsed: Any, kind: str, allow_infra: bool) -> Record
 
 
 def parse_records(
-    raw: bytes, source: str | Path, *, kind: str, allow_infra: bool = False, fast: bool = True
+    raw: bytes,
+    source: str | Path,
+    *,
+    kind: str,
+    allow_infra: bool = False,
+    fast: bool = True,
+    known_names: list[str] | None = None,
 ) -> RecordColumns:
     """Parse an instance-records JSON list for a task of ``kind`` (``objective`` or ``solve``).
 
     ``allow_infra`` accepts ``infra_error``/``missing`` (used when freezing reference runs,
     where such a run is simply unusable); solver-score rejects them. ``fast=False`` runs only
-    the reference implementation (tests check both paths agree).
+    the reference implementation (tests check both paths agree). ``known_names``: a hint only,
+    a list of DISTINCT, non-empty names without surrounding whitespace (by ``str.strip``), e.g.
+    a reference task's instances; when the records' names equal it in order, the fast path
+    skips re-checking them (the same files are accepted and refused either way).
     """
     if kind not in ("objective", "solve"):
         raise ValueError(f"kind must be 'objective' or 'solve', got {kind!r}")
@@ -267,7 +292,7 @@ def parse_records(
     except orjson.JSONDecodeError:
         loads_json(raw, source)  # raises the one-line message (encoding, syntax, NaN ...)
         raise  # pragma: no cover - loads_json always raises on what orjson refused
-    columns = _parse_fast(raw, parsed, kind, allow_infra) if fast else None
+    columns = _parse_fast(raw, parsed, kind, allow_infra, known_names) if fast else None
     if columns is not None:
         return columns
     return _parse_slow(raw, parsed, source, kind, allow_infra)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import chain
 from pathlib import Path
 from typing import Any
@@ -83,6 +84,16 @@ class CompiledTask:
     scale: np.ndarray
     scored: np.ndarray
     unscored_listed: tuple[str, ...] = field(default=())
+
+    @cached_property
+    def clean_names(self) -> list[str] | None:
+        """``instances`` when no name has surrounding whitespace by ``str.strip`` (the records'
+        rule, slightly stricter than the reference's pattern), else None: the ``known_names``
+        hint of :func:`~.records.parse_records` (names are distinct: they are JSON keys)."""
+        names = self.instances
+        if "" in self.index or sum(map(len, names)) != sum(map(len, map(str.strip, names))):
+            return None
+        return names
 
 
 @dataclass(frozen=True)

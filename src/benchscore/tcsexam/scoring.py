@@ -98,7 +98,7 @@ def score_task(task: CompiledTask, cols: RecordColumns, source: str | Path) -> S
     and left out of the mean. The result has no provenance yet.
     """
     n = len(cols)
-    in_order = cols.names == task.instances
+    in_order = cols.names is task.instances or cols.names == task.instances
     if in_order:  # records in reference order: no lookups needed
         rows = np.arange(n, dtype=np.int64)
     else:
@@ -227,7 +227,7 @@ def solver_score_result(
     """The full solver-score output for ``task``: scores, ``reference_id``, its sha256, provenance."""
     compiled = get_task(ref, task)
     with gc_paused():
-        cols = parse_records(records_raw, records_path, kind=compiled.kind)
+        cols = parse_records(records_raw, records_path, kind=compiled.kind, known_names=compiled.clean_names)
         result = score_task(compiled, cols, records_path)
     out = result.summary
     out["reference_id"] = ref.reference_id
