@@ -330,7 +330,9 @@ def demo(out_dir: Path) -> None:
     body = report.model_dump(exclude={"wall_time_s", "tasks_per_second"})
     body["provenance"] = provenance("swarm.run", {"tasks": tasks_path, "agents": agents_path})
     atomic_write_json(out_dir / "run-report.json", body)
-    atomic_write_json(out_dir / "audit.json", audit.model_dump())
+    audit_body = audit.model_dump()
+    audit_body["provenance"] = provenance("swarm.audit", {}, extra={"run_id": "demo"})
+    atomic_write_json(out_dir / "audit.json", audit_body)
     conv = report.convergence
     console.print(table("swarm demo (SQLite, 2 worker processes)", ["key", "value"], [
         ("completed_tasks", report.completed_tasks), ("failed_tasks", report.failed_tasks),

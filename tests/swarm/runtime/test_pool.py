@@ -169,3 +169,13 @@ def test_store_claims_follow_the_pure_claim_order(sqlite_url, ps, batch):
         while claims := pool.claim("ag", ["a"], limit=batch):
             got += [c.task_id for c in claims]
         assert got == expected
+
+
+def test_delete_run_removes_tasks_and_ledger(new_pool):
+    pool = new_pool()
+    pool.add_tasks([spec()])
+    pool.complete(pool.claim("ag", ["a"])[0], 0.5, "x")
+    pool.record_convergence("run", pool.converge())
+    pool.delete_run()
+    assert not pool.run_exists()
+    assert pool.event_rows() == [] and pool.tasks() == [] and pool.convergences() == {}
