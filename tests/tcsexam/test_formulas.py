@@ -154,6 +154,9 @@ def test_score_invariant_under_positive_affine_maps(values, k, shift):
     # with the relative floor off and s above the absolute floor, Phi(z) ignores units and offsets
     _, mu, s = stats(values)
     assume(s > 1e-3)
+    # keep the moved spread far above float rounding of the moved values (else cancellation, not
+    # the formula, decides: e.g. s = 0.018, k = 0.001, shift = 524288 loses 5 digits of s2)
+    assume(k * s > 1e-6 * (abs(shift) + k * max(map(abs, values)) + 1.0))
     a = mu + s / 2
     base = float(instance_score(a, mu, instance_scale(s, mu, 0.0, 1e-9), "maximize"))
     _, mu2, s2 = stats([k * v + shift for v in values])

@@ -78,7 +78,6 @@ class CompiledTask:
     kind: str
     direction: str
     instances: list[str]
-    index: dict[str, int]
     n_usable: np.ndarray
     mu: np.ndarray
     scale: np.ndarray
@@ -86,12 +85,17 @@ class CompiledTask:
     unscored_listed: tuple[str, ...] = field(default=())
 
     @cached_property
+    def index(self) -> dict[str, int]:
+        """Instance name -> row (built on first use: records out of reference order need it)."""
+        return dict(zip(self.instances, range(len(self.instances)), strict=True))
+
+    @cached_property
     def clean_names(self) -> list[str] | None:
         """``instances`` when no name has surrounding whitespace by ``str.strip`` (the records'
         rule, slightly stricter than the reference's pattern), else None: the ``known_names``
         hint of :func:`~.records.parse_records` (names are distinct: they are JSON keys)."""
         names = self.instances
-        if "" in self.index or sum(map(len, names)) != sum(map(len, map(str.strip, names))):
+        if "" in names or sum(map(len, names)) != sum(map(len, map(str.strip, names))):
             return None
         return names
 
@@ -163,23 +167,23 @@ def compile_reference(ref: Reference, source: str | Path) -> dict[str, CompiledT
                 source=source,
                 field=f"unscored_reference_instances.{name}",
             )
-        index = dict(zip(names, range(len(names)), strict=True))
         for inst in listed:
-            i = index.get(inst)
-            if i is not None and scored[i]:
+            vals = task.instances.get(inst)
+            usable = 0 if vals is None else sum(v is not None for v in vals)
+            if usable >= 2:
                 raise BadInput(
-                    f"instance {inst!r} is listed as unscored but has {int(n_usable[i])} usable reference values",
+                    f"instance {inst!r} is listed as unscored but has {usable} usable reference values",
                     source=source,
                     field=f"unscored_reference_instances.{name}",
                 )
-        unlisted = [names[i] for i in np.flatnonzero(~scored) if names[i] not in listed_set]
+        unlisted = [i for i in np.flatnonzero(~scored).tolist() if names[i] not in listed_set]
         if unlisted:
-            i = index[unlisted[0]]
+            i = unlisted[0]
             raise BadInput(
                 f"has {int(n_usable[i])} usable reference value(s), fewer than two, but is not listed in "
                 f"unscored_reference_instances.{name}",
                 source=source,
-                field=f"tasks.{name}.instances.{unlisted[0]}",
+                field=f"tasks.{name}.instances.{names[i]}",
             )
         if not scored.any():
             raise BadInput(
@@ -193,7 +197,6 @@ def compile_reference(ref: Reference, source: str | Path) -> dict[str, CompiledT
             kind=task.kind,
             direction=task.direction,
             instances=names,
-            index=index,
             n_usable=n_usable,
             mu=mu,
             scale=scale,
