@@ -127,6 +127,9 @@ def test_malformed_jsonl_and_bad_store_urls(tmp_path):
         r = invoke("run", t, a, "--store", url)
         assert r.exit_code == 2 and msg in r.output, (url, r.output)
         assert len(r.output.strip().splitlines()) == 1
+    r = invoke("run", t, a, "--store", f"sqlite:///{tmp_path}/y.db", "--redis", "redis://127.0.0.1:1/0")
+    assert r.exit_code == 2 and "redis" in r.output and "unreachable" in r.output
+    assert len(r.output.strip().splitlines()) == 1
     r = invoke("status", "nope", "--store", f"sqlite:///{tmp_path}/empty.db")
     assert r.exit_code == 2 and "no run 'nope'" in r.output
 
