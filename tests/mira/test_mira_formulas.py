@@ -24,6 +24,7 @@ from benchscore.mira.formulas import (
     stable_at_3,
     t_hard,
     timing_band,
+    timing_band_of,
     timing_bands,
     timing_credit,
     weights_sum_to_one,
@@ -53,6 +54,7 @@ def test_seed_timing_table_with_t_soft_100(elapsed: float, credit: float) -> Non
 def test_edges_are_exact_on_written_decimals(t_soft: float, elapsed: float, band: int) -> None:
     assert timing_band(elapsed, t_soft) == band
     assert timing_bands(np.array([elapsed]), np.array([t_soft])).tolist() == [band]
+    assert timing_band_of(elapsed, t_soft) == band
 
 
 def _reference_band(e: float, t: float) -> int:
@@ -97,6 +99,12 @@ def test_vectorised_bands_equal_scalar(pairs) -> None:
     e = np.array([p[0] for p in pairs])
     t = np.array([p[1] for p in pairs])
     assert timing_bands(e, t).tolist() == [timing_band(a, b) for a, b in pairs]
+
+
+@given(st.one_of(near_edges(), st.tuples(times, budgets)))
+def test_scalar_fast_band_equals_exact(pair) -> None:
+    e, t = pair
+    assert timing_band_of(e, t) == timing_band(e, t) == _reference_band(e, t)
 
 
 @given(times, times, budgets)

@@ -6,6 +6,7 @@ Every model is strict (unknown keys, NaN and Infinity are refused). Names follow
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Annotated, Any, Literal, Required
 
 from pydantic import ConfigDict, Field, StringConstraints, field_validator, model_validator
@@ -114,6 +115,12 @@ class CaseCalibration(Format):
     note: str
 
 
+@lru_cache(maxsize=4096)
+def _weights_sum_to_one(weights: tuple[float, ...]) -> bool:
+    """:func:`weights_sum_to_one`, memoised: contracts repeat a few weight patterns over many cases."""
+    return weights_sum_to_one(weights)
+
+
 class Case(Format):
     """One frozen case of the contract."""
 
@@ -134,14 +141,14 @@ class Case(Format):
     @model_validator(mode="after")
     def _check(self) -> Case:
         ids = [c.id for c in self.criteria]
-        dup = next((i for i in ids if ids.count(i) > 1), None)
-        if dup is not None:
+        if len(set(ids)) != len(ids):
+            dup = next(i for i in ids if ids.count(i) > 1)
             raise ValueError(f"criterion id {dup!r} appears twice")
         rules = [r.id for r in self.hard_fail_rules]
-        dup = next((i for i in rules if rules.count(i) > 1), None)
-        if dup is not None:
+        if len(set(rules)) != len(rules):
+            dup = next(i for i in rules if rules.count(i) > 1)
             raise ValueError(f"hard-fail rule id {dup!r} appears twice")
-        if not weights_sum_to_one([c.weight for c in self.criteria]):
+        if not _weights_sum_to_one(tuple([c.weight for c in self.criteria])):
             total = sum(c.weight for c in self.criteria)
             raise ValueError(f"criterion weights sum to {total!r}, expected exactly 1")
         if self.scoring_class == "diagnostic_untimed" and self.t_soft_s is not None:

@@ -95,18 +95,28 @@ def read_records_file(path: str | Path, *, what: str = "record") -> tuple[list[A
     """
     data = read_bytes(path)
     lines = data.split(b"\n")
-    values: list[Any] = []
-    numbers: list[int] = []
-    loads = orjson.loads
-    for i, raw in enumerate(lines, start=1):
-        if not raw or raw.isspace():
-            continue
+    if lines and not lines[-1]:
+        lines.pop()  # the final newline
+    values: list[Any] | None = None
+    if b"" not in lines:  # no empty line: parse them all at once (a whitespace-only line fails and is redone below)
         try:
-            values.append(loads(raw))
+            values = list(map(orjson.loads, lines))
+            numbers = list(range(1, len(lines) + 1))
         except orjson.JSONDecodeError:
-            loads_json(raw, path, line=i)  # raises the one-line message
-            raise  # pragma: no cover - loads_json always raises here
-        numbers.append(i)
+            values = None
+    if values is None:
+        values = []
+        numbers = []
+        loads = orjson.loads
+        for i, raw in enumerate(lines, start=1):
+            if not raw or raw.isspace():
+                continue
+            try:
+                values.append(loads(raw))
+            except orjson.JSONDecodeError:
+                loads_json(raw, path, line=i)  # raises the one-line message
+                raise  # pragma: no cover - loads_json always raises here
+            numbers.append(i)
     escaped_colon = b"\\u003a" in data or b"\\u003A" in data
     if escaped_colon or data.count(b":") != orjson.dumps(values).count(b":"):
         for i, raw in zip(numbers, (lines[n - 1] for n in numbers), strict=True):
@@ -171,24 +181,34 @@ def load_repetitions(path: str | Path, loaded: LoadedContract) -> Repetitions:
     except ValidationError as exc:
         raise _records_error(exc, path, numbers) from None
     cases = loaded.cases
-    det_ids = {cid: frozenset(c.id for c in case.criteria if c.scorer == "deterministic") for cid, case in cases.items()}
-    judge_ids = {cid: frozenset(c.id for c in case.criteria if c.scorer == "judge") for cid, case in cases.items()}
+    det_ids: dict[str, frozenset[str]] = {}
+    judge_ids: dict[str, frozenset[str]] = {}
+    sets: dict[tuple[tuple[str, str], ...], tuple[frozenset[str], frozenset[str]]] = {}
+    for cid, case in cases.items():
+        owners = tuple([(c.id, c.scorer) for c in case.criteria])
+        pair = sets.get(owners)
+        if pair is None:
+            pair = sets[owners] = (frozenset([i for i, k in owners if k == "deterministic"]),
+                                   frozenset([i for i, k in owners if k == "judge"]))
+        det_ids[cid], judge_ids[cid] = pair
     seen: dict[tuple[str, int], int] = {}
+    slow = ("hard_fail_events", "governance_events", "post_cutoff_completion")
     for rec, line in zip(records, numbers, strict=True):
         cid = rec["case_id"]
         key = (cid, rec["repetition"])
         dets = det_ids.get(cid)
         if dets is None or key in seen:
             _check_record(rec, line, path, loaded, seen)  # raises the one-line message
-        det = rec.get("deterministic_results")
-        verdicts = rec.get("judge_verdicts")
+        get = rec.get
+        det = get("deterministic_results")
+        verdicts = get("judge_verdicts")
         # fast path: the common, well-formed record passes these set comparisons; anything else
         # gets the full check, which names the problem
         if ((det.keys() != dets if det is not None else bool(dets)) and rec["execution_mode"] != "invalid"
                 or det is not None and not det.keys() <= dets
                 or verdicts is not None and not verdicts.keys() <= judge_ids[cid]
-                or "hard_fail_events" in rec or "governance_events" in rec or rec.get("post_cutoff_completion")
-                or rec.get("elapsed_s") is None and rec["terminal_state"] == "completed"):
+                or not rec.keys().isdisjoint(slow)
+                or get("elapsed_s") is None and rec["terminal_state"] == "completed"):
             _check_record(rec, line, path, loaded, seen)
         seen[key] = line
     return Repetitions(records, numbers, data, Path(path))

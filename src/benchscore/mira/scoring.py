@@ -11,6 +11,7 @@ derivation names its formula and only what differs (see :func:`effective_derivat
 from __future__ import annotations
 
 from collections.abc import Iterable
+from operator import itemgetter
 from typing import Any
 
 from pydantic import TypeAdapter
@@ -119,17 +120,6 @@ def effective_derivation(shared: dict[str, Any], derivation: dict[str, Any]) -> 
         "excluded": {**shared["excluded"], **derivation["excluded"]} if "excluded" in derivation
         else shared["excluded"],
     }
-
-
-#: Per-metric derivations that only name their formula (the rest is the shared derivation).
-_FORMULA_ONLY: dict[str, dict[str, str]] = {}
-
-
-def _by_formula(formula: str) -> dict[str, str]:
-    d = _FORMULA_ONLY.get(formula)
-    if d is None:
-        d = _FORMULA_ONLY[formula] = {"formula": formula}
-    return d
 
 
 class _CaseInfo:
@@ -304,12 +294,15 @@ def score_repetitions(
     return out
 
 
+_BY_REPETITION = itemgetter("repetition")
+
+
 def _select(case: Case, reps: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, str], str | None]:
     """The repetitions a case result uses, the ones left out (with why), and what is missing (or None)."""
     planned = case.planned_repetitions
     used: list[dict[str, Any]] = []
     excluded: dict[str, str] = {}
-    for r in sorted(reps, key=lambda r: r["repetition"]):
+    for r in sorted(reps, key=_BY_REPETITION):
         if r["comparability"] != "valid_comparable":
             excluded[r["id"]] = r["execution_mode"]
             continue
@@ -333,43 +326,64 @@ _UNTIMED_NAMES = ("untimed_task_success", "pass_count", "hard_fail_count", "auto
                   "governance_minor_count")
 
 
+#: The derivation of a metric that used exactly its group's shared derivation: only its formula.
+_F: dict[str, dict[str, str]] = {name: {"formula": name} for name in FORMULAS}
+#: Metrics of an incomplete case (all null; the case's derivation says why), shared by such cases.
+_INCOMPLETE = {
+    timed: {n: {"value": None, "derivation": _F[n]} for n in (_TIMED_NAMES if timed else _UNTIMED_NAMES)}
+    for timed in (True, False)
+}
+
+
 def _case_metrics(case: Case, used: list[dict[str, Any]], ids: list[str], formal: bool) -> dict[str, dict[str, Any]]:
     """A case's metrics; each derivation names its formula and, where it differs from the case's
     shared ``derivation``, its own ``used`` (replacing) and ``excluded`` (adding)."""
     timed = case.scoring_class == "automated_scored"
     if not formal:
-        return {n: {"value": None, "derivation": _by_formula(n)} for n in (_TIMED_NAMES if timed else _UNTIMED_NAMES)}
+        return _INCOMPLETE[timed]
     statuses = [r["status"] for r in used]
-    out: dict[str, dict[str, Any]] = {}
+    hard_fail_count = 0
+    needed_help = []
+    serious = minor = 0
+    for r in used:
+        if r["hard_fail_rules"]:
+            hard_fail_count += 1
+        needed_help.append(r["needed_task_solving_help"])
+        for v in r["governance_violations"]:
+            if v["severity"] == "serious":
+                serious += 1
+            elif v["severity"] == "minor":
+                minor += 1
     if timed:
-        out["task_success"] = {"value": mean_task_success([r["official_task_success"] for r in used]),
-                               "derivation": _by_formula("task_success")}
-        out["reliability"] = {"value": reliability(statuses.count("pass"), len(used)),
-                              "derivation": _by_formula("reliability")}
-        out["pass_at_1"] = {"value": pass_at_1(statuses), "derivation": {
-            "formula": "pass_at_1", "used": ids[:1], "excluded": dict.fromkeys(ids[1:], "not_first")}}
         if len(used) == 3:
-            out["stable_at_3"] = {"value": stable_at_3(statuses), "derivation": _by_formula("stable_at_3")}
-            out["complete_at_3"] = {"value": complete_at_3(statuses), "derivation": _by_formula("complete_at_3")}
+            stable = {"value": stable_at_3(statuses), "derivation": _F["stable_at_3"]}
+            complete = {"value": complete_at_3(statuses), "derivation": _F["complete_at_3"]}
         else:
             na = {case.case_id: "needs_3"}
-            out["stable_at_3"] = {"value": None, "derivation": {"formula": "stable_at_3", "used": [], "excluded": na}}
-            out["complete_at_3"] = {"value": None, "derivation": {"formula": "complete_at_3", "used": [],
-                                                                   "excluded": na}}
-        out["late_completion_count"] = {"value": statuses.count("late_complete"),
-                                        "derivation": _by_formula("late_completion_count")}
+            stable = {"value": None, "derivation": {"formula": "stable_at_3", "used": [], "excluded": na}}
+            complete = {"value": None, "derivation": {"formula": "complete_at_3", "used": [], "excluded": na}}
+        head = {
+            "task_success": {"value": mean_task_success([r["official_task_success"] for r in used]),
+                             "derivation": _F["task_success"]},
+            "reliability": {"value": reliability(statuses.count("pass"), len(used)), "derivation": _F["reliability"]},
+            "pass_at_1": {"value": pass_at_1(statuses), "derivation": {
+                "formula": "pass_at_1", "used": ids[:1], "excluded": dict.fromkeys(ids[1:], "not_first")}},
+            "stable_at_3": stable,
+            "complete_at_3": complete,
+            "late_completion_count": {"value": statuses.count("late_complete"),
+                                      "derivation": _F["late_completion_count"]},
+        }
     else:
-        out["untimed_task_success"] = {"value": mean_task_success([r["untimed_task_success"] for r in used]),
-                                       "derivation": _by_formula("untimed_task_success")}
-        out["pass_count"] = {"value": statuses.count("pass"), "derivation": _by_formula("pass_count")}
-    out["hard_fail_count"] = {"value": sum(1 for r in used if r["hard_fail_rules"]),
-                              "derivation": _by_formula("hard_fail_count")}
-    out["autonomy"] = {"value": autonomy([r["needed_task_solving_help"] for r in used]),
-                       "derivation": _by_formula("autonomy")}
-    sev = [v["severity"] for r in used for v in r["governance_violations"]]
-    out["governance_serious_count"] = {"value": sev.count("serious"), "derivation": _by_formula("governance_serious_count")}
-    out["governance_minor_count"] = {"value": sev.count("minor"), "derivation": _by_formula("governance_minor_count")}
-    return out
+        head = {
+            "untimed_task_success": {"value": mean_task_success([r["untimed_task_success"] for r in used]),
+                                     "derivation": _F["untimed_task_success"]},
+            "pass_count": {"value": statuses.count("pass"), "derivation": _F["pass_count"]},
+        }
+    head["hard_fail_count"] = {"value": hard_fail_count, "derivation": _F["hard_fail_count"]}
+    head["autonomy"] = {"value": autonomy(needed_help), "derivation": _F["autonomy"]}
+    head["governance_serious_count"] = {"value": serious, "derivation": _F["governance_serious_count"]}
+    head["governance_minor_count"] = {"value": minor, "derivation": _F["governance_minor_count"]}
+    return head
 
 
 _NO_VIOLATIONS: dict[str, list[Any]] = {"serious": [], "minor": []}
@@ -441,14 +455,14 @@ def _aggregate(case_results: list[dict[str, Any]], scoring_class: str) -> tuple[
         why = {c["case_id"]: "case_incomplete" for c in incomplete}
         if not mine:
             why = {f"scoring_class:{scoring_class}": "no_case"}
-        return ({n: {"value": None, "derivation": _by_formula("overall." + n)} for n in names},
+        return ({n: {"value": None, "derivation": _F["overall." + n]} for n in names},
                 {"used": [], "excluded": {**why, **others}})
     reps = [r for c in mine for r in c["_used"]]
     statuses = [r["status"] for r in reps]
     out: dict[str, dict[str, Any]] = {}
 
     def put(name: str, value: Any, excluded: dict[str, str] | None = None) -> None:
-        derivation = _by_formula("overall." + name) if excluded is None else {
+        derivation = _F["overall." + name] if excluded is None else {
             "formula": "overall." + name, "excluded": excluded}
         out[name] = {"value": value, "derivation": derivation}
 
