@@ -343,9 +343,11 @@ def demo(out_dir: Path) -> None:
         ("audit (duplicate claims)", f"{audit.verdict} ({audit.duplicate_claim_count})"),
     ]))
     console.print(f"reproduce: benchscore swarm run {tasks_path} {agents_path} --store sqlite:///run.db")
+    demo_acceptance(out_dir / "acceptance")  # the acceptance layer's part of the demo (never raises)
 
 
 # ---- the acceptance layer's command (issue 6) ---------------------------------------------------
-from benchscore.swarm.cli_accept import accept  # noqa: E402
+from benchscore.swarm.cli_accept import ACCEPT_FORMATS, accept, demo_acceptance  # noqa: E402
 
 group.add_command(accept)
+FORMATS.update(ACCEPT_FORMATS)
