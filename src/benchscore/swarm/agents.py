@@ -14,8 +14,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import orjson
-from pydantic import Field, ValidationError
+from pydantic import Field
 
+from benchscore.common.errors import BenchscoreError
 from benchscore.common.models import Format
 
 from .pool import TaskPool
@@ -98,8 +99,12 @@ def noop_handler(claim: Claim) -> Outcome:
 def _outcome(agent: Agent, claim: Claim) -> Outcome:
     try:
         out = agent.handler(claim)
-    except (ValidationError, ValueError, KeyError, TypeError, OSError, RuntimeError) as exc:
+    except BenchscoreError:
+        raise  # the environment is broken (a service is down, ...): stop loudly, not fail tasks
+    except Exception as exc:  # noqa: BLE001 - any other error of the handler is a failure of the task
         return Outcome.failure(" ".join(f"{type(exc).__name__}: {exc}".split())[:500])
+    if not isinstance(out, Outcome):
+        return Outcome.failure(f"handler returned {type(out).__name__}, expected Outcome")
     return out
 
 

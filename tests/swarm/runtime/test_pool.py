@@ -179,3 +179,27 @@ def test_delete_run_removes_tasks_and_ledger(new_pool):
     pool.delete_run()
     assert not pool.run_exists()
     assert pool.event_rows() == [] and pool.tasks() == [] and pool.convergences() == {}
+
+
+def test_handler_errors_are_task_failures_but_service_errors_stop(new_pool):
+    from benchscore.common.errors import ServiceUnavailable
+    from benchscore.swarm import Agent, run_agent
+
+    pool = new_pool()
+    pool.add_tasks([spec(attempts=1), spec(attempts=1)])
+
+    def broken(claim):
+        return 1 / 0
+
+    stats = run_agent(pool, Agent("a", ["a"], broken))
+    assert stats.failed == 2 and pool.counts()["failed"] == 2
+    assert "ZeroDivisionError" in pool.tasks()[0].output
+
+    pool2 = new_pool()
+    pool2.add_tasks([spec()])
+
+    def down(claim):
+        raise ServiceUnavailable("budget store unreachable")
+
+    with pytest.raises(ServiceUnavailable):
+        run_agent(pool2, Agent("a", ["a"], down))
