@@ -88,8 +88,8 @@ def test_audit_refutes_an_unfinished_run(tmp_path):
 def test_existing_run_id_is_refused(tmp_path):
     tasks, agents = write_inputs(tmp_path)
     store = f"sqlite:///{tmp_path}/run.db"
-    assert invoke("run", tasks, agents, "--store", store, "--processes", "1").exit_code == 0
-    r = invoke("run", tasks, agents, "--store", store, "--processes", "1")
+    assert invoke("run", tasks, agents, "--store", store, "--processes", "1", "--blobs", tmp_path / "b").exit_code == 0
+    r = invoke("run", tasks, agents, "--store", store, "--processes", "1", "--blobs", tmp_path / "b")
     assert r.exit_code == 2 and "already exists" in r.output
 
 
