@@ -359,3 +359,68 @@ ISSUE_REFERENCE_FOR_HINT = {
     "scale_floors": {"relative": 0.02, "absolute": 1e-9},
     "tasks": {"t": {"kind": "objective", "direction": "maximize", "instances": {}}},
 }
+
+
+def _compiled_outcome(raw: bytes, tmp_path, fast: bool):
+    """load_reference (fast path, reusing its checks when compiling) vs the exact parse + compile."""
+    try:
+        if fast:
+            path = tmp_path / "ref.json"
+            path.write_bytes(raw)
+            tasks = load_reference(path).tasks
+        else:
+            tasks = reference_mod.compile_reference(parse_reference(raw, "ref.json", fast=False), "ref.json")
+    except Exception as exc:  # noqa: BLE001 - BadInput expected; anything else would differ too
+        return ("error", type(exc).__name__, str(exc).replace(str(tmp_path / "ref.json"), "ref.json"))
+    return (
+        "ok",
+        {
+            name: (t.instances, t.mu.tolist(), t.scale.tolist(), t.scored.tolist(), t.clean_names, t.index)
+            for name, t in tasks.items()
+        },
+    )
+
+
+def _consistent(tasks: dict) -> dict:
+    unscored = {
+        name: sorted(i for i, vals in t["instances"].items() if sum(v is not None for v in vals) < 2)
+        for name, t in tasks.items()
+    }
+    return {
+        "reference_id": "k3",
+        "suite": "lite",
+        "scale_floors": {"relative": 0.02, "absolute": 1e-9},
+        "tasks": tasks,
+        "unscored_reference_instances": {k: v for k, v in unscored.items() if v},
+    }
+
+
+loadable_doc = st.dictionaries(
+    st.sampled_from(["t1", "t:2"]),
+    st.fixed_dictionaries(
+        {
+            "kind": st.just("objective"),
+            "direction": st.sampled_from(["maximize", "minimize"]),
+            "instances": st.dictionaries(
+                st.sampled_from(["g1", "g2", "a:b", "g\u00e9", "g\x1f", " g", "g3"]),
+                st.lists(
+                    st.one_of(st.none(), st.integers(-5, 5), st.floats(-1e3, 1e3, allow_nan=False)),
+                    min_size=1,
+                    max_size=4,
+                ),
+                min_size=1,
+                max_size=4,
+            ),
+        }
+    ),
+    min_size=1,
+    max_size=2,
+).map(_consistent)
+
+
+@given(st.one_of(loadable_doc, reference_doc.filter(lambda d: d["tasks"])))
+def test_compiled_reference_is_the_same_whichever_path_loaded_it(tmp_path_factory, doc):
+    tmp_path = tmp_path_factory.mktemp("ref")
+    raw = json.dumps(doc).encode()
+    fast, exact = _compiled_outcome(raw, tmp_path, True), _compiled_outcome(raw, tmp_path, False)
+    assert repr(fast) == repr(exact)  # repr: NaN == NaN

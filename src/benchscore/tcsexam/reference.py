@@ -83,6 +83,8 @@ class CompiledTask:
     scale: np.ndarray
     scored: np.ndarray
     unscored_listed: tuple[str, ...] = field(default=())
+    #: True when the loader already checked the names as :attr:`clean_names` would (None: unknown)
+    names_clean: bool | None = None
 
     @cached_property
     def index(self) -> dict[str, int]:
@@ -95,6 +97,8 @@ class CompiledTask:
         rule, slightly stricter than the reference's pattern), else None: the ``known_names``
         hint of :func:`~.records.parse_records` (names are distinct: they are JSON keys)."""
         names = self.instances
+        if self.names_clean:
+            return names
         if "" in names or sum(map(len, names)) != sum(map(len, map(str.strip, names))):
             return None
         return names
@@ -112,12 +116,25 @@ class LoadedReference:
         return self.reference.reference_id
 
 
-def _values_matrix(instances: dict[str, list]) -> np.ndarray:
+@dataclass(frozen=True)
+class _Checked:
+    """What the fast reference path already computed for one task (reused when compiling):
+    the names (checked non-empty, no surrounding whitespace by ``str.strip``), the value lists
+    and all values flattened (floats or None only)."""
+
+    names: list[str]
+    values: list[list]
+    flat: list
+
+
+def _values_matrix(instances: dict[str, list], checked: _Checked | None = None) -> np.ndarray:
     """Instances x runs matrix of reference values, NaN for null (unusable) and for absent runs."""
-    values = list(instances.values())
+    values = list(instances.values()) if checked is None else checked.values
     lengths = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
     width = max(int(lengths.max(initial=0)), 1)
-    flat = np.array(list(chain.from_iterable(values)), dtype=float)  # None -> NaN
+    flat = np.array(
+        list(chain.from_iterable(values)) if checked is None else checked.flat, dtype=float
+    )  # None -> NaN
     if flat.size == lengths.size * width:  # every instance has the same number of runs
         return flat.reshape(lengths.size, width)
     mat = np.full((len(values), width), np.nan)
@@ -127,8 +144,11 @@ def _values_matrix(instances: dict[str, list]) -> np.ndarray:
     return mat
 
 
-def compile_reference(ref: Reference, source: str | Path) -> dict[str, CompiledTask]:
-    """Check cross-field rules and compute mu/scale per instance.
+def compile_reference(
+    ref: Reference, source: str | Path, checked: dict[str, _Checked] | None = None
+) -> dict[str, CompiledTask]:
+    """Check cross-field rules and compute mu/scale per instance (``checked``: what the fast
+    loading path already computed, reused as is).
 
     Rules: a ``solve`` task's values are 1 or 0; an instance with fewer than two usable values is
     listed in ``unscored_reference_instances`` and a listed one has fewer than two (or is absent);
@@ -144,7 +164,8 @@ def compile_reference(ref: Reference, source: str | Path) -> dict[str, CompiledT
     floors = ref.scale_floors
     compiled: dict[str, CompiledTask] = {}
     for name, task in ref.tasks.items():
-        mat = _values_matrix(task.instances)
+        pre = None if checked is None else checked.get(name)
+        mat = _values_matrix(task.instances, pre)
         if task.kind == "solve":
             bad = ~np.isnan(mat) & (mat != 0.0) & (mat != 1.0)
             if bad.any():
@@ -157,7 +178,7 @@ def compile_reference(ref: Reference, source: str | Path) -> dict[str, CompiledT
                 )
         n_usable, mu, s = reference_stats(mat)
         scored = n_usable >= 2
-        names = list(task.instances)
+        names = list(task.instances) if pre is None else pre.names
         listed = ref.unscored_reference_instances.get(name, [])
         listed_set = set(listed)
         if len(listed_set) != len(listed):
@@ -202,6 +223,7 @@ def compile_reference(ref: Reference, source: str | Path) -> dict[str, CompiledT
             scale=scale,
             scored=scored,
             unscored_listed=tuple(listed),
+            names_clean=True if pre is not None else None,
         )
     return compiled
 
@@ -226,7 +248,7 @@ def _keys_and_colons(obj: Any) -> tuple[int, int]:
     return keys, colons
 
 
-def _fast_reference(raw: bytes, data: Any) -> Reference | None:
+def _fast_reference(raw: bytes, data: Any) -> tuple[Reference, dict[str, _Checked]] | None:
     """Validate a large reference without a pydantic pass over every instance value.
 
     The per-instance value lists are checked as whole columns (lists of JSON numbers or null,
@@ -242,6 +264,7 @@ def _fast_reference(raw: bytes, data: Any) -> Reference | None:
     keys = colons = 0
     stand_in: dict[str, Any] = {}
     real: dict[str, dict[str, list]] = {}
+    checked: dict[str, _Checked] = {}
     for name, task in data["tasks"].items():
         if type(task) is not dict or type(task.get("instances")) is not dict or not task["instances"]:
             return None
@@ -258,6 +281,8 @@ def _fast_reference(raw: bytes, data: Any) -> Reference | None:
             return None
         if int in types:  # as pydantic would: JSON integers become floats
             instances = {k: [None if v is None else float(v) for v in vals] for k, vals in instances.items()}
+        else:
+            checked[name] = _Checked(names, values, flat)
         keys += len(names)
         colons += "\n".join(names).count(":")
         real[name] = instances
@@ -273,20 +298,26 @@ def _fast_reference(raw: bytes, data: Any) -> Reference | None:
     except ValidationError:
         return None
     tasks = {name: task.model_copy(update={"instances": real[name]}) for name, task in head.tasks.items()}
-    return head.model_copy(update={"tasks": tasks})
+    return head.model_copy(update={"tasks": tasks}), checked
 
 
-def parse_reference(raw: bytes, path: str | Path, *, fast: bool = True) -> Reference:
-    """Parse and validate reference bytes (``fast=False``: the exact path alone, for tests)."""
+def _parse_reference(
+    raw: bytes, path: str | Path, fast: bool
+) -> tuple[Reference, dict[str, _Checked] | None]:
     if fast:
         try:
             data = orjson.loads(raw)
         except orjson.JSONDecodeError:
             data = None
-        ref = _fast_reference(raw, data) if data is not None else None
-        if ref is not None:
-            return ref
-    return validate(Reference, loads_json(raw, path), source=path)
+        got = _fast_reference(raw, data) if data is not None else None
+        if got is not None:
+            return got
+    return validate(Reference, loads_json(raw, path), source=path), None
+
+
+def parse_reference(raw: bytes, path: str | Path, *, fast: bool = True) -> Reference:
+    """Parse and validate reference bytes (``fast=False``: the exact path alone, for tests)."""
+    return _parse_reference(raw, path, fast)[0]
 
 
 def load_reference(path: str | Path) -> LoadedReference:
@@ -294,8 +325,8 @@ def load_reference(path: str | Path) -> LoadedReference:
     path = Path(path)
     raw = read_bytes(path)
     with gc_paused():
-        ref = parse_reference(raw, path)
-        return LoadedReference(ref, sha256_bytes(raw), path, compile_reference(ref, path))
+        ref, checked = _parse_reference(raw, path, True)
+        return LoadedReference(ref, sha256_bytes(raw), path, compile_reference(ref, path, checked))
 
 
 def load_suite(path: str | Path) -> SuiteManifest:
