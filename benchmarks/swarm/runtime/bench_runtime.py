@@ -160,7 +160,7 @@ from celery import Celery
 URL = {url!r}
 app = Celery("bsbench", broker=URL)
 app.conf.update(task_ignore_result=True, worker_hijack_root_logger=False, task_default_queue={queue!r},
-                broker_connection_retry_on_startup=True)
+                broker_connection_retry_on_startup=True, worker_enable_remote_control=False)
 _r = redis.Redis.from_url(URL)
 
 @app.task(name="noop")
