@@ -165,6 +165,20 @@ def test_bad_repetitions_one_line_exit_2_nothing_written(tmp_path: Path, content
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out.json")]
 
 
+def test_line_numbers_survive_blank_whitespace_and_crlf_lines(tmp_path: Path) -> None:
+    good = (DATA / "repetitions.jsonl").read_bytes().splitlines()
+    bad = b'{"case_id": "NOPE", "repetition": 1, "execution_mode": "adapted", "terminal_state": "failed"}'
+    for sep, filler in ((b"\n", b""), (b"\n", b"   "), (b"\r\n", None)):
+        rows = [good[0], good[1]] + ([filler] if filler is not None else []) + [good[2], bad]
+        reps = tmp_path / "r.jsonl"
+        reps.write_bytes(sep.join(rows) + sep)
+        res = run(*_score_args(tmp_path, reps=reps))
+        assert res.exit_code == 2
+        assert f": line {len(rows)}: field 'case_id': unknown case" in res.stderr, (sep, filler, res.stderr)
+    reps.write_bytes(b"\n".join(good[:2] + [b"  ", b""] + good[2:]) + b"\n")  # blank lines are skipped
+    assert run(*_score_args(tmp_path, reps=reps), "--quiet").exit_code == 0
+
+
 def _contract_with(**changes) -> dict:
     c = orjson.loads((DATA / "contract.json").read_bytes())
     c["cases"][0].update(changes)

@@ -122,26 +122,38 @@ def effective_derivation(shared: dict[str, Any], derivation: dict[str, Any]) -> 
     }
 
 
+class _Pattern:
+    """What a set of criteria (ids, weights, scorers, in contract order) implies; shared by every case using it."""
+
+    __slots__ = ("order", "weights", "judge_ids", "judge_set", "number")
+
+    def __init__(self, criteria: tuple[tuple[str, float, str], ...], number: int) -> None:
+        self.order = tuple([c[0] for c in criteria])
+        self.weights = tuple([c[1] for c in criteria])
+        self.judge_ids = tuple([c[0] for c in criteria if c[2] == "judge"])
+        self.judge_set = frozenset(self.judge_ids)
+        self.number = number
+
+
 class _CaseInfo:
     """Per-case lookups computed once."""
 
     __slots__ = ("case", "weights", "judge_ids", "judge_set", "order", "timed", "t_soft", "t_soft_text", "key")
 
-    def __init__(self, case: Case, patterns: dict[tuple[Any, ...], int]) -> None:
+    def __init__(self, case: Case, patterns: dict[tuple[Any, ...], _Pattern]) -> None:
         self.case = case
-        criteria = case.criteria
-        self.order = order = tuple([c.id for c in criteria])
-        self.weights = weights = tuple([c.weight for c in criteria])
-        self.judge_ids = tuple([c.id for c in criteria if c.scorer == "judge"])
-        self.judge_set = frozenset(self.judge_ids)
-        self.timed = case.scoring_class == "automated_scored"
-        self.t_soft = case.t_soft_s
-        self.t_soft_text = f"T_soft {case.t_soft_s} s"
-        key = (order, weights, self.judge_ids)
-        pattern = patterns.get(key)
+        criteria = tuple([(c.id, c.weight, c.scorer) for c in case.criteria])
+        pattern = patterns.get(criteria)
         if pattern is None:
-            pattern = patterns[key] = len(patterns)
-        self.key = (pattern, self.timed, self.t_soft_text)
+            pattern = patterns[criteria] = _Pattern(criteria, len(patterns))
+        self.order = pattern.order
+        self.weights = pattern.weights
+        self.judge_ids = pattern.judge_ids
+        self.judge_set = pattern.judge_set
+        self.timed = case.scoring_class == "automated_scored"
+        self.t_soft = t_soft = case.t_soft_s
+        self.t_soft_text = text = f"T_soft {t_soft} s"
+        self.key = (pattern.number, self.timed, text)
 
 
 _EMPTY: dict[str, Any] = {}
@@ -151,7 +163,7 @@ _CREDIT_TEXT = {c: str(c) for c in TIMING_CREDITS}
 _Outcome = tuple[str, float, str | None, float | None, float | None, float | None, bool | None, str, str | None]
 _OUTCOMES: dict[tuple[Any, ...], _Outcome] = {}
 #: criteria pattern (ids, weights, judge ids) -> a small int naming it in the keys of _OUTCOMES
-_PATTERNS: dict[tuple[Any, ...], int] = {}
+_PATTERNS: dict[tuple[Any, ...], _Pattern] = {}
 
 
 def _outcome(info: _CaseInfo, det: dict[str, bool], verdicts: dict[str, str], band: int | None,
@@ -297,15 +309,18 @@ def score_repetitions(
 _BY_REPETITION = itemgetter("repetition")
 
 
-def _select(case: Case, reps: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, str], str | None]:
-    """The repetitions a case result uses, the ones left out (with why), and what is missing (or None)."""
+def _select(case: Case, reps: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, str], str | None, int]:
+    """The repetitions a case result uses, the ones left out (with why), what is missing (or None),
+    and how many of the case's repetitions are valid comparable."""
     planned = case.planned_repetitions
     used: list[dict[str, Any]] = []
     excluded: dict[str, str] = {}
+    valid = 0
     for r in sorted(reps, key=_BY_REPETITION):
         if r["comparability"] != "valid_comparable":
             excluded[r["id"]] = r["execution_mode"]
             continue
+        valid += 1
         if len(used) < planned:
             used.append(r)
         else:
@@ -317,7 +332,7 @@ def _select(case: Case, reps: list[dict[str, Any]]) -> tuple[list[dict[str, Any]
     if unscored:
         why = "; ".join(f"{r['id']} {r['derivation']}" for r in unscored)
         missing = (missing + "; " if missing else "") + why
-    return used, excluded, missing
+    return used, excluded, missing, valid
 
 
 _TIMED_NAMES = ("task_success", "reliability", "pass_at_1", "stable_at_3", "complete_at_3", "late_completion_count",
@@ -409,7 +424,7 @@ def score_cases(cases: list[Case], reps: list[dict[str, Any]]) -> list[dict[str,
     out = []
     for case, definition in zip(cases, definitions, strict=True):
         mine = by_case[case.case_id]
-        used, excluded, missing = _select(case, mine)
+        used, excluded, missing, valid = _select(case, mine)
         formal = missing is None
         ids = [r["id"] for r in used]
         if formal:
@@ -422,7 +437,7 @@ def score_cases(cases: list[Case], reps: list[dict[str, Any]]) -> list[dict[str,
             "scoring_class": case.scoring_class,
             "status": "formal" if formal else "incomplete",
             "planned_repetitions": case.planned_repetitions,
-            "valid_comparable_count": sum(1 for r in mine if r["comparability"] == "valid_comparable"),
+            "valid_comparable_count": valid,
             "missing": missing,
             "definition": definition,
             "t_hard_s": t_hard(case.t_soft_s) if case.t_soft_s is not None else None,
