@@ -5,6 +5,8 @@
 Two shapes side by side: 3 repetitions per case (the default plan, so 33,334 cases) and 1,000
 repetitions per case with 850 planned (100 cases). Prints repetitions per second for each phase and for the whole
 `run_score` call (read contract and records, validate, score, write the JSON atomically). Goal (issue 3): above 200,000 repetitions/s end to end. Figures are noisy on a shared machine.
+The "(compact JSON)" row writes the same output without indentation, for comparison only: the
+score keeps the project's indented JSON (common.atomic.dumps_json).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from pathlib import Path
 
 import orjson
 
-from benchscore.common.atomic import atomic_write_json
+from benchscore.common.atomic import atomic_write_bytes, atomic_write_json
 from benchscore.mira.cli import run_score
 from benchscore.mira.records import load_contract, load_repetitions, no_gc
 from benchscore.mira.scoring import score
@@ -82,15 +84,20 @@ def measure(folder: Path, n: int, per_case: int, planned: int, runs: int) -> dic
             t3 = time.perf_counter()
             atomic_write_json(folder / "phase.json", out)
             t4 = time.perf_counter()
+            # for comparison only: the same output without indentation (the score keeps the
+            # project's indented JSON, common.atomic.dumps_json)
+            atomic_write_bytes(folder / "compact.json", orjson.dumps(out) + b"\n")
+            t4c = time.perf_counter()
         del out, recs
         t5 = time.perf_counter()
         run_score(contract, reps, folder / "score.json")
         t6 = time.perf_counter()
         for name, value in (("read contract", t1 - t0), ("read+validate reps", t2 - t1), ("score", t3 - t2),
-                            ("write JSON", t4 - t3), ("end to end", t6 - t5)):
+                            ("write JSON", t4 - t3), ("(compact JSON)", t4c - t4), ("end to end", t6 - t5)):
             best[name] = min(best.get(name, float("inf")), value)
     best["jsonl MB"] = reps.stat().st_size / 1e6
     best["output MB"] = (folder / "score.json").stat().st_size / 1e6
+    best["(compact MB)"] = (folder / "compact.json").stat().st_size / 1e6
     return best
 
 
@@ -109,10 +116,10 @@ def main() -> None:
             results[label] = measure(Path(tmp) / f"shape{per_case}", n, per_case, planned, args.runs)
     print(f"{n:,} repetitions, best of {args.runs} runs; repetitions/s (seconds)")
     print(f"{'phase':<20}" + "".join(f"{label:>26}" for label in shapes))
-    for name in ("read contract", "read+validate reps", "score", "write JSON", "end to end"):
+    for name in ("read contract", "read+validate reps", "score", "write JSON", "(compact JSON)", "end to end"):
         cells = "".join(f"{n / r[name]:>14,.0f} ({r[name]:6.3f} s)" for r in results.values())
         print(f"{name:<20}{cells}")
-    for name in ("jsonl MB", "output MB"):
+    for name in ("jsonl MB", "output MB", "(compact MB)"):
         print(f"{name:<20}" + "".join(f"{r[name]:>26.1f}" for r in results.values()))
     for label, r in results.items():
         e2e = n / r["end to end"]
