@@ -23,6 +23,7 @@ from .index import load_cohort, read_attempts, score_cohort
 from .records import gc_paused
 from .reference import (
     DATA_ENV,
+    LoadedReference,
     build_task_reference,
     compile_reference,
     existing_conflict,
@@ -157,13 +158,28 @@ def merge_reference_files(*, reference_id: str, parts: list[Path], output: Path)
 
 def solver_score_file(*, task: str, records: Path, reference: Path, output: Path) -> dict:
     """Read, score and write one solver-score output; returns it without the per-instance
-    ``instances`` map (that key holds None), which is only written to the file."""
+    ``instances`` map (that key holds None), which is only written to the file.
+
+    The cyclic garbage collector stays paused for the whole command: the million-object
+    reference and records are acyclic and freed by reference counting before it resumes (else
+    each collection on the way rescans them all)."""
+    with gc_paused():
+        return _solver_score_file(task=task, records=records, reference=reference, output=output)
+
+
+def _solver_score_file(*, task: str, records: Path, reference: Path, output: Path) -> dict:
     _refuse_overwriting_an_input(output, records, reference)
     loaded = load_reference(reference)
-    result = solver_score_result(loaded, task, read_bytes(records), records)
+    return write_solver_score(loaded, task, read_bytes(records), records, output)
+
+
+def write_solver_score(loaded: LoadedReference, task: str, raw: bytes, records: Path, output: Path) -> dict:
+    """Score ``raw`` records against an already loaded reference and write the output (atomic,
+    one write); returns the output without its ``instances`` map (the batch/benchmark entry)."""
     with gc_paused():
+        result = solver_score_result(loaded, task, raw, records)
         atomic_write_bytes(output, result.to_json())
-    return result.summary
+        return result.summary
 
 
 def score_file(*, suite: Path, attempts: Path, cohort: Path, output: Path) -> dict:
