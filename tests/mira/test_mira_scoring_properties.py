@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchscore.mira.formats import Case
-from benchscore.mira.scoring import score
+from benchscore.mira.scoring import effective_derivation, score
 
 CASE = Case.model_validate({
     "case_id": "H", "intent": "i", "difficulty": "d", "prompt": "p", "scoring_class": "automated_scored",
@@ -109,3 +109,40 @@ def test_every_repetition_is_reported_once_with_consistent_numbers(recs) -> None
     accounted = set(case["repetitions_used"]) | set(case["repetitions_excluded"])
     if case["status"] == "formal":
         assert accounted == {r["id"] for r in out["repetitions"]}
+
+
+UNTIMED = Case.model_validate({
+    "case_id": "U", "intent": "i", "difficulty": "d", "prompt": "p", "scoring_class": "diagnostic_untimed",
+    "planned_repetitions": 2, "criteria": [{"id": "a", "weight": 1, "scorer": "deterministic"}],
+})
+
+
+@settings(max_examples=80)
+@given(st.lists(record(), min_size=1, max_size=8), st.lists(record(), max_size=4))
+def test_every_metric_accounts_for_every_repetition_once(recs, untimed) -> None:
+    """Written once per case and per aggregate, each metric's full derivation still names every
+    repetition (or its case) exactly once, as used or with a known reason."""
+    rows = _numbered(recs) + [{**r, "case_id": "U", "judge_verdicts": {}, "post_cutoff_completion": False}
+                              for r in _numbered(untimed)]
+    out = score([CASE, UNTIMED], rows)
+    for case in out["cases"]:
+        ids = {r["id"] for r in out["repetitions"] if r["case_id"] == case["case_id"]}
+        for name, m in case["metrics"].items():
+            d = effective_derivation(case["derivation"], m["derivation"])
+            assert d["formula"] == name and name in out["formulas"]
+            assert not set(d["used"]) & set(d["excluded"])
+            assert set(d["excluded"].values()) <= set(out["exclusion_reasons"])
+            covered = set(d["used"]) | set(d["excluded"])
+            assert covered <= ids | {case["case_id"]}
+            if case["case_id"] not in d["excluded"]:  # the case itself is not left out as a whole
+                assert covered == ids, name
+            if m["value"] is not None:
+                assert d["used"]
+    for section in ("overall", "diagnostic_untimed"):
+        shared = out[section + "_derivation"]
+        for name, m in out[section].items():
+            d = effective_derivation(shared, m["derivation"])
+            assert d["formula"] == "overall." + name
+            named = set(d["used"]) | set(d["excluded"])
+            assert {c["case_id"] for c in out["cases"]} <= named | {
+                c["case_id"] for c in out["cases"] if f"scoring_class:{c['scoring_class']}" in d["excluded"]}

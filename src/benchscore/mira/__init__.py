@@ -33,12 +33,13 @@ from .formulas import (
     stable_at_3,
     t_hard,
     timing_band,
+    timing_band_of,
     timing_bands,
     timing_credit,
 )
 from .judge import build_packets, merge_verdicts
 from .projection import project
-from .scoring import score
+from .scoring import effective_derivation, score
 
 __all__ = [
     "CalibrationPolicy",
@@ -55,6 +56,7 @@ __all__ = [
     "calibrate",
     "calibrate_t_soft",
     "complete_at_3",
+    "effective_derivation",
     "governance_severity",
     "merge_verdicts",
     "official_task_success",
@@ -67,6 +69,7 @@ __all__ = [
     "stable_at_3",
     "t_hard",
     "timing_band",
+    "timing_band_of",
     "timing_bands",
     "timing_credit",
 ]
