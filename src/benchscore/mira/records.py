@@ -192,7 +192,6 @@ def load_repetitions(path: str | Path, loaded: LoadedContract) -> Repetitions:
                                    frozenset([i for i, k in owners if k == "judge"]))
         det_ids[cid], judge_ids[cid] = pair
     seen: dict[tuple[str, int], int] = {}
-    slow = ("hard_fail_events", "governance_events", "post_cutoff_completion")
     for rec, line in zip(records, numbers, strict=True):
         cid = rec["case_id"]
         key = (cid, rec["repetition"])
@@ -207,7 +206,7 @@ def load_repetitions(path: str | Path, loaded: LoadedContract) -> Repetitions:
         if ((det.keys() != dets if det is not None else bool(dets)) and rec["execution_mode"] != "invalid"
                 or det is not None and not det.keys() <= dets
                 or verdicts is not None and not verdicts.keys() <= judge_ids[cid]
-                or not rec.keys().isdisjoint(slow)
+                or "hard_fail_events" in rec or "governance_events" in rec or get("post_cutoff_completion")
                 or get("elapsed_s") is None and rec["terminal_state"] == "completed"):
             _check_record(rec, line, path, loaded, seen)
         seen[key] = line
