@@ -36,7 +36,7 @@ from .formulas import (
 from .index import load_cohort, read_attempts, score_cohort
 from .records import RecordColumns, parse_records
 from .reference import LoadedReference, build_task_reference, load_reference, load_suite, resolve
-from .scoring import score_columns, solver_score
+from .scoring import SolverScore, score_columns, score_task, solver_score, solver_score_result
 
 __all__ = [
     "METRIC_ID",
@@ -50,6 +50,7 @@ __all__ = [
     "LoadedReference",
     "RecordColumns",
     "Reference",
+    "SolverScore",
     "SolverScoreOutput",
     "SuiteManifest",
     "TaskReference",
@@ -67,8 +68,10 @@ __all__ = [
     "resolve_status",
     "score_cohort",
     "score_columns",
+    "score_task",
     "scored_instance_scores",
     "solver_score",
+    "solver_score_result",
     "task_mean",
     "task_score",
     "tcsexam_index",

@@ -160,7 +160,7 @@ _PIECES = (
 _STATUS_NEXT = tuple(b',\n      "status": ' + orjson.dumps(s) + b'\n    },\n    "' for s in STATUS_NAMES)
 _STATUS_LAST = tuple(b',\n      "status": ' + orjson.dumps(s) + b"\n    }\n  }" for s in STATUS_NAMES)
 _PLACEHOLDER = b'\n  "instances": null'
-_CHUNK = 8192
+_CHUNK = 2048
 
 
 def _float_texts(values: np.ndarray) -> list[bytes]:
