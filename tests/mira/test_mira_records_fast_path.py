@@ -5,13 +5,22 @@ from __future__ import annotations
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
+import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mira_helpers import write_json, write_jsonl
+from pydantic import ValidationError
 
 from benchscore.common.errors import BadInput
-from benchscore.mira.records import _check_record, load_contract, load_repetitions
+from benchscore.mira.records import (
+    _RECORDS,
+    _check_record,
+    _validated_lines,
+    load_contract,
+    load_repetitions,
+    read_records_file,
+)
 
 CONTRACT = {"benchmark_id": "f", "contract_version": "1", "cases": [
     {"case_id": "A", "intent": "i", "difficulty": "d", "prompt": "p", "scoring_class": "automated_scored", "t_soft_s": 10,
@@ -68,3 +77,58 @@ def test_fast_path_equals_full_check(recs) -> None:
             with pytest.raises(BadInput) as info:
                 load_repetitions(path, loaded)
             assert str(info.value) == expected
+
+
+# Lines that the one-call pydantic parse must either read exactly as the strict path does or hand back to it.
+ODD_LINES = [
+    b'{"case_id": "A", "repetition": 9, "execution_mode": "invalid", "terminal_state": "failed", "raw_trajectory": [1e400]}',
+    b'{"case_id": "A", "repetition": 9, "execution_mode": "invalid", "terminal_state": "failed", "raw_trajectory": [NaN]}',
+    b'{"case_id": "A", "repetition": 9, "execution_mode": "invalid", "terminal_state": "failed", "raw_trajectory": [{"k": 1}]}',
+    b'{"case_id": "A", "repetition": 9, "execution_mode": "invalid", "terminal_state": "completed", "elapsed_s": 1e400}',
+    b'{"case_id": "A", "repetition": 9, "execution_mode": "invalid", "terminal_state": "completed", "elapsed_s": Infinity}',
+    b'{"case_id": "A", "repetition": 9, "execution_mode": "invalid", "terminal_state": "failed", "evidence": {"a": "x", "a": "y"}}',
+    b'{"case_id": "A", "repetition": 9, "repetition": 9, "execution_mode": "invalid", "terminal_state": "failed"}',
+    b'{"case_id": "A", "repetition": 9, "execution_mode": "invalid", "terminal_state": "failed", "evidence": {"a\\u003a": "x"}}',
+    b'{"case_id": "A", "repetition": 9, "execution_mode": "invalid", "terminal_state": "failed", "evidence": {"a": "\\ud800"}}',
+    b'{"case_id": "A", "repetition": 9, "execution_mode": "invalid", "terminal_state": "failed", "evidence": {"a": "\xff"}}',
+    b'{"case_id": "A", "repetition": 9, "execution_mode": "invalid", "terminal_state": "failed", "evidence": {"a": "a:b"}}',
+    b'{"case_id": "A", "repetition": 9, "execution_mode": "invalid", "terminal_state": "failed"} x',
+    b'{"case_id": "A", "repetition": 9, "execution_mode": "invalid", "terminal_state": "failed", "elapsed_s": 1}\r',
+    b'{"case_id": "A", "repetition": 9, "execution_mode": "invalid", "terminal_state": "failed", "elapsed_s": -0.0}',
+    b'   ',
+    b'',
+]
+
+
+def _outcome_of(fn):
+    try:
+        return "ok", fn()
+    except BadInput as exc:
+        return "error", str(exc)
+    except ValidationError as exc:
+        return "error", str(exc)
+
+
+@settings(max_examples=150)
+@given(st.lists(record(), min_size=1, max_size=4), st.lists(st.sampled_from(ODD_LINES), max_size=2),
+       st.randoms(use_true_random=False))
+def test_one_call_parse_equals_the_strict_path(recs, odd, rnd) -> None:
+    """Whatever the file holds, reading it gives the same records or the same one-line error as the
+    strict path (orjson per line, then one pydantic validation of the list)."""
+    lines = [orjson.dumps(r) for r in recs] + odd
+    rnd.shuffle(lines)
+    data = b"\n".join(lines) + b"\n"
+    fast = _validated_lines(data)
+    with TemporaryDirectory() as tmp:
+        path = Path(tmp) / "r.jsonl"
+        path.write_bytes(data)
+
+        def strict():
+            values, numbers, _ = read_records_file(path, what="repetition record")
+            return _RECORDS.validate_python(values), numbers
+
+        kind, result = _outcome_of(strict)
+        if fast is not None:
+            assert kind == "ok"
+            assert fast == result
+            assert orjson.dumps(fast[0]) == orjson.dumps(result[0])

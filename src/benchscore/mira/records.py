@@ -33,6 +33,7 @@ from .formats import (
 from .formulas import governance_severity, t_hard
 
 _RECORDS = TypeAdapter(list[RepetitionRecordDict])
+_RECORD = TypeAdapter(RepetitionRecordDict)
 
 
 @dataclass(frozen=True)
@@ -166,6 +167,33 @@ def no_gc() -> Iterator[None]:
             gc.enable()
 
 
+def _validated_lines(data: bytes) -> tuple[list[dict[str, Any]], list[int]] | None:
+    """Fast path: parse and validate each line in one pydantic call (no intermediate objects).
+
+    Returns None, so that the exact path of :func:`read_records_file` runs and names the problem,
+    whenever this path could differ from it: a blank line, any pydantic error, a free-form
+    ``raw_trajectory`` (pydantic's parser reads ``NaN``, ``Infinity`` and ``1e400`` there, which
+    strict JSON refuses; typed fields refuse them anyway), the text ``NaN`` or ``Infinity``
+    anywhere, an escaped colon, or a duplicate key (the same colon count as in
+    :func:`read_records_file`).
+    """
+    if (b"raw_trajectory" in data or b"NaN" in data or b"Infinity" in data
+            or b"\\u003a" in data or b"\\u003A" in data):
+        return None
+    lines = data.split(b"\n")
+    if lines and not lines[-1]:
+        lines.pop()
+    if not lines or b"" in lines:
+        return None
+    try:
+        records = list(map(_RECORD.validate_json, lines))
+        if data.count(b":") != orjson.dumps(records).count(b":"):
+            return None
+    except (ValidationError, orjson.JSONEncodeError):
+        return None
+    return records, list(range(1, len(lines) + 1))
+
+
 def load_repetitions(path: str | Path, loaded: LoadedContract) -> Repetitions:
     """Read repetition records and check each against the contract.
 
@@ -175,11 +203,16 @@ def load_repetitions(path: str | Path, loaded: LoadedContract) -> Repetitions:
     rule, a governance severity that contradicts its kind, a completed repetition without
     ``elapsed_s``, and a post-cutoff completion timed within ``T_hard`` or on an untimed case.
     """
-    values, numbers, data = read_records_file(path, what="repetition record")
-    try:
-        records = _RECORDS.validate_python(values)
-    except ValidationError as exc:
-        raise _records_error(exc, path, numbers) from None
+    data = read_bytes(path)
+    fast = _validated_lines(data)
+    if fast is not None:
+        records, numbers = fast
+    else:  # the exact path: names the line and field of the first problem
+        values, numbers, data = read_records_file(path, what="repetition record")
+        try:
+            records = _RECORDS.validate_python(values)
+        except ValidationError as exc:
+            raise _records_error(exc, path, numbers) from None
     cases = loaded.cases
     det_ids: dict[str, frozenset[str]] = {}
     judge_ids: dict[str, frozenset[str]] = {}
