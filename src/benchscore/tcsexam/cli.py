@@ -19,7 +19,7 @@ from benchscore.common.report import console, fmt, table
 from .formats import FORMATS as _FORMATS
 from .formats import Reference
 from .formulas import METRIC_ID, TRACKS
-from .index import load_cohort, read_attempts, score_cohort
+from .index import OPTIONAL_COLUMNS, REQUIRED_COLUMNS, load_cohort, read_attempts, score_cohort
 from .records import gc_paused
 from .reference import (
     DATA_ENV,
@@ -353,20 +353,7 @@ def _print_index(out: dict) -> None:
 
 # ---- demo -----------------------------------------------------------------------------------
 
-ATTEMPT_FIELDS = [
-    "model",
-    "track",
-    "item",
-    "attempt",
-    "score",
-    "adoption_status",
-    "score_status",
-    "score_type",
-    "solver_protocol",
-    "reference_id",
-    "evidence",
-    "reason",
-]
+ATTEMPT_FIELDS = [*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS]
 
 
 def run_demo(out_dir: Path, data: Path = DEMO_DATA, *, quiet: bool = False) -> dict:
