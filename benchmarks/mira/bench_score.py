@@ -4,7 +4,8 @@
 
 Two shapes side by side: 3 repetitions per case (the default plan, so 33,334 cases) and 1,000
 repetitions per case with 850 planned (100 cases). Prints repetitions per second for each phase and for the whole
-`run_score` call (read contract and records, validate, score, write the JSON atomically). Goal (issue 3): above 200,000 repetitions/s end to end. Figures are noisy on a shared machine.
+`run_score` call (read contract and records, validate, score, write the JSON atomically), each shape in a
+fresh process (as the CLI runs). Goal (issue 3): above 200,000 repetitions/s end to end. Figures are noisy on a shared machine.
 The "(compact JSON)" row writes the same output without indentation, for comparison only: the
 score keeps the project's indented JSON (common.atomic.dumps_json).
 """
@@ -12,7 +13,10 @@ score keeps the project's indented JSON (common.atomic.dumps_json).
 from __future__ import annotations
 
 import argparse
+import json
 import random
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -101,21 +105,32 @@ def measure(folder: Path, n: int, per_case: int, planned: int, runs: int) -> dic
     return best
 
 
+#: (repetitions per case, planned): about 11% of repetitions are noncanonical or invalid, so with
+#: 3 planned some cases are incomplete (as in real runs); with 1000 recorded, 850 planned are formal
+SHAPES = {"3/case, 3 planned": (3, 3), "1000/case, 850 planned": (1000, 850)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repetitions", type=int, default=100_000)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--shape", help=argparse.SUPPRESS)  # internal: measure one shape, print JSON
     args = ap.parse_args()
     n = args.repetitions
-    # (repetitions per case, planned): about 11% of repetitions are noncanonical or invalid, so with
-    # 3 planned some cases are incomplete (as in real runs); with 1000 recorded, 850 planned are formal
-    shapes = {"3/case, 3 planned": (3, 3), "1000/case, 850 planned": (1000, 850)}
+    if args.shape:
+        per_case, planned = SHAPES[args.shape]
+        with tempfile.TemporaryDirectory() as tmp:
+            print(json.dumps(measure(Path(tmp) / "shape", n, per_case, planned, args.runs)))
+        return
+    # each shape in a fresh process, as `benchscore mira score` runs: a shape measured after
+    # another one in the same process inherits its heap and runs slower
     results = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        for label, (per_case, planned) in shapes.items():
-            results[label] = measure(Path(tmp) / f"shape{per_case}", n, per_case, planned, args.runs)
-    print(f"{n:,} repetitions, best of {args.runs} runs; repetitions/s (seconds)")
-    print(f"{'phase':<20}" + "".join(f"{label:>26}" for label in shapes))
+    for label in SHAPES:
+        proc = subprocess.run([sys.executable, __file__, "--shape", label, "--repetitions", str(n), "--runs",
+                               str(args.runs)], capture_output=True, text=True, check=True)
+        results[label] = json.loads(proc.stdout.splitlines()[-1])
+    print(f"{n:,} repetitions, best of {args.runs} runs, each shape in a fresh process; repetitions/s (seconds)")
+    print(f"{'phase':<20}" + "".join(f"{label:>26}" for label in SHAPES))
     for name in ("read contract", "read+validate reps", "score", "write JSON", "(compact JSON)", "end to end"):
         cells = "".join(f"{n / r[name]:>14,.0f} ({r[name]:6.3f} s)" for r in results.values())
         print(f"{name:<20}{cells}")
