@@ -92,7 +92,7 @@ _FLOAT_EDGES: tuple[float, ...] = (1.0, 1.25, 1.5, 2.0)
 
 
 def timing_band_of(elapsed_s: float, t_soft_s: float) -> int:
-    """Scalar fast path of :func:`timing_band` (same formula, same exact edges).
+    """Scalar fast path of :func:`timing_band` (seed "Timing 与晚完成"; same bands, same exact edges).
 
     Classifies ``elapsed_s / t_soft_s`` against the edges in floating point and re-checks a
     ratio within 1e-9 (relative) of any edge with the exact decimal rule of :func:`timing_band`.
