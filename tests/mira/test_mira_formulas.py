@@ -180,6 +180,12 @@ def test_statuses() -> None:
     assert _status(post_cutoff_completion=True, band=4) == "post_cutoff_completion"
     assert _status(hard_fail=True) == "fail"
     assert _status(hard_fail=True, post_cutoff_completion=True) == "fail"
+    # post_cutoff_completion is a correct result (all criteria) reached only after T_hard
+    assert _status(post_cutoff_completion=True, completed=False, band=None) == "post_cutoff_completion"
+    assert _status(post_cutoff_completion=True, completed=False, band=None, all_satisfied=False) == "partial"
+    assert _status(post_cutoff_completion=True, completed=False, band=None, all_satisfied=False,
+                   any_satisfied_weight=False) == "fail"
+    assert _status(band=4, all_satisfied=False) == "partial"
     assert _status(all_satisfied=False) == "partial"
     assert _status(all_satisfied=False, any_satisfied_weight=False) == "fail"
     assert _status(completed=False, band=None) == "fail"
@@ -196,6 +202,7 @@ def test_pass_needs_everything(all_ok, any_ok, hard, completed, band, post) -> N
     assert (s == "pass") == (all_ok and not hard and completed and band == 0 and not post)
     if hard:
         assert s == "fail"
+    assert (s == "post_cutoff_completion") == (all_ok and not hard and (post or (completed and band == 4)))
 
 
 # ---------------------------------------------------------------- Reliability and friends (seed "Reliability")

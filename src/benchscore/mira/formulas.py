@@ -142,22 +142,25 @@ def repetition_status(
 ) -> str:
     """Status of one repetition (seed "任务结果状态").
 
-    In this order: any hard-fail -> ``fail``; a completion only from post-cutoff forensic
-    continuation -> ``post_cutoff_completion``; nothing satisfied -> ``fail`` (no acceptable
-    result); some but not all weighted criteria -> ``partial``; all criteria and completed
-    within ``T_soft`` (band 0) -> ``pass``; all criteria and completed in bands 1-3, i.e. after
-    ``T_soft`` and by ``T_hard`` -> ``late_complete``; all criteria without a completion by
-    ``T_hard`` -> ``fail``. For a ``diagnostic_untimed`` case (``timed=False``) there is no
-    timing: all criteria and completed -> ``pass``.
+    In this order: any hard-fail -> ``fail``; nothing satisfied -> ``fail`` (no acceptable
+    result); some but not all weighted criteria -> ``partial``; all criteria (a correct result)
+    only from post-cutoff forensic continuation -> ``post_cutoff_completion``; all criteria and
+    completed within ``T_soft`` (band 0) -> ``pass``; all criteria and completed in bands 1-3,
+    i.e. after ``T_soft`` and by ``T_hard`` -> ``late_complete``; all criteria completed after
+    ``T_hard`` (band 4) -> ``post_cutoff_completion``; all criteria without a completion ->
+    ``fail``. ``post_cutoff_completion`` is the seed's "超过 T_hard 后 forensic continuation
+    才得到正确结果": a post-cutoff record that is not correct stays ``fail`` or ``partial`` (its
+    official Task Success is 0 either way). For a ``diagnostic_untimed`` case (``timed=False``)
+    there is no timing: all criteria and completed -> ``pass``.
     """
     if hard_fail:
         return "fail"
-    if timed and post_cutoff_completion:
-        return "post_cutoff_completion"
     if not any_satisfied_weight:
         return "fail"
     if not all_satisfied:
         return "partial"
+    if timed and post_cutoff_completion:
+        return "post_cutoff_completion"
     if not completed:
         return "fail"
     if not timed:

@@ -192,7 +192,8 @@ def _outcome(info: _CaseInfo, det: dict[str, bool], verdicts: dict[str, str], ba
         elif post_cutoff:
             credit = 0.0
             band_name = TIMING_BANDS[4]
-            timing = "correct result only from forensic continuation after T_hard"
+            timing = ("correct result" if status == "post_cutoff_completion" else "result") + \
+                " only from forensic continuation after T_hard"
         else:
             credit = 0.0
             band_name = NO_COMPLETION
