@@ -316,3 +316,26 @@ def test_deviations_are_carried_exactly_as_written(tmp_path: Path) -> None:
     assert b'"text": "no affects key, text first",\n      "id": "d-1"' in out  # same keys, same order
     assert run("project", "--score", tmp_path / "out.json", "--output", tmp_path / "p.json").exit_code == 0
     assert orjson.loads((tmp_path / "p.json").read_bytes())["deviations"] == devs
+
+
+def test_calibrate_uses_the_contracts_own_policy(tmp_path: Path) -> None:
+    """Without --policy, calibrate applies the contract's frozen calibration_policy, not silent defaults."""
+    contract = orjson.loads((DATA / "contract.json").read_bytes())
+    contract["calibration_policy"] = {"policy": "mira-tsoft/v1", "min_observations": 3, "max_cv": 2.0,
+                                      "multiplier": 2.0, "round_up_to_s": 5.0}
+    c = write_json(tmp_path / "c.json", contract)
+    res = run("calibrate", "--contract", c, "--observations", DATA / "observations.jsonl", "--output", tmp_path / "c2.json")
+    assert res.exit_code == 0, res.output
+    c2 = orjson.loads((tmp_path / "c2.json").read_bytes())
+    assert c2["calibration_policy"] == contract["calibration_policy"]
+    cases = {x["case_id"]: x for x in c2["cases"]}
+    assert cases["DIAG-01"]["scoring_class"] == "automated_scored" and cases["DIAG-01"]["t_soft_s"] == 750.0
+    assert cases["ADV-01"]["t_soft_s"] == 135.0  # ceil(2 x 66 / 5) x 5
+    # an explicit --policy still wins over the contract's
+    pol = write_json(tmp_path / "p.json", {"policy": "mira-tsoft/v1"})
+    res = run("calibrate", "--contract", c, "--observations", DATA / "observations.jsonl", "--policy", pol,
+              "--output", tmp_path / "c3.json")
+    assert res.exit_code == 0, res.output
+    c3 = orjson.loads((tmp_path / "c3.json").read_bytes())
+    assert c3["calibration_policy"]["min_observations"] == 5
+    assert {x["case_id"]: x["t_soft_s"] for x in c3["cases"]}["ADV-01"] == 99.0

@@ -115,7 +115,8 @@ def run_calibrate(contract: Path, observations: Path, policy: Path | None, outpu
     """Read, calibrate, write the new contract (with its provenance); returns it."""
     loaded = load_contract(contract)
     obs, _ = load_observations(observations, loaded)
-    pol = load_policy(policy)[0] if policy else F.CalibrationPolicy()
+    # --policy wins; else the contract's own frozen policy; else the mira-tsoft/v1 defaults
+    pol = load_policy(policy)[0] if policy else (loaded.contract.calibration_policy or F.CalibrationPolicy())
     new = calibrate_contract(loaded.contract, obs, pol)
     inputs: dict[str, Path] = {"contract": contract, "observations": observations}
     if policy:
@@ -177,7 +178,8 @@ def score(contract: Path, repetitions: Path, deviations: Path | None, verdicts: 
 @group.command()
 @click.option("--contract", required=True, type=_file)
 @click.option("--observations", required=True, type=_file, help="Controlled reference observations JSONL.")
-@click.option("--policy", type=_file, help="Calibration policy JSON (default: mira-tsoft/v1 defaults).")
+@click.option("--policy", type=_file,
+              help="Calibration policy JSON (default: the contract's calibration_policy, else mira-tsoft/v1 defaults).")
 @click.option("--output", required=True, type=_file, help="The calibrated contract to write.")
 def calibrate(contract: Path, observations: Path, policy: Path | None, output: Path) -> None:
     """Set T_soft per case from reference observations; unstable cases become diagnostic_untimed."""
