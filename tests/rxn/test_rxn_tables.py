@@ -65,6 +65,21 @@ def test_table_rejects(over, message):
         ConditionTable.model_validate(_table(**over))
 
 
+@pytest.mark.parametrize(
+    "row",
+    [
+        {"conditions": {"solvent": "A"}, "yield": "50"},  # a number written as text
+        {"conditions": {"solvent": "A"}, "yield": True},  # a boolean is not a yield
+        {"conditions": {"solvent": "A"}, "yield": 50, "ee": "90"},
+        {"conditions": {"solvent": "A"}, "yield": 50, "dr": False},
+    ],
+)
+def test_table_refuses_values_of_the_wrong_type(row):
+    # numbers must be JSON numbers; the literature text belongs in yield_raw/ee_raw/dr_raw
+    with pytest.raises(ValidationError):
+        ConditionTable.model_validate(_table(rows=[row, {"conditions": {"solvent": "B"}, "yield": 20}]))
+
+
 def test_yield_measure_is_required():
     data = _table()
     del data["yield_measure"]

@@ -4,11 +4,19 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, RootModel, model_validator
+from pydantic import ConfigDict, Field, RootModel, model_validator
 
-from benchscore.common.models import Format
+from benchscore.common.models import Format as _Format
 
 from . import conventions as c
+
+
+class Format(_Format):
+    """The common format base in pydantic's strict mode: a number written as text (``"50"``) or a
+    boolean is refused instead of being coerced into a yield, an ee or an index."""
+
+    model_config = ConfigDict(**_Format.model_config, strict=True)
+
 
 Id = Field(pattern=r"^[A-Za-z0-9_.:\-]+$", min_length=1, max_length=200)
 
