@@ -486,3 +486,22 @@ def test_seed_literal_cohort_and_nine_column_attempts_table(tmp_path):
     data = json.loads(out.read_text())
     assert data["models"]["my-model"]["index"] == pytest.approx(30 * 1 + 30 * 0.25 + 30 * 1.2)
     assert data["solver_reference_id"] == "paper-k3-fixed-260925"
+
+
+def test_construction_rewards_too_large_to_aggregate_are_refused(tmp_path):
+    # two finite rewards near the float maximum overflowed math.fsum (a traceback) or the index
+    rows = [r.replace(",c1,1,1.5,", ",c1,1,1e308,") for r in full_rows()]
+    rows.append(row("construction", "c1", "2", "1e308"))
+    result, out = score(tmp_path, rows, attempts=1, models={"m": {"attempts_per_task": 2}})
+    assert_one_line_error(result, "attempts.csv", "line ", "field 'score'", "too large")
+    assert not out.exists()
+
+
+def test_the_largest_accepted_construction_reward_gives_a_finite_index(tmp_path):
+    from benchscore.tcsexam.index import MAX_CONSTRUCTION_SCORE
+
+    rows = [r.replace(",c1,1,1.5,", f",c1,1,{MAX_CONSTRUCTION_SCORE!r},") for r in full_rows(attempts=3)]
+    rows = [r.replace(",c1,2,0.5,", f",c1,2,{MAX_CONSTRUCTION_SCORE!r},") for r in rows]
+    data = ok(tmp_path, rows, attempts=3)
+    assert data["models"]["m"]["status"] == "complete"
+    assert data["models"]["m"]["index"] > 1e300

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import warnings
 
 import pytest
 from hypothesis import given
@@ -424,3 +425,81 @@ def test_compiled_reference_is_the_same_whichever_path_loaded_it(tmp_path_factor
     raw = json.dumps(doc).encode()
     fast, exact = _compiled_outcome(raw, tmp_path, True), _compiled_outcome(raw, tmp_path, False)
     assert repr(fast) == repr(exact)  # repr: NaN == NaN
+
+
+@pytest.mark.parametrize(
+    "values",
+    [[1e308, 1e308], [-1.7e308, -1.7e308], [-1e160, 1e160]],
+    ids=["mean overflows", "negative mean overflows", "std overflows"],
+)
+def test_finite_values_whose_mean_or_std_overflows_are_refused(tmp_path, values):
+    # each value is finite, but mu or s (hence scale) is not representable: one line, no warning
+    ref = mutate(lambda r: r["tasks"]["maxcut-mqlib"]["instances"].update({"g3": values}))
+    path = write_json(tmp_path / "ref.json", ref)
+    rec = write_json(
+        tmp_path / "rec.json",
+        [{"instance": g, "status": "ok", "A": 1} for g in ("g1", "g2", "g3")],
+    )
+    out = tmp_path / "out.json"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a RuntimeWarning on stderr is not one line
+        result = run(
+            "solver-score", "--task", "maxcut-mqlib", "--records", rec, "--reference", path, "--output", out
+        )
+    assert_one_line_error(result, str(path), "field 'tasks.maxcut-mqlib.instances.g3'", "not finite")
+    assert not out.exists()
+
+
+def test_a_huge_relative_floor_that_makes_scale_infinite_is_refused(tmp_path):
+    ref = mutate(lambda r: r["scale_floors"].update({"relative": 1e308}))
+    path = write_json(tmp_path / "ref.json", ref)
+    with pytest.raises(BadInput, match=r"field 'tasks.maxcut-mqlib.instances.g1'.*not finite"):
+        load_reference(path)
+
+
+def test_build_accepts_identical_runs_from_distinct_files(tmp_path):
+    # deterministic solvers can repeat a run exactly: the seed's floors (s = 0) are there for it
+    recs = [{"instance": "p", "status": "ok", "solved": True}, {"instance": "q", "status": "ok", "A": 0}]
+    runs = [write_json(tmp_path / f"run{i}.json", recs) for i in (1, 2, 3)]
+    out = tmp_path / "ref.json"
+    result = run(
+        "reference",
+        "build",
+        "--id",
+        "s",
+        "--suite",
+        "lite",
+        "--task",
+        "sat",
+        "--kind",
+        "solve",
+        "--direction",
+        "maximize",
+        "--output",
+        out,
+        *runs,
+    )
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(out.read_text())["tasks"]["sat"]["instances"] == {"p": [1.0] * 3, "q": [0.0] * 3}
+    # the same file twice is still a mistake
+    result = run(
+        "reference",
+        "build",
+        "--id",
+        "s2",
+        "--suite",
+        "lite",
+        "--task",
+        "sat",
+        "--kind",
+        "solve",
+        "--direction",
+        "maximize",
+        "--output",
+        tmp_path / "ref2.json",
+        runs[0],
+        runs[1],
+        runs[0],
+    )
+    assert_one_line_error(result, "given twice")
+    assert not (tmp_path / "ref2.json").exists()

@@ -38,7 +38,7 @@ def reference_stats(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndar
     usable = ~np.isnan(vals)
     n = usable.sum(axis=1)
     filled = np.where(usable, vals, 0.0)
-    with np.errstate(invalid="ignore", divide="ignore"):
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):  # callers check finiteness
         mu = filled.sum(axis=1) / n
         dev = np.where(usable, vals - mu[:, None], 0.0)
         s = np.sqrt((dev * dev).sum(axis=1) / (n - 1))
@@ -50,8 +50,10 @@ def reference_stats(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndar
 
 def instance_scale(s, mu, relative: float, absolute: float):
     """``scale = max(s, relative * |mu|, absolute)``; relative = 0.02 and absolute = 1e-9 in
-    the seed's reference. Works on floats and arrays. Seed: "固定参照下的 Solver 计分"."""
-    return np.maximum(np.maximum(s, relative * np.abs(mu)), absolute)
+    the seed's reference. Works on floats and arrays (an overflow gives inf, no warning: callers
+    check finiteness). Seed: "固定参照下的 Solver 计分"."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.maximum(np.maximum(s, relative * np.abs(mu)), absolute)
 
 
 def instance_z(a, mu, scale, direction: str):

@@ -33,6 +33,9 @@ REQUIRED_COLUMNS = (
 )
 OPTIONAL_COLUMNS = ("reference_id", "evidence", "reason")
 ADOPTED = ("selected", "selected_provisional")
+#: the largest construction reward accepted: far above any real reward (the seed sets no upper
+#: bound), and low enough that summing attempts (math.fsum) and 30 * C + 70 stay finite
+MAX_CONSTRUCTION_SCORE = 1e300
 
 
 @dataclass(frozen=True)
@@ -163,6 +166,12 @@ def check_attempts(
                 )
             if row.track == "construction" and score is not None and score < 0:
                 raise bad(f"construction rewards are non-negative, got {att.score_text}", "score")
+            if row.track == "construction" and score is not None and score > MAX_CONSTRUCTION_SCORE:
+                raise bad(
+                    f"construction reward {att.score_text} is too large to aggregate "
+                    f"(at most {MAX_CONSTRUCTION_SCORE:g})",
+                    "score",
+                )
         if row.adoption_status in ADOPTED:
             task_key = (row.model, row.track, row.item)
             adopted[task_key] += 1

@@ -213,6 +213,16 @@ def compile_reference(
                 field=f"tasks.{name}",
             )
         scale = np.where(scored, instance_scale(s, mu, floors.relative, floors.absolute), np.nan)
+        overflow = scored & ~(np.isfinite(mu) & np.isfinite(scale))
+        if overflow.any():
+            i = int(np.flatnonzero(overflow)[0])
+            raise BadInput(
+                f"mu {float(mu[i])!r} or scale {float(scale[i])!r} of these values is not finite in "
+                "double precision (each value is finite, their mean, standard deviation or "
+                "relative floor overflows)",
+                source=source,
+                field=f"tasks.{name}.instances.{names[i]}",
+            )
         compiled[name] = CompiledTask(
             name=name,
             kind=task.kind,
@@ -358,14 +368,14 @@ def build_task_reference(
     run are unusable (null).
     """
     per_run = []
-    seen_digest: dict[str, Path] = {}
+    seen_paths: dict[Path, Path] = {}
     for path, raw in runs:
-        digest = sha256_bytes(raw)
-        if digest in seen_digest:
-            raise BadInput(
-                f"the same run file content is given twice (also {seen_digest[digest]})", source=path
-            )
-        seen_digest[digest] = path
+        # the same file twice is a mistake; identical content from distinct files is not (a
+        # deterministic solver repeats a run exactly; the scale floors exist for s = 0)
+        resolved = Path(path).resolve()
+        if resolved in seen_paths:
+            raise BadInput(f"the same run file is given twice (also {seen_paths[resolved]})", source=path)
+        seen_paths[resolved] = path
         cols = parse_records(raw, path, kind=kind, allow_infra=True)
         usable = cols.codes == 0
         if kind == "solve":
