@@ -191,3 +191,22 @@ def test_verdict_contradicting_record_is_refused(tmp_path: Path) -> None:
     res = run("score", "--contract", c, "--repetitions", r, "--verdicts", tmp_path / "v.json",
               "--output", tmp_path / "s.json")
     assert res.exit_code == 2 and "contradicts 'pass'" in res.stderr
+
+
+def test_colliding_packet_ids_are_refused(tmp_path: Path) -> None:
+    """Case 'A' rep 1 criterion 'r2.x' and case 'A.r1' rep 2 criterion 'x' would both be packet 'A.r1.r2.x':
+    one packet file would overwrite the other, so judge-packets refuses with one line and writes nothing."""
+    case = CONTRACT["cases"][0]
+    contract = {**CONTRACT, "cases": [
+        {**case, "case_id": "A", "criteria": [{"id": "r2.x", "weight": 1, "scorer": "judge", "question": "q?"}]},
+        {**case, "case_id": "A.r1", "criteria": [{"id": "x", "weight": 1, "scorer": "judge", "question": "q?"}]},
+    ]}
+    c = write_json(tmp_path / "contract.json", contract)
+    rep = {"execution_mode": "adapted", "terminal_state": "completed", "elapsed_s": 5}
+    r = write_jsonl(tmp_path / "reps.jsonl", [{**rep, "case_id": "A", "repetition": 1},
+                                              {**rep, "case_id": "A.r1", "repetition": 2}])
+    res = run("judge-packets", "--contract", c, "--repetitions", r, "--out", tmp_path / "packets")
+    assert res.exit_code == 2, res.output
+    assert len(res.stderr.strip().splitlines()) == 1
+    assert f"{r}: line 2: field 'case_id': " in res.stderr and "'A.r1.r2.x'" in res.stderr
+    assert not (tmp_path / "packets").exists()

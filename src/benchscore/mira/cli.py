@@ -200,7 +200,7 @@ def judge_packets(contract: Path, repetitions: Path, out_dir: Path) -> None:
         raise BadInput("already exists; choose a new folder", source=out_dir)
     loaded = load_contract(contract)
     reps = load_repetitions(repetitions, loaded)
-    packets = build_packets(loaded.sha256, loaded.cases, reps.records)
+    packets = build_packets(loaded.sha256, loaded.cases, reps.records, source=str(repetitions), lines=reps.lines)
     with atomic_directory(out_dir) as tmp:
         for p in packets:
             atomic_write_json(tmp / f"{p['packet_id']}.json", p)

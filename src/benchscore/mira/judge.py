@@ -50,10 +50,17 @@ def packet_sha256(body: dict[str, Any]) -> str:
     return sha256_bytes(orjson.dumps(body, option=orjson.OPT_SORT_KEYS))
 
 
-def build_packets(contract_sha256: str, cases: dict[str, Case], records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One packet per (scorable repetition, judge criterion); ``invalid`` repetitions get none."""
+def build_packets(contract_sha256: str, cases: dict[str, Case], records: list[dict[str, Any]], *,
+                  source: str | None = None, lines: list[int] | None = None) -> list[dict[str, Any]]:
+    """One packet per (scorable repetition, judge criterion); ``invalid`` repetitions get none.
+
+    Two (case, repetition, criterion) triples that spell the same ``packet_id`` (ids may contain
+    dots: case ``A`` rep 1 criterion ``r2.x`` and case ``A.r1`` rep 2 criterion ``x``) are refused,
+    since one packet would replace the other; ``source``/``lines`` name the record in the message.
+    """
     out = []
-    for rec in records:
+    owner: dict[str, tuple[str, int, str]] = {}
+    for i, rec in enumerate(records):
         if rec["execution_mode"] == "invalid":
             continue
         case = cases[rec["case_id"]]
@@ -61,6 +68,16 @@ def build_packets(contract_sha256: str, cases: dict[str, Case], records: list[di
             if crit.scorer != "judge":
                 continue
             body = packet_body(contract_sha256, case, rec, crit.id)
+            pid = body["packet_id"]
+            if pid in owner:
+                first = owner[pid]
+                raise BadInput(
+                    f"packet id {pid!r} of (case {case.case_id!r}, repetition {rec['repetition']}, criterion "
+                    f"{crit.id!r}) is also that of (case {first[0]!r}, repetition {first[1]}, criterion {first[2]!r}); "
+                    "rename a case or criterion id",
+                    source=source, record=f"line {lines[i]}" if lines else f"record {i + 1}", field="case_id",
+                )
+            owner[pid] = (case.case_id, rec["repetition"], crit.id)
             body["sha256"] = packet_sha256(body)
             out.append(body)
     return out
