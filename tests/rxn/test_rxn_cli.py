@@ -297,3 +297,28 @@ def test_literature_csv_not_utf8(tmp_path):
     bad.write_bytes(b"table_id,solvent,yield\nt,\xff,5\n")
     _one_line_exit_2(CliRunner().invoke(cli, ["rxn", "convert-csv", "--csv", str(bad), "--output",
                                               str(tmp_path / "o.json")]))
+
+
+def test_condition_key_with_a_space_builds_and_evaluates(tmp_path):
+    # a literature column such as "catalyst loading" is a valid condition key; the sample ids made from it
+    # ("single_varying:t1:catalyst loading") must be accepted by eval-mc/eval-fib and the stand-alone scripts
+    csv_path = tmp_path / "lit.csv"
+    csv_path.write_text("table_id,reaction.substrate,catalyst loading,solvent,yield\n"
+                        "t1,CCO,1 mol%,THF,50\nt1,CCO,2 mol%,THF,60\nt1,CCO,1 mol%,DMF,30\nt1,CCO,2 mol%,DMF,20\n")
+    tables = tmp_path / "t.json"
+    run("convert-csv", "--csv", csv_path, "--output", tables)
+    run("build-mc", "--tables", tables, "--output-dir", tmp_path)
+    run("build-fib", "--tables", tables, "--output-dir", tmp_path)
+    for kind, command, q, script in (("multiple_choice", "eval-mc", "single_varying", "evaluate_multiple_choice.py"),
+                                     ("fill_in_blank", "eval-fib", "all_blank", "evaluate_fill_in_blank.py")):
+        folder = _folder(tmp_path, kind)
+        dataset, pred = folder / f"{kind}_{q}.json", folder / f"example_prediction_{q}.json"
+        ids = json.loads(pred.read_text())
+        assert ids
+        if kind == "multiple_choice":
+            assert "single_varying:t1:catalyst loading" in ids
+        out = tmp_path / f"{kind}.json"
+        run(command, "--dataset", dataset, "--prediction", pred, "--output", out)
+        proc = _standalone(folder, script, "--dataset", dataset.name, "--prediction", pred)
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout)["overall"] == json.loads(out.read_text())["overall"]

@@ -19,6 +19,9 @@ class Format(_Format):
 
 
 Id = Field(pattern=r"^[A-Za-z0-9_.:\-]+$", min_length=1, max_length=200)
+#: a sample id is ``<question_type>:<table_id>[:<target key>]``; a condition key may hold spaces or any
+#: other character ("catalyst loading"), so only a blank id or surrounding whitespace is refused.
+SampleId = Field(pattern=r"^\S(?:.*\S)?$", min_length=1)
 
 
 class TableSource(Format):
@@ -149,7 +152,7 @@ class McMeta(Format):
 class McSample(Format):
     """One multiple-choice question (seed section 6)."""
 
-    id: str = Id
+    id: str = SampleId
     question_type: str
     input: McInput
     options: list[dict[str, str]] = Field(min_length=2)
@@ -218,7 +221,7 @@ class FibMeta(Format):
 class FibSample(Format):
     """One fill-in-blank question (seed section 7)."""
 
-    id: str = Id
+    id: str = SampleId
     question_type: str
     query_keys: list[str] = Field(min_length=1)
     input: FibInput
