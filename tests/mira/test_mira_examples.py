@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -44,3 +45,23 @@ def test_local_judge_script_flow(tmp_path: Path) -> None:
     s = orjson.loads((tmp_path / "s.json").read_bytes())
     assert s["status"] == "complete"
     assert {r["id"]: r["status"] for r in s["repetitions"]}["ADV-01#3"] == "pass"  # the stand-in judge says pass
+
+
+def _readme_quickstart() -> str:
+    readme = (EX.parents[1] / "README.md").read_text()
+    section = readme.split("\n## Mira", 1)[1].split("\n## ", 1)[0]
+    return section.split("### Quick start", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
+
+
+def test_readme_quickstart_writes_the_expected_outputs(tmp_path: Path) -> None:
+    """The Mira README's quick-start block, pasted from the repository root, writes exactly examples/mira/expected/."""
+    script = _readme_quickstart().replace("mira-out", str(tmp_path / "mira-out")).replace(
+        "mira-demo", str(tmp_path / "mira-demo"))
+    root = EX.parents[1]
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    proc = subprocess.run(["bash", "-euc", script], cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    out = tmp_path / "mira-out"
+    for name in ("score.json", "score_incomplete.json", "public.json", "contract_calibrated.json"):
+        assert (out / name).read_bytes() == (EX / "expected" / name).read_bytes(), name
+    assert orjson.loads((out / "score_judged.json").read_bytes())["status"] == "complete"
