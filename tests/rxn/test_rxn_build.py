@@ -137,6 +137,21 @@ def test_table_without_yield_scores_selectivity(table_factory):
     assert sorted(q["meta"]["option_relative_scores"]) == pytest.approx([75 / 95, 1.0])
 
 
+def test_selectivity_table_drops_rows_without_ee_or_dr(table_factory):
+    # a table without yields is scored on selectivity; a row with neither ee nor dr measured nothing and
+    # must not score 100 x 1 x 1 (it would become the answer); it is left out and counted like a row
+    # without a yield in a yield table
+    t = table_factory([({"cat": "A"}, None), ({"cat": "B"}, None), ({"cat": "C"}, None)], measure=None,
+                      ee=[50.0, 90.0, None])
+    b = build_multiple_choice([prepare(t)], seed=0, max_options=8)
+    q = b.samples["all_varying"][0]
+    assert b.dropped_rows == 1
+    assert {o["cat"] for o in q["options"]} == {"A", "B"}
+    assert [q["options"][i]["cat"] for i in q["answer"]] == ["B"]
+    f = build_fill_in_blank([prepare(t)], seed=0)
+    assert len(f.samples["all_blank"][0]["meta"]["legal_combinations"]) == 2
+
+
 def test_single_varying_references_outside_options_and_below_local_best(local_build):
     q = _by_id(local_build.samples["single_varying_reference"])["single_varying_reference:t1:solvent"]
     refs = q["input"]["reference_conditions"]

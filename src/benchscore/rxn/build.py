@@ -51,9 +51,17 @@ class Prepared:
     dropped_rows: int
 
 
+def _measured(table: ConditionTable, row: ConditionRow) -> bool:
+    """A row has a measured outcome: a yield in a yield table; an ee or a dr in a table without yields."""
+    if table.yield_measure is not None:
+        return row.yield_ is not None
+    return row.ee is not None or row.dr is not None
+
+
 def prepare(table: ConditionTable) -> Prepared:
-    """Usable rows (a yield table drops rows without a yield), varying keys, constant conditions."""
-    usable = [r for r in table.rows if table.yield_measure is None or r.yield_ is not None]
+    """Usable rows (rows without a measured outcome are dropped, see :func:`_measured`), varying keys,
+    constant conditions."""
+    usable = [r for r in table.rows if _measured(table, r)]
     varying = [k for k in table.condition_keys if len({r.conditions[k] for r in usable}) > 1]
     constant = dict(table.constant_conditions)
     for k in table.condition_keys:

@@ -87,7 +87,8 @@ def report_markdown(kind: str, build: Build, inputs: list[LoadedTables], command
         skipped = build.skipped.get(q, {})
         why = "; ".join(f"{reason}: {n}" for reason, n in sorted(skipped.items())) or "-"
         lines.append(f"| `{q}` | `{kind}_{q}.json` | {len(build.samples[q])} | {sum(skipped.values())} | {why} |")
-    lines += ["", f"Rows left out because a yield table gives them no yield: {build.dropped_rows}.", ""]
+    lines += ["", "Rows left out because they have no measured outcome (no yield in a yield table, neither ee nor dr "
+              f"in a table without yields): {build.dropped_rows}.", ""]
     lines += ["## Sources", ""] + _sources(inputs) + [""]
     lines += ["## Conventions", "", conventions_markdown()]
     lines += ["## Files", ""] + [f"- `{f}`" for f in files] + [""]

@@ -86,7 +86,8 @@ CONVENTIONS: tuple[tuple[str, str], ...] = (
     ("Denmark ee", f"ee = 100 tanh(ΔΔG‡ / 2RT), R = {GAS_CONSTANT_CAL} cal/(mol·K), T = {DENMARK_TEMPERATURE_K:g} K "
      "(3.1346 kcal/mol -> 99.0 % ee)."),
     ("tables without yield", f"scored on selectivity alone: yield factor {NO_YIELD_TABLE_FACTOR:g}, "
-     "effective = 100 x (100+ee)/200 x dr/(dr+1); `best_yield` is null and such questions are left out of "
+     "effective = 100 x (100+ee)/200 x dr/(dr+1); a row with neither ee nor dr is left out of questions and "
+     "counted in report.md; `best_yield` is null and such questions are left out of "
      "`avg_yield_ratio` (counted as `num_without_yield`)."),
     ("effective score", "yield x (100+ee)/200 x dr/(dr+1); a missing ee or dr is a factor of 1.0 (seed section 8)."),
     ("ties", f"every option whose relative score is within {TIE_TOLERANCE:g} of 1 is in `answer`."),
