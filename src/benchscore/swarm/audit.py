@@ -10,7 +10,11 @@ refutes the run at the first event that breaks the protocol:
 - a task is accounted for when its last state is ``done`` or ``failed``;
 - participating agents are the agents with at least one claim;
 - the pheromone history is consistent when every ``pheromone`` event's value equals the previous
-  value plus its delta, starting from the ``create`` event's initial P_t.
+  value plus its delta, starting from the ``create`` event's initial P_t; when every change
+  follows the seed's rule (section 4): the change after a ``complete`` is ``+task.score`` (the
+  completion's value), after a ``fail`` or a lease expiry that fails the task ``-1.0``, a lease
+  expiry that requeues the task changes nothing, and no change happens without one of these
+  causes; and when every ``claim`` records the P_t the history holds at that point.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from pydantic import Field
 from benchscore.common.models import Format
 
 from .stores.base import TaskPool
+from .tasks import FAILURE_PENALTY
 
 MAX_LISTED = 100
 
@@ -68,7 +73,8 @@ _STATE = {"pending": _PENDING, "failed": _FAILED}
 
 def audit_events(rows: Iterable[tuple], *, run_id: str, history: bool = False) -> AuditReport:
     """Replay ledger rows ``(seq, run_id, task_id, kind, agent, attempt, value, delta, note, at)``."""
-    # per task: [state, open_attempt, open_agent, last_attempt, pheromone, history]
+    # per task: [state, open_attempt, open_agent, last_attempt, pheromone, history, expected_delta]
+    # expected_delta: the pheromone change the last complete/fail/lease expiry owes (None: none owed)
     tasks: dict[int, list] = {}
     counts = {"create": 0, "claim": 0, "complete": 0, "fail": 0, "pheromone": 0, "lease_expired": 0}
     agents: set[str] = set()
@@ -83,6 +89,14 @@ def audit_events(rows: Iterable[tuple], *, run_id: str, history: bool = False) -
         if len(violations) < MAX_LISTED:
             violations.append(Violation(task_id=task_id, seq=seq, attempt=attempt, agent=agent, reason=reason))
 
+    def owed(task_id: int, t: list, seq: int, attempt: int, agent: str | None) -> None:
+        """A complete/fail/failing lease expiry not followed by its pheromone change."""
+        nonlocal consistent
+        if t[6] is not None:
+            consistent = False
+            violate(task_id, seq, attempt, agent, f"missing pheromone change {t[6][1]} after {t[6][0]}", False)
+            t[6] = None
+
     for seq, _run, task_id, kind, agent, attempt, value, delta, note, _at in rows:
         n += 1
         counts[kind] = counts.get(kind, 0) + 1
@@ -91,12 +105,17 @@ def audit_events(rows: Iterable[tuple], *, run_id: str, history: bool = False) -
             if t is not None:
                 violate(task_id, seq, attempt, agent, "created twice", False)
                 continue
-            tasks[task_id] = [_PENDING, 0, None, 0, value, [value] if history else None]
+            tasks[task_id] = [_PENDING, 0, None, 0, value, [value] if history else None, None]
             continue
         if t is None:
             violate(task_id, seq, attempt, agent, f"{kind} of a task never created", kind == "claim")
             continue
+        if kind != "pheromone":
+            owed(task_id, t, seq, attempt, agent)
         if kind == "claim":
+            if value is None or not math.isclose(value, t[4], rel_tol=1e-9, abs_tol=1e-9):
+                consistent = False
+                violate(task_id, seq, attempt, agent, f"claim records P_t {value}, the history holds {t[4]}", False)
             agents.add(agent)
             if t[0] == _OPEN:
                 violate(task_id, seq, attempt, agent, f"claimed while claimed by {t[2]} (attempt {t[1]})", True)
@@ -111,14 +130,28 @@ def audit_events(rows: Iterable[tuple], *, run_id: str, history: bool = False) -
             elif t[0] != _OPEN or t[1] != attempt or t[2] != agent:
                 violate(task_id, seq, attempt, agent, "completed without the current claim", True)
             t[0], t[1], t[2] = _DONE, 0, None
+            t[6] = ("complete", value, "+task.score")
         elif kind in ("fail", "lease_expired"):
             if t[0] != _OPEN or t[1] != attempt or (kind == "fail" and t[2] != agent):
                 violate(task_id, seq, attempt, agent, f"{kind} without the current claim", True)
             t[0], t[1], t[2] = _STATE.get(note, _FAILED), 0, None
+            if kind == "fail" or t[0] == _FAILED:
+                t[6] = (kind, -FAILURE_PENALTY, f"-{FAILURE_PENALTY}")
         elif kind == "pheromone":
             if value is None or delta is None or not math.isclose(t[4] + delta, value, rel_tol=1e-9, abs_tol=1e-9):
                 consistent = False
                 violate(task_id, seq, attempt, agent, f"pheromone {value} != {t[4]} + {delta}", False)
+            cause = t[6]
+            if cause is None:
+                consistent = False
+                violate(task_id, seq, attempt, agent, f"pheromone change {delta} without a completion, failure "
+                        "or failing lease expiry", False)
+            elif (value is None or cause[1] is None
+                  or not math.isclose(value, t[4] + cause[1], rel_tol=1e-9, abs_tol=1e-9)):
+                consistent = False
+                violate(task_id, seq, attempt, agent, f"pheromone change {delta} after {cause[0]}: the seed's rule "
+                        f"is {cause[2]} ({cause[1]})", False)
+            t[6] = None
             t[4] = value
             if history:
                 t[5].append(value)
@@ -126,6 +159,8 @@ def audit_events(rows: Iterable[tuple], *, run_id: str, history: bool = False) -
             violate(task_id, seq, attempt, agent, f"unknown event kind {kind!r}", False)
             consistent = False
 
+    for task_id, t in tasks.items():
+        owed(task_id, t, -1, t[3], None)
     done = sum(1 for t in tasks.values() if t[0] == _DONE)
     failed = sum(1 for t in tasks.values() if t[0] == _FAILED)
     unaccounted = len(tasks) - done - failed

@@ -78,3 +78,67 @@ def test_inconsistent_pheromone_history_fails():
 def test_event_for_unknown_task_fails():
     r = audit_events(CLEAN + [ev(30, 99, "claim", "x", 1, 0.0)], run_id="r")
     assert r.verdict == "FAIL" and 99 in r.duplicate_claims
+
+
+def _replace(rows, seq, new):
+    return [new if r[0] == seq else r for r in rows]
+
+
+def test_pheromone_changes_must_follow_the_seed_rule():
+    """Seed section 4: a completion adds task.score, a failure subtracts 1.0. A ledger whose
+    history is arithmetically consistent but applies another rule is refuted."""
+    doubled = _replace(CLEAN, 6, ev(6, 2, "pheromone", "x", 1, 2.3, 1.8, "complete"))  # 0.5 + 2 * 0.9
+    r = audit_events(doubled, run_id="r")
+    assert r.verdict == "FAIL" and not r.pheromone_consistent
+    assert "task.score" in r.violations[0].reason
+    half_penalty = _replace(CLEAN, 8, ev(8, 1, "pheromone", "y", 1, -0.5, -0.5, "fail"))
+    half_penalty = [r if r[0] < 9 else ev(r[0], r[2], r[3], r[4], r[5],
+                                          (r[6] + 0.5) if r[3] in ("claim", "pheromone") else r[6], r[7], r[8])
+                    for r in half_penalty]
+    r = audit_events(half_penalty, run_id="r")
+    assert r.verdict == "FAIL" and not r.pheromone_consistent
+    assert "-1.0" in r.violations[0].reason
+
+
+def test_completion_or_failure_without_its_pheromone_change_is_refuted():
+    r = audit_events([row for row in CLEAN if row[0] != 6], run_id="r")
+    assert r.verdict == "FAIL" and not r.pheromone_consistent
+    r = audit_events([row for row in CLEAN if row[0] != 8], run_id="r")
+    assert r.verdict == "FAIL"
+
+
+def test_claim_must_record_the_current_pheromone():
+    r = audit_events(_replace(CLEAN, 9, ev(9, 1, "claim", "x", 2, 3.0)), run_id="r")
+    assert r.verdict == "FAIL" and not r.pheromone_consistent
+
+
+def test_lease_expiry_pheromone_rule():
+    """requeue keeps P_t (no pheromone change); a lease expiry that fails the task costs 1.0."""
+    base = CLEAN[:2] + [ev(3, 1, "claim", "x", 1, 0.0), ev(4, 1, "lease_expired", "x", 1, note="failed")]
+    ok = base + [ev(5, 1, "pheromone", "x", 1, -1.0, -1.0, "lease_expired"), ev(6, 2, "claim", "y", 1, 0.5),
+                 ev(7, 2, "complete", "y", 1, 0.2), ev(8, 2, "pheromone", "y", 1, 0.7, 0.2, "complete")]
+    assert audit_events(ok, run_id="r").verdict == "PASS"
+    assert audit_events(_replace(ok, 5, ev(5, 1, "pheromone", "x", 1, -2.0, -2.0, "lease_expired")),
+                        run_id="r").verdict == "FAIL"
+    requeued_with_change = CLEAN[:8] + [ev(9, 1, "claim", "x", 2, -1.0), ev(10, 1, "lease_expired", "x", 2,
+                                                                            note="pending"),
+                                        ev(11, 1, "pheromone", "x", 2, -2.0, -1.0, "lease_expired"),
+                                        ev(12, 1, "claim", "y", 3, -2.0), ev(13, 1, "complete", "y", 3, 0.3),
+                                        ev(14, 1, "pheromone", "y", 3, -1.7, 0.3, "complete")]
+    r = audit_events(requeued_with_change, run_id="r")
+    assert r.verdict == "FAIL" and not r.pheromone_consistent and r.every_task_accounted_for
+
+
+def test_rule_check_holds_for_large_pheromones_on_a_real_store(tmp_path):
+    """(P + score) - P is not exactly score in floating point: the rule is checked on the values."""
+    from benchscore.swarm import TaskSpec, audit_pool, open_pool
+
+    with open_pool(f"sqlite:///{tmp_path}/r.db", "big") as pool:
+        pool.create_run()
+        pool.add_tasks([TaskSpec(capability="a", payload={}, pheromone=1e9 + 0.1, max_attempts=2),
+                        TaskSpec(capability="a", payload={}, pheromone=0.1)])
+        c = pool.claim("x", ["a"])[0]
+        pool.fail(c, "once")
+        pool.complete(pool.claim("x", ["a"])[0], 0.3, "ok")
+        pool.complete(pool.claim("x", ["a"])[0], 0.7, "ok")
+        assert audit_pool(pool).verdict == "PASS"
