@@ -14,6 +14,7 @@ from benchscore.rxn.build import (
     build_multiple_choice,
     prepare,
 )
+from benchscore.rxn.formulas import effective_score
 from benchscore.rxn.tables import BUNDLED, bundled_path, load_table_file
 
 LOCAL = {
@@ -161,6 +162,17 @@ def test_single_varying_references_outside_options_and_below_local_best(local_bu
     assert all(r < c.REFERENCE_MAX_RELATIVE for r in q["meta"]["reference_info"]["reference_relative_scores"])
 
 
+def test_single_varying_references_use_the_local_best_not_the_global_best(table_factory, grid_factory):
+    # (S1, B4) = 40 lies outside the options and below 0.7 x the global best 90 (63), but above
+    # 0.7 x the local best 50 of the B2 group (35): it must not be a reference
+    t = table_factory(grid_factory({**LOCAL, ("S1", "B4"): 40.0}))
+    b = build_multiple_choice([prepare(t)], seed=1, max_options=8)
+    q = _by_id(b.samples["single_varying_reference"])["single_varying_reference:t1:solvent"]
+    assert q["input"]["fixed_conditions"] == {"base": "B2"}
+    got = sorted((r["conditions"]["solvent"], r["conditions"]["base"]) for r in q["input"]["reference_conditions"])
+    assert got == [("S1", "B1"), ("S2", "B1")]
+
+
 def test_too_few_reference_candidates_skips_reference_and_control(table_factory):
     t = table_factory([({"s": "a"}, 50.0), ({"s": "b"}, 49.0), ({"s": "c"}, 1.0)])
     b = build_multiple_choice([prepare(t)], seed=0, max_options=8)
@@ -199,7 +211,7 @@ def test_controls_identical_but_for_references(bundle_mc, kind):
     assert len(refs) == len(ctls) > 0
     for r in refs:
         ctl = ctls[r["id"].replace(f"{kind}_reference:", f"{kind}_reference_control:")]
-        assert "reference_conditions" not in ctl["input"]
+        assert "reference_conditions" not in ctl["input"] and "reference_info" not in ctl["meta"]
         assert _strip(r) == _strip(ctl)
     base = _by_id(bundle_mc.samples[kind])
     for r in refs:
@@ -213,6 +225,10 @@ def test_bundle_references_follow_section_9(bundle_mc, kind):
         assert c.REFERENCE_MIN <= len(refs) <= c.REFERENCE_MAX
         rels = q["meta"]["reference_info"]["reference_relative_scores"]
         assert all(0 <= r < c.REFERENCE_MAX_RELATIVE for r in rels)
+        # recomputed from what the model is shown: strictly below the question's own (local) best
+        local_best = max(q["meta"]["option_effective_scores"])
+        for r in refs:
+            assert effective_score(r["yield"], r["ee"], r["dr"]) < c.REFERENCE_MAX_RELATIVE * local_best
         if kind == "single_varying_reference":
             fixed = q["input"]["fixed_conditions"]
             options = [{**fixed, **o} for o in q["options"]]
