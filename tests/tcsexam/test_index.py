@@ -149,8 +149,11 @@ def test_averaging_order(tmp_path):
     assert m["status"] == "complete" and m["problems"] == []
 
 
-def test_tasks_weigh_equally_whatever_their_repeats(tmp_path):
-    # t1 planned once for this model in a 1-attempt cohort; per-task means then equal weights
+def test_track_mean_is_the_mean_of_task_means(tmp_path):
+    # A cohort plans one repeat count per model, so within a complete model every task has the
+    # same number of adopted attempts and a pooled mean would give the same number: that tasks
+    # with 3 and with 1 repeats weigh the same is tested on the formulas
+    # (test_formulas.py::test_averaging_order_repeats_do_not_weigh_more).
     rows = full_rows()
     data = ok(tmp_path, rows)
     assert data["models"]["m"]["track_means"]["theorem"] == 0.5  # (1 + 0) / 2
