@@ -210,3 +210,39 @@ def test_colliding_packet_ids_are_refused(tmp_path: Path) -> None:
     assert len(res.stderr.strip().splitlines()) == 1
     assert f"{r}: line 2: field 'case_id': " in res.stderr and "'A.r1.r2.x'" in res.stderr
     assert not (tmp_path / "packets").exists()
+
+
+def test_verdicts_carry_the_contract_sha256(tmp_path: Path) -> None:
+    """Issue 3: the contract's sha256 goes into every output, the verdicts file included."""
+    c, r, packets = _setup(tmp_path)
+    with OpenAITestServer(models=["m"], responder=lambda model, msgs: "pass") as srv:
+        assert run("judge", "--packets", packets, "--base-url", srv.base_url, "--model", "m",
+                   "--output", tmp_path / "v.json").exit_code == 0
+    out = orjson.loads((tmp_path / "v.json").read_bytes())
+    index = orjson.loads((packets / "index.json").read_bytes())
+    assert out["provenance"]["contract_sha256"] == index["contract_sha256"]
+    assert run("score", "--contract", c, "--repetitions", r, "--verdicts", tmp_path / "v.json",
+               "--output", tmp_path / "s.json", "--quiet").exit_code == 0
+    assert orjson.loads((tmp_path / "s.json").read_bytes())["contract_sha256"] == index["contract_sha256"]
+
+
+def test_packets_of_another_contract_are_refused(tmp_path: Path) -> None:
+    """A packet whose contract_sha256 is not the index's (a folder mixing two contracts) is refused, one line."""
+    _, _, packets = _setup(tmp_path)
+    p = packets / "K.r2.expl.json"
+    data = orjson.loads(p.read_bytes())
+    data["contract_sha256"] = "0" * 64
+    from benchscore.mira.judge import packet_sha256
+
+    data["sha256"] = packet_sha256(data)
+    p.write_bytes(orjson.dumps(data))
+    index = orjson.loads((packets / "index.json").read_bytes())
+    for entry in index["packets"]:
+        if entry["file"] == p.name:
+            entry["sha256"] = data["sha256"]
+    (packets / "index.json").write_bytes(orjson.dumps(index))
+    res = run("judge", "--packets", packets, "--base-url", "http://127.0.0.1:9", "--model", "m",
+              "--output", tmp_path / "v.json")
+    assert res.exit_code == 2 and len(res.stderr.strip().splitlines()) == 1
+    assert f"{p}: field 'contract_sha256'" in res.stderr
+    assert not (tmp_path / "v.json").exists()

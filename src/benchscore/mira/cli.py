@@ -214,12 +214,16 @@ def judge_packets(contract: Path, repetitions: Path, out_dir: Path) -> None:
     console.print(f"wrote {len(packets)} judge packets to {out_dir}")
 
 
-def read_packets(folder: Path) -> list[F.JudgePacket]:
-    """Read index.json and every packet it lists, checking each packet's sha256."""
+def read_packets(folder: Path) -> tuple[list[F.JudgePacket], str]:
+    """Read index.json and every packet it lists, checking each packet's sha256 and that every
+    packet was built from the index's contract; returns the packets and that contract's sha256."""
     index_path = folder / "index.json"
     index = strict_loads(read_bytes(index_path), index_path)
     if not isinstance(index, dict) or not isinstance(index.get("packets"), list):
         raise BadInput("expected an object with a 'packets' list", source=index_path, field="packets")
+    contract_sha256 = index.get("contract_sha256")
+    if not isinstance(contract_sha256, str):
+        raise BadInput("expected the contract's sha256 (a string)", source=index_path, field="contract_sha256")
     out = []
     for i, entry in enumerate(index["packets"]):
         if not isinstance(entry, dict) or not isinstance(entry.get("file"), str) or "/" in entry["file"]:
@@ -229,8 +233,11 @@ def read_packets(folder: Path) -> list[F.JudgePacket]:
         packet = validate(F.JudgePacket, strict_loads(read_bytes(path), path), source=path)
         if packet_sha256(packet.model_dump(mode="json")) != packet.sha256 or packet.sha256 != entry.get("sha256"):
             raise BadInput("packet content does not match its sha256", source=path, field="sha256")
+        if packet.contract_sha256 != contract_sha256:
+            raise BadInput(f"packet was built from contract {packet.contract_sha256}, the index's is {contract_sha256}",
+                           source=path, field="contract_sha256")
         out.append(packet)
-    return out
+    return out, contract_sha256
 
 
 @group.command()
@@ -246,7 +253,7 @@ def judge(packets_dir: Path, base_url: str, model: str, api_key_env: str, max_re
     """Judge every packet in a fresh conversation; answers other than pass/fail are judge_failed."""
     from benchscore.common.llm import LLMClient, LLMError, ModelNotFound
 
-    packets = read_packets(packets_dir)
+    packets, contract_sha256 = read_packets(packets_dir)
     try:
         client = LLMClient(base_url, os.environ.get(api_key_env) or None, max_retries=max_retries)
     except ValueError as exc:
@@ -280,7 +287,7 @@ def judge(packets_dir: Path, base_url: str, model: str, api_key_env: str, max_re
         "model": model,
         "verdicts": verdicts,
         "provenance": provenance(f"mira:judge/{model}", {"packets_index": packets_dir / "index.json"},
-                                 extra={"endpoint": client.endpoint}),
+                                 extra={"endpoint": client.endpoint, "contract_sha256": contract_sha256}),
     }
     atomic_write_json(output, out)
     failed = sum(1 for v in verdicts if v["verdict"] == "judge_failed")
