@@ -283,6 +283,7 @@ def test_literature_csv_bad_value_names_line_and_field(tmp_path):
     ("table_id,reaction.s,solvent,yield\nt,CCO,THF,5\nt,CCN,DMF,6\n", "differs from the first row"),
     ("table_id,solvent,yield\nt,THF,5\nt,THF,6\n", "repeats the condition combination"),
     ("solvent,yield\nTHF,5\n", "table_id"),
+    ("table_id,solvent,yield,\nt,THF,5,\nt,DMF,6,\n", "empty column name"),  # a trailing comma
 ])
 def test_literature_csv_inconsistent_tables(tmp_path, text, needle):
     bad = tmp_path / "bad.csv"

@@ -49,6 +49,8 @@ def read_literature_csv(path: Path) -> ConditionTableFile:
         raise BadInput("empty file, expected a header row", source=path, record="line 1") from None
     if "table_id" not in header:
         raise BadInput("required column is missing from the header", source=path, record="line 1", field="table_id")
+    if "" in header:
+        raise BadInput(f"empty column name (column {header.index('') + 1})", source=path, record="line 1")
     if len(set(header)) != len(header):
         raise BadInput("a column appears twice in the header", source=path, record="line 1")
     keys = [h for h in header if h != "table_id" and h not in OUTCOMES and h not in SOURCE_COLUMNS
