@@ -119,7 +119,8 @@ def test_solve_task(tmp_path):
     )
     result, out = score(tmp_path, ref, rec, task="sat")
     data = json.loads(out.read_text())
-    assert data["instances"]["p2"]["score"] == 0.5  # equal to mu = 1 (absolute floor scale)
+    assert data["instances"]["p2"]["score"] == 0.5  # equal to mu = 1 (s = 0: relative floor, scale 0.02)
+    assert data["instances"]["p2"]["scale"] == 0.02
     assert data["instances"]["p1"]["score"] > 0.5
 
 
