@@ -58,6 +58,7 @@ def test_valid_table():
         ({"rows": [{"conditions": {"solvent": "A"}, "dr": 0.5}]}, "greater than or equal"),
         ({"rows": [{"conditions": {"solvent": "A"}, "yield": 1, "colour": "red"}]}, "Extra inputs"),
         ({"yield_measure": "selectivity"}, "Input should be"),
+        ({"condition_keys": [""], "rows": [{"conditions": {"": "A"}, "yield": 1}]}, "at least 1 character"),
     ],
 )
 def test_table_rejects(over, message):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, RootModel, model_validator
 
@@ -58,7 +58,7 @@ class ConditionTable(Format):
     source: TableSource
     reaction: dict[str, str] = Field(description="substrates by role, e.g. {'aryl_halide': SMILES}")
     constant_conditions: dict[str, str] = Field(default_factory=dict)
-    condition_keys: list[str] = Field(min_length=1)
+    condition_keys: list[Annotated[str, Field(min_length=1)]] = Field(min_length=1)
     yield_measure: Literal["yield", "conversion"] | None = Field(
         description="what the rows' `yield` measures; null when the table reports no yield (scored on selectivity)"
     )
