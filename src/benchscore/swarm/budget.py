@@ -326,17 +326,18 @@ def run_l02(
     peak = max(windows.values(), default=0)
     util = budget_utilization(total, minutes, target_tpm)
     participating = len(audit.participating_agents)
+    # completions, failures, duplicates and agents come from the ledger audit (not the pool's counts)
     return BudgetReport(
         target_tpm=target_tpm, tokens_per_task=tokens_per_task, task_count=derivation["task_count"],
         total_token_demand=derivation["total_token_demand"], total_reserved_tokens=total, simulated_minutes=minutes,
         max_tokens_in_a_minute=peak, tokens_by_minute={str(m): t for m, t in sorted(windows.items())},
         budget_utilization=util, agent_count=agent_count, worker_processes=report.worker_processes,
-        completed_tasks=report.completed_tasks, failed_tasks=report.failed_tasks,
+        completed_tasks=audit.tasks_done, failed_tasks=audit.tasks_failed,
         duplicate_claims=audit.duplicate_claims, participating_agents=participating, converged=report.converged,
         L02_PASS=l02_pass(
             target_tpm=target_tpm, required_tpm=L02_REQUIRED_TPM, max_tokens_in_a_minute=peak,
             total_reserved_tokens=total, task_count=derivation["task_count"], tokens_per_task=tokens_per_task,
-            budget_utilization=util, completed_tasks=report.completed_tasks, failed_tasks=report.failed_tasks,
+            budget_utilization=util, completed_tasks=audit.tasks_done, failed_tasks=audit.tasks_failed,
             duplicate_claims=audit.duplicate_claims, participating_agents=participating, agent_count=agent_count,
             converged=report.converged,
         ),

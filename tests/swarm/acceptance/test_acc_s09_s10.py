@@ -244,3 +244,54 @@ def test_cluster_score_and_group_scores_definitions():
     assert glob == {"a": 0.75, "b": 0.25}  # |{x,y,z}| / |{x,y,z,w}|
     assert local == {1: 0.5, 2: 0.5, 3: 0.25}
     assert group_scores([_row(1, "a", "failed", 0, None)]) == ({}, {})
+
+
+def _lying_table(monkeypatch):
+    """The pool's task table and status counts say every task is done with P_t 99; the ledger does not."""
+    import dataclasses
+
+    from benchscore.swarm import TaskStatus
+    from benchscore.swarm.stores.base import TaskPool
+
+    real_tasks = TaskPool.tasks
+    monkeypatch.setattr(TaskPool, "tasks", lambda self: [
+        dataclasses.replace(t, status=TaskStatus.done, pheromone=99.0) for t in real_tasks(self)])
+    monkeypatch.setattr(TaskPool, "counts", lambda self: {"pending": 0, "claimed": 0, "done": 0, "failed": 0})
+
+
+def test_scaled_claim_evidence_comes_from_the_ledger(store, monkeypatch):
+    from benchscore.swarm.accept.s09 import run_claim_scale
+
+    url, blobs = store
+    _lying_table(monkeypatch)
+    r = run_claim_scale(url, "t-ledger-scale", 3, blob_root=blobs, seconds=0.0)
+    assert (r.task_count, r.completed_tasks, r.failed_tasks, r.all_tasks_done) == (6, 6, 0, True)
+
+
+def test_s10_task_states_come_from_the_ledger(store, s10_evidence, monkeypatch):
+    url, _ = store
+    honest = {t.task_id: (t.status, t.final_pheromone) for t in s10_evidence.tasks}
+    assert sorted(s for s, _ in honest.values()).count("failed") == 1
+    _lying_table(monkeypatch)
+    ev = collect_s10_evidence(url, "t-s10", s10_evidence.scale_runs)
+    assert {t.task_id: (t.status, t.final_pheromone) for t in ev.tasks} == honest
+    assert evaluate_s10(ev).passed
+
+
+def test_ledger_task_states_replay():
+    from benchscore.swarm.accept.s10 import ledger_task_states
+
+    def row(seq, task, kind, value=None, note=None):
+        return LedgerRow(seq=seq, task_id=task, kind=kind, agent="a", attempt=1, value=value, delta=None, note=note)
+
+    states = ledger_task_states([
+        row(1, 1, "create", 2.0), row(2, 2, "create", 0.0), row(3, 3, "create", 1.0),
+        row(4, 1, "claim", 2.0), row(5, 1, "complete", 0.9), row(6, 1, "pheromone", 2.9),
+        row(7, 2, "claim", 0.0), row(8, 2, "lease_expired", note="failed"), row(9, 2, "pheromone", -1.0),
+        row(10, 3, "claim", 1.0), row(11, 3, "fail", note="pending"), row(12, 3, "pheromone", 0.0),
+    ])
+    assert states == {
+        1: {"status": "done", "initial_pheromone": 2.0, "final_pheromone": 2.9, "score": 0.9},
+        2: {"status": "failed", "initial_pheromone": 0.0, "final_pheromone": -1.0, "score": None},
+        3: {"status": "pending", "initial_pheromone": 1.0, "final_pheromone": 0.0, "score": None},
+    }

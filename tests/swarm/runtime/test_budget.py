@@ -163,3 +163,12 @@ def test_no_window_ever_exceeds_the_target(tmp_path_factory, tpm, demand, thread
         windows = b.windows()
     assert all(v <= tpm for v in windows.values())
     assert sum(windows.values()) == sum(a for _, a in demand)
+
+
+def test_run_l02_reads_completions_from_the_ledger(monkeypatch):
+    """L02's completed/failed tasks come from the ledger audit, not from the pool's status counts."""
+    from benchscore.swarm.stores.base import TaskPool
+
+    monkeypatch.setattr(TaskPool, "counts", lambda self: {"pending": 0, "claimed": 0, "done": 0, "failed": 60})
+    r = run_l02(3000, 50, agent_count=2, processes=1)
+    assert (r.completed_tasks, r.failed_tasks) == (60, 0) and r.L02_PASS

@@ -219,14 +219,13 @@ def run_claim_scale(store: str, run_id: str, n: int, *, redis_url: str | None = 
     agents = [Agent(f"s09-n{n}-agent-{a}", ["s09_work"], simulated_handler) for a in range(n)]
     run_swarm(store, run_id, agents, processes=n, redis_url=redis_url, blob_root=blob_root)
     with open_pool(store, run_id, redis_url=redis_url) as pool:
-        audit = audit_pool(pool)
-        counts = pool.counts()
-        total = sum(counts.values())
+        audit = audit_pool(pool)  # every count below is read from the ledger
         converged = "run" in pool.convergences()
+    total = audit.tasks_created
     return ClaimRunEvidence(
         n=n, run_id=run_id, task_count=total, completed_tasks=audit.tasks_done, failed_tasks=audit.tasks_failed,
         duplicate_claims=audit.duplicate_claims, participating_agents=len(audit.participating_agents),
-        converged=converged, all_tasks_done=counts["done"] == total and total > 0, audit_verdict=audit.verdict)
+        converged=converged, all_tasks_done=audit.tasks_done == total and total > 0, audit_verdict=audit.verdict)
 
 
 def run_fusion(store: str, run_id: str, *, redis_url: str | None = None,

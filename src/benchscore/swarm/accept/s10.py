@@ -279,16 +279,48 @@ S10_TASKS: tuple[tuple[str, float, tuple[str, ...], float, bool], ...] = (
 )
 
 
+#: the state of a task row the ledger never created (it then has no claim either: F01 fails)
+NOT_IN_LEDGER: dict[str, Any] = {"status": "not_in_ledger", "initial_pheromone": 0.0, "final_pheromone": 0.0,
+                                 "score": None}
+
+
+def ledger_task_states(events: Sequence[LedgerRow]) -> dict[int, dict[str, Any]]:
+    """Replay the ledger: task id -> ``status``, ``initial_pheromone``, ``final_pheromone`` and
+    ``score`` as the events say (``create`` sets P_t and ``pending``; ``claim`` -> ``claimed``;
+    ``complete`` -> ``done`` with its score; ``fail`` / ``lease_expired`` -> their note;
+    ``pheromone`` sets P_t)."""
+    out: dict[int, dict[str, Any]] = {}
+    for e in sorted(events, key=lambda e: e.seq):
+        if e.kind == "create":
+            p0 = float(e.value or 0.0)
+            out[e.task_id] = {"status": "pending", "initial_pheromone": p0, "final_pheromone": p0, "score": None}
+            continue
+        t = out.get(e.task_id)
+        if t is None:
+            continue
+        if e.kind == "claim":
+            t["status"] = "claimed"
+        elif e.kind == "complete":
+            t["status"], t["score"] = "done", e.value
+        elif e.kind in ("fail", "lease_expired"):
+            t["status"] = e.note if e.note in ("pending", "failed") else "failed"
+        elif e.kind == "pheromone" and e.value is not None:
+            t["final_pheromone"] = float(e.value)
+    return out
+
+
 def collect_s10_evidence(store: str, run_id: str, scale_runs: Sequence[ClaimRunEvidence], *,
                          redis_url: str | None = None) -> S10Evidence:
-    """Read the S10 evidence back from the run's pool and ledger."""
+    """Read the S10 evidence back from the run's ledger: every task's status, initial and final
+    P_t and score come from :func:`ledger_task_states`; only capability, payload and output (which
+    the ledger does not carry) are read from the task rows."""
     with open_pool(store, run_id, redis_url=redis_url) as pool:
         events = [LedgerRow(seq=e.seq, task_id=e.task_id, kind=e.kind.value, agent=e.agent, attempt=e.attempt,
                             value=e.value, delta=e.delta, note=e.note) for e in pool.events()]
-        initial = {e.task_id: float(e.value or 0.0) for e in events if e.kind == "create"}
+        states = ledger_task_states(events)
         tasks = tuple(TaskRow(task_id=t.task_id, capability=t.capability, payload=orjson.loads(t.payload),
-                              status=t.status.value, initial_pheromone=initial.get(t.task_id, 0.0),
-                              final_pheromone=t.pheromone, score=t.score, output=t.output) for t in pool.tasks())
+                              output=t.output, **states.get(t.task_id, NOT_IN_LEDGER))
+                      for t in pool.tasks())
         conv = pool.convergences().get("run")
         audit = audit_pool(pool)
         store_keys = tuple(pool.mirror.keys()) if pool.mirror is not None else ()
