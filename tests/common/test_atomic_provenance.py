@@ -38,6 +38,16 @@ def test_atomic_write_failure_leaves_nothing(tmp_path):
     assert os.listdir(tmp_path) == []
 
 
+def test_unwritable_output_is_one_line_bad_input(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(BadInput, match=r"file/out\.json: cannot write the output"):
+        atomic_write_json(blocker / "out.json", {"a": 1})
+    with pytest.raises(BadInput, match="cannot write the output"):
+        with atomic_directory(blocker / "d"):
+            pass
+
+
 def test_atomic_directory(tmp_path):
     target = tmp_path / "build"
     with pytest.raises(RuntimeError):

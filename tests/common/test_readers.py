@@ -107,7 +107,7 @@ def test_csv_strict(tmp_path):
     assert read_csv(p, required=["x", "y"])[0]["x"] == "1"
 
 
-@pytest.mark.parametrize("value", ["nan", "inf", "-Infinity", "abc", None, True, ""])
+@pytest.mark.parametrize("value", ["nan", "inf", "-Infinity", "abc", None, True, "", "1_0", " 1", "0x10", "1e"])
 def test_parse_finite_float_rejects(value):
     with pytest.raises(BadInput, match=r"f\.csv: line 4: field 'score': expected a finite number"):
         parse_finite_float(value, source="f.csv", record="line 4", field="score")
@@ -116,6 +116,8 @@ def test_parse_finite_float_rejects(value):
 def test_parse_finite_float_ok():
     assert parse_finite_float("0.25", source="f", record=1, field="x") == 0.25
     assert parse_finite_float(3, source="f", record=1, field="x") == 3.0
+    for text, value in [("12", 12.0), ("-0.5", -0.5), ("+.5", 0.5), ("1e-3", 0.001), ("2.", 2.0)]:
+        assert parse_finite_float(text, source="f", record=1, field="x") == value
 
 
 class Item(Format):

@@ -12,6 +12,8 @@ from typing import Any
 
 import orjson
 
+from .errors import BadInput
+
 JSON_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY
 
 
@@ -26,10 +28,18 @@ def dumps_json(obj: Any) -> bytes:
     return orjson.dumps(obj, option=JSON_OPTIONS) + b"\n"
 
 
+def _cannot_write(path: Path, exc: OSError) -> BadInput:
+    return BadInput(f"cannot write the output: {exc.strerror or exc}", source=path)
+
+
 def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically; an unwritable path is one :class:`BadInput` line."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise _cannot_write(path, exc) from None
     try:
         os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; outputs get ordinary file modes
         with os.fdopen(fd, "wb") as fh:
@@ -37,11 +47,13 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
+        if isinstance(exc, OSError):
+            raise _cannot_write(path, exc) from None
         raise
     return path
 
@@ -63,8 +75,11 @@ def atomic_directory(path: str | Path) -> Iterator[Path]:
     path = Path(path)
     if path.exists():
         raise FileExistsError(f"{path} already exists")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    except OSError as exc:
+        raise _cannot_write(path, exc) from None
     os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes 0700
     try:
         yield tmp

@@ -18,6 +18,7 @@ import csv
 import io
 import json
 import math
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -210,9 +211,16 @@ def read_csv(
     return rows
 
 
+_DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+
+
 def parse_finite_float(value: Any, *, source: str | Path, record: str | int | None, field: str) -> float:
-    """A finite float from a number or a numeric string; anything else is :class:`BadInput`."""
-    if isinstance(value, bool):
+    """A finite float from a number or a plain decimal string (``12``, ``-0.5``, ``1e-3``).
+
+    Anything else is :class:`BadInput`: booleans, ``nan``/``inf``, and the spellings Python's
+    ``float()`` would also accept but a table should not contain (``1_0``, surrounding blanks).
+    """
+    if isinstance(value, bool) or (isinstance(value, str) and not _DECIMAL.fullmatch(value)):
         raise BadInput(f"expected a finite number, got {value!r}", source=source, record=record, field=field)
     try:
         out = float(value)
