@@ -293,3 +293,14 @@ def test_rendered_prompt_has_options_and_references_but_no_answer(bundle_mc):
     assert "option_relative_scores" not in text and "answer" not in q["input"]
     ctl = bundle_mc.samples["single_varying_reference_control"][0]
     assert "NOT the best" not in render(ctl)
+
+
+def test_colliding_sample_ids_are_refused(table_factory):
+    # table 't' with key 'a:b' and table 't:a' with key 'b' would both make 'single_varying:t:a:b';
+    # a build must not write a dataset that its own evaluator then refuses for a duplicate id
+    from benchscore.common.errors import BadInput
+
+    one = table_factory([({"a:b": "x", "c": "1"}, 10.0), ({"a:b": "y", "c": "1"}, 20.0)], table_id="t")
+    two = table_factory([({"b": "x", "c": "1"}, 10.0), ({"b": "y", "c": "1"}, 20.0)], table_id="t:a")
+    with pytest.raises(BadInput, match="single_varying:t:a:b"):
+        build_multiple_choice([prepare(one), prepare(two)], seed=0, max_options=8)

@@ -11,6 +11,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchscore.common.errors import BadInput
+
 from . import conventions as c
 from .formats import ConditionRow, ConditionTable
 from .formulas import best_indices, effective_score, relative_scores, spaced_positions
@@ -225,7 +227,9 @@ def _typed(question: dict[str, Any], qtype: str) -> dict[str, Any]:
 def build_multiple_choice(tables: list[Prepared], *, seed: int, max_options: int) -> Build:
     """The six multiple-choice sub-datasets (seed section 6.1)."""
     b = Build({t: [] for t in MC_TYPES})
+    seen_ids: set[str] = set()
     for p in tables:
+        t_id = p.table.table_id
         b.dropped_rows += p.dropped_rows
         if not p.varying:
             b.skip(MC_TYPES, SKIP_NO_VARYING)
@@ -239,6 +243,11 @@ def build_multiple_choice(tables: list[Prepared], *, seed: int, max_options: int
                     b.skip((kind, ref_t, ctl_t), made)
                     continue
                 question, options, best = made
+                sample_id = f"{kind}:{question['id']}"
+                if sample_id in seen_ids:
+                    raise BadInput(f"two questions get the sample id {sample_id!r} (a table_id or condition key "
+                                   "containing ':'); rename a table_id", record=f"table {t_id!r}", field="table_id")
+                seen_ids.add(sample_id)
                 b.samples[kind].append(_typed(question, kind))
                 chosen = {id(r) for r in options}
                 pool = [r for r in p.rows if id(r) not in chosen] if target is not None else p.rows
