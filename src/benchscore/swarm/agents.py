@@ -20,7 +20,7 @@ from benchscore.common.errors import BenchscoreError
 from benchscore.common.models import Format
 
 from .pool import TaskPool
-from .tasks import Claim
+from .tasks import STRICT_INPUT, Claim
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +74,8 @@ class AgentStats:
 class SimulatedPayload(Format):
     """Payload of a task run by the simulated agent (``benchscore swarm run``): the handler returns
     ``output`` with ``score``, after failing the first ``fail_attempts`` attempts."""
+
+    model_config = STRICT_INPUT
 
     output: str
     score: float = Field(ge=0.0, le=1.0)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from pydantic import Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
 from benchscore.common.models import Format
 
@@ -33,8 +33,14 @@ class TaskStatus(StrEnum):
     failed = "failed"
 
 
+#: input formats take JSON types as they are: no true -> 1.0, "0.5" -> 0.5 or 2.0 -> 2 coercion
+STRICT_INPUT = ConfigDict(strict=True)
+
+
 class TaskSpec(Format):
     """One task to put in the pool (one line of a tasks JSONL file)."""
+
+    model_config = STRICT_INPUT
 
     capability: str = Field(min_length=1, max_length=200, description="what an agent must be able to do")
     payload: dict[str, Any] = Field(description="the task's input; opaque to the pool, a JSON object")
@@ -51,6 +57,8 @@ class TaskSpec(Format):
 
 class AgentSpec(Format):
     """One agent of a run (one entry of an agents JSON file)."""
+
+    model_config = STRICT_INPUT
 
     agent_id: str = Field(min_length=1, max_length=200)
     capabilities: list[str] = Field(min_length=1)

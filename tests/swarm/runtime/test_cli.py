@@ -105,6 +105,20 @@ def test_existing_run_id_is_refused(tmp_path):
         ([{"capability": "review", "payload": {"output": "x", "score": 0.5}, "pheromone": 1e400}], None, "line 1"),
         (None, [{"agent_id": "a", "capabilities": ["review"]}, {"agent_id": "a", "capabilities": ["summarise"]}],
          "agents.json: record 1: field 'agent_id': duplicate"),
+        # wrong JSON types are refused, never coerced (true -> 1.0, "0.5" -> 0.5, 2.0 -> 2)
+        ([{"capability": "review", "payload": {"output": "x", "score": True}}], None,
+         "tasks.jsonl: line 1: field 'payload.score'"),
+        ([{"capability": "review", "payload": {"output": "x", "score": "0.5"}}], None,
+         "tasks.jsonl: line 1: field 'payload.score'"),
+        ([{"capability": "review", "payload": {"output": "x", "score": 0.5, "fail_attempts": 1.0}}], None,
+         "tasks.jsonl: line 1: field 'payload.fail_attempts'"),
+        ([{"capability": "review", "payload": {"output": 7, "score": 0.5}}], None,
+         "tasks.jsonl: line 1: field 'payload.output'"),
+        ([{"capability": "review", "payload": {"output": "x", "score": 0.5}, "pheromone": "1"}], None,
+         "tasks.jsonl: line 1: field 'pheromone'"),
+        ([{"capability": "review", "payload": {"output": "x", "score": 0.5}, "max_attempts": True}], None,
+         "tasks.jsonl: line 1: field 'max_attempts'"),
+        (None, [{"agent_id": 5, "capabilities": ["review"]}], "agents.json: record 0: field 'agent_id'"),
     ],
 )
 def test_bad_input_is_one_line_exit_2(tmp_path, tasks, agents, expected):
