@@ -41,8 +41,9 @@ def fuse_candidate_outputs(candidates: Sequence[Candidate], *, min_score: float 
     highest first (ties keep input order); the texts are merged line by line, a line being
     kept only the first time it appears (lines compared with whitespace collapsed; blank
     lines dropped); ``F = sum(score_i^2) / sum(score_i)`` over ``U``; ``sources`` is the
-    ordered ids of ``U``. When ``U`` is empty, or every score in ``U`` is 0, ``F = 0`` and
-    the text is empty. Candidate ids must be unique.
+    ordered ids of ``U``. When ``U`` is empty, ``F = 0`` and the text is empty; when every score
+    in ``U`` is 0 (possible only with ``min_score = 0``), ``F = 0`` and the text is still the
+    merge of ``U``. Candidate ids must be unique.
     """
     if not math.isfinite(min_score) or min_score < 0:
         raise ValueError(f"min_score must be a finite number >= 0, got {min_score!r}")

@@ -224,3 +224,9 @@ def test_consensus_rounds_follow_the_formulas(plan, evaporation):
         assert r.converged == (r.leader_share >= 0.7 and r.margin >= 0.2)
         prev = r.scores
     assert res.converged == res.rounds[-1].converged
+
+
+def test_fusion_with_zero_scores_keeps_their_text_and_f_is_zero():
+    f = fuse_candidate_outputs([Candidate(id="a", text="x", score=0.0), Candidate(id="b", text="y", score=0.0)],
+                               min_score=0.0)
+    assert (f.score, f.sources, f.text) == (0.0, ("a", "b"), "x\ny")

@@ -203,3 +203,29 @@ def test_handler_errors_are_task_failures_but_service_errors_stop(new_pool):
 
     with pytest.raises(ServiceUnavailable):
         run_agent(pool2, Agent("a", ["a"], down))
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.sampled_from([0.0, 0.5, 1.0, -1.0, 2.5]), st.booleans(), st.sampled_from(["a", "b"])),
+                min_size=1, max_size=10),
+       st.integers(1, 4), st.sampled_from([["a"], ["b"], ["a", "b"]]))
+def test_batched_claims_follow_argmax_as_failures_and_completions_move_pheromones(store_url, rows, batch, caps):
+    """Each batch claim takes the first ``batch`` tasks of ``claim_order`` over the pool's pending tasks at
+    that moment, while failures (P_t - 1, back to pending) and completions keep changing the pool."""
+    import uuid
+
+    from benchscore.swarm import open_pool
+
+    with open_pool(store_url, uuid.uuid4().hex) as pool:
+        pool.create_run()
+        ids = pool.add_tasks([spec(cap, p, attempts=2) for p, _, cap in rows])
+        fails_first = {i for i, (_, fail, _) in zip(ids, rows, strict=True) if fail}
+        for _ in range(4 * len(rows)):
+            expected = [t.task_id for t in claim_order(pool.tasks(), caps)][:batch]
+            claims = pool.claim("ag", caps, limit=batch)
+            assert [c.task_id for c in claims] == expected
+            if not claims:
+                break
+            pool.fail_many([(c, "x") for c in claims if c.task_id in fails_first and c.attempt == 1])
+            pool.complete_many([(c, 0.3, "ok") for c in claims if not (c.task_id in fails_first and c.attempt == 1)])
+        assert audit_pool(pool).pheromone_consistent

@@ -55,7 +55,7 @@ class TaskPool(ABC):
       ``pheromone``, 0 by default; one ``create`` event each);
     - :meth:`claim`: up to ``limit`` pending tasks of the agent's capabilities in claim order
       (argmax P_t, ties oldest first), each with a lease and its attempt number; expired leases
-      are resolved first by the run's crash policy;
+      are resolved by the run's crash policy before it (see :meth:`claim` for how often);
     - :meth:`complete` / :meth:`complete_many`: success, ``P_t += score``; refused (StaleClaim /
       False) when the attempt is no longer current;
     - :meth:`fail` / :meth:`fail_many`: failure, ``P_t -= 1.0``; back to pending until the
@@ -145,7 +145,10 @@ class TaskPool(ABC):
 
     def claim(self, agent_id: str, capabilities: Sequence[str], *, limit: int = 1) -> list[Claim]:
         """Claim up to ``limit`` pending tasks of ``capabilities`` in claim order (argmax P_t, ties
-        oldest first), for one lease each. Expired leases are resolved first."""
+        oldest first), for one lease each. Expired leases are resolved by the crash policy before
+        the claim: on SQLite at every claim; on PostgreSQL at most every ``min(1 s, lease / 2)`` per
+        connection and always before a claim would come back empty (so a task whose lease expired
+        moments ago may wait up to that long before it is pending again)."""
         if limit < 1:
             raise ValueError("limit must be >= 1")
         caps = sorted(set(capabilities))
