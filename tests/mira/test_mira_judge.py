@@ -84,7 +84,7 @@ def test_judge_fresh_conversation_per_packet_and_merge(tmp_path: Path) -> None:
         srv.fail_next(1, status=429, retry_after=0.01)
         res = run("judge", "--packets", packets, "--base-url", srv.base_url, "--model", "judge-m",
                   "--output", tmp_path / "verdicts.json")
-        assert res.exit_code == 0, res.output
+        assert res.exit_code == 1, res.output  # one answer was not binary: judge_failed, file still written
         bodies = [b for b in srv.requests]
     # one fresh conversation per packet (plus the retried 429): system + one user message, own evidence only
     assert len(bodies) == 4
@@ -151,7 +151,8 @@ def test_failed_calls_are_judge_failed(tmp_path: Path) -> None:
         srv.fail_next(100, status=500, retry_after=0)
         res = run("judge", "--packets", packets, "--base-url", srv.base_url, "--model", "m", "--max-retries", "1",
                   "--output", tmp_path / "v.json")
-    assert res.exit_code == 0, res.output
+    assert res.exit_code == 1, res.output  # written, but judging is not complete
+    assert "packets are judge_failed" in res.stderr
     out = orjson.loads((tmp_path / "v.json").read_bytes())
     assert {v["verdict"] for v in out["verdicts"]} == {"judge_failed"}
     assert all(v["call"]["status"] == "failed" and v["reason"].startswith("judge call failed") for v in out["verdicts"])

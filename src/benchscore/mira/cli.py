@@ -250,7 +250,11 @@ def read_packets(folder: Path) -> tuple[list[F.JudgePacket], str]:
               help="Retries per call on 429/5xx/timeouts (backoff honours retry-after).")
 @click.option("--output", required=True, type=_file, help="Verdicts JSON to write.")
 def judge(packets_dir: Path, base_url: str, model: str, api_key_env: str, max_retries: int, output: Path) -> None:
-    """Judge every packet in a fresh conversation; answers other than pass/fail are judge_failed."""
+    """Judge every packet in a fresh conversation; answers other than pass/fail are judge_failed.
+
+    Exit 0 when every packet got a pass/fail verdict, 1 when any is judge_failed (the verdicts
+    file is still written), 2 on bad input or an unreachable endpoint.
+    """
     from benchscore.common.llm import LLMClient, LLMError, ModelNotFound
 
     packets, contract_sha256 = read_packets(packets_dir)
@@ -292,6 +296,11 @@ def judge(packets_dir: Path, base_url: str, model: str, api_key_env: str, max_re
     atomic_write_json(output, out)
     failed = sum(1 for v in verdicts if v["verdict"] == "judge_failed")
     console.print(f"wrote {len(verdicts)} verdicts ({failed} judge_failed) to {output}")
+    if failed:
+        # the verdicts file is written (it records every call and reason); the exit code says the
+        # judging is not complete, so a script cannot mistake failed calls for a finished judge
+        click.echo(f"{failed} of {len(verdicts)} packets are judge_failed; see {output}", err=True)
+        raise SystemExit(1)
 
 
 @group.command()
