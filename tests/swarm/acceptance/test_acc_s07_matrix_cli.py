@@ -380,3 +380,36 @@ def test_demo_acceptance_never_raises(tmp_path, monkeypatch, capsys):
     mod.demo_acceptance(tmp_path)
     assert "store exploded" in capsys.readouterr().out
     assert not (tmp_path / "acceptance-matrix.json").exists()
+
+
+def test_convergence_blob_is_read_back_and_matched(tmp_path):
+    """blob_artifact_exists is evidence only when the blob's bytes match their sha256 and it holds the
+    convergence the store recorded: a tampered blob or one of another result fails the check."""
+    from benchscore.swarm import BlobStore, open_pool
+    from benchscore.swarm.accept.s07 import collect_s07_evidence
+
+    store, blobs = f"sqlite:///{tmp_path}/s07.db", BlobStore(tmp_path / "blobs")
+    with OpenAITestServer(models=REPLAY_MODELS, responder=replay_responder) as srv:
+        _, ev = run_s07(ModelGateway(srv.base_url), store, mode="replay", blob_root=tmp_path / "blobs", prefix="b")
+    assert ev.blob_exists
+    source, _ = load_pinned_source()
+
+    def recollect(pool):
+        return collect_s07_evidence(pool, source, mode="replay", discovered=ev.discovered_models,
+                                    chosen=ev.chosen_models, blobs=blobs)
+
+    with open_pool(store, "b-s07") as pool:
+        conv = pool.convergences()["run"]
+        path = tmp_path / "blobs" / "sha256" / conv["blob_sha256"][:2] / conv["blob_sha256"]
+        good = path.read_bytes()
+        path.write_bytes(good.replace(b"accepted_task_id", b"accepted_task_xx"))
+        tampered = recollect(pool)
+        assert not tampered.blob_exists
+        assert "convergence_pg_and_blob" in {c.name for c in evaluate_s07(tampered).checks if not c.passed}
+        path.write_bytes(good)
+        result = pool.converge("s07_step")
+        other = blobs.put_json({"run_id": "someone-else", **result.model_dump(), "accepted_task_id": 999})
+        pool.record_convergence("run", result, other)
+        assert not recollect(pool).blob_exists
+        pool.record_convergence("run", result, conv["blob_sha256"])
+        assert recollect(pool).blob_exists

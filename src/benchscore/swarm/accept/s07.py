@@ -424,6 +424,19 @@ def _stream_event_count(mirror) -> int:
     return int(counter()) if counter is not None else int(mirror.stream_length())
 
 
+def blob_holds_convergence(blobs: BlobStore, conv: dict[str, Any] | None) -> bool:
+    """``blob_artifact_exists`` (seed section 8) read as evidence: the convergence names a blob, the
+    blob's bytes match its sha256, and it holds the accepted task, score and output the store recorded."""
+    if not conv or not conv.get("blob_sha256"):
+        return False
+    try:
+        artifact = blobs.get_json(conv["blob_sha256"])
+    except (BadInput, orjson.JSONDecodeError):
+        return False
+    return isinstance(artifact, dict) and all(
+        artifact.get(k) == conv[k] for k in ("accepted_task_id", "accepted_score", "accepted_output"))
+
+
 def collect_s07_evidence(pool, source: PinnedSource, *, mode: str, discovered: Sequence[str],
                          chosen: Sequence[str], blobs: BlobStore) -> S07Evidence:
     """Read S07's evidence back from the store, its Redis mirror and the blob store."""
@@ -444,7 +457,7 @@ def collect_s07_evidence(pool, source: PinnedSource, *, mode: str, discovered: S
         discovered_models=tuple(discovered), chosen_models=tuple(chosen), steps=steps,
         redis_pheromones=mirror.pheromones(STEP_CAPABILITY) if mirror is not None else None,
         redis_stream_length=_stream_event_count(mirror) if mirror is not None else None, ledger_events=events,
-        convergence=conv, blob_exists=bool(conv and conv.get("blob_sha256") and blobs.exists(conv["blob_sha256"])),
+        convergence=conv, blob_exists=blob_holds_convergence(blobs, conv),
         consensus=consensus_from_ledger(pool, CONSENSUS_KIND, candidates=CONSENSUS_CANDIDATES,
                                         params=S07_QUALITY_CONSENSUS, role_weights=ROLE_WEIGHTS,
                                         min_rounds=S07_MIN_ROUNDS),
