@@ -17,7 +17,7 @@ from benchscore.common.provenance import provenance
 from benchscore.common.report import console, err_console, table
 
 from .accept.evidence import ScenarioResult
-from .accept.matrix import AcceptanceMatrix, render_markdown
+from .accept.matrix import AcceptanceMatrix, junit_check, render_markdown
 from .accept.runner import SCENARIOS, AcceptOptions, AcceptOutcome, run_acceptance
 from .accept.s07 import BUNDLE
 from .consensus import ConsensusResult
@@ -128,6 +128,8 @@ def accept(scenario: str, output: Path | None, store: str | None, redis_url: str
     for path in (junit, sdist):
         if path is not None and not path.is_file():
             raise BadInput("file not found", source=path)
+    if junit is not None:
+        junit_check(junit)  # a malformed report is refused before minutes of scenarios run
     opts = AcceptOptions(store=store, redis_url=redis_url, blob_root=blob_root, base_url=base_url,
                          api_key_env=api_key_env, junit=junit, quick=quick, tpm=tpm, sdist=sdist)
     outcome = run_acceptance(which, opts, on_step=lambda s: err_console.print(f"[dim]running {s}[/dim]"))

@@ -413,3 +413,17 @@ def test_convergence_blob_is_read_back_and_matched(tmp_path):
         assert not recollect(pool).blob_exists
         pool.record_convergence("run", result, conv["blob_sha256"])
         assert recollect(pool).blob_exists
+
+
+def test_malformed_junit_is_refused_before_anything_runs(tmp_path, monkeypatch):
+    import benchscore.swarm.cli_accept as cli_accept
+
+    def must_not_run(*a, **k):
+        raise AssertionError("the scenarios ran before the --junit file was read")
+
+    monkeypatch.setattr(cli_accept, "run_acceptance", must_not_run)
+    bad = tmp_path / "junit.xml"
+    bad.write_text('<testsuite tests="many"/>')
+    r = CliRunner().invoke(_cli, ["accept", "all", "--junit", str(bad), "--output", str(tmp_path / "m.json")])
+    assert r.exit_code == 2 and "junit.xml: field 'tests'" in r.output
+    assert len(r.output.strip().splitlines()) == 1 and not (tmp_path / "m.json").exists()
