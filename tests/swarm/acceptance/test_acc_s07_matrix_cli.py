@@ -197,8 +197,16 @@ def test_replay_never_counts_and_a_failed_feature_caps():
 
 def test_junit_report_reading(tmp_path):
     good = tmp_path / "good.xml"
-    good.write_text('<testsuites><testsuite tests="12" failures="0" errors="0" skipped="1"/></testsuites>')
-    assert junit_check(good).passed
+    good.write_text('<testsuites><testsuite tests="12" failures="0" errors="0" skipped="1">'
+                    '<testcase classname="tests.swarm.runtime.test_pool" name="t"/></testsuite></testsuites>')
+    assert junit_check(good).passed and junit_check(good).evidence["swarm_testcases"] == 1
+    other = tmp_path / "other.xml"  # a clean report of some other test suite is not evidence for A02
+    other.write_text('<testsuite tests="12" failures="0" errors="0"><testcase classname="tests.mira.test_x" name="t"/>'
+                     '</testsuite>')
+    assert not junit_check(other).passed
+    empty = tmp_path / "empty.xml"
+    empty.write_text('<testsuite tests="5" failures="0" errors="0"/>')
+    assert not junit_check(empty).passed
     bad = tmp_path / "bad.xml"
     bad.write_text('<testsuite tests="3" failures="1" errors="0"/>')
     assert not junit_check(bad).passed
@@ -250,7 +258,8 @@ def test_accept_live_gateway_without_enough_models_is_exit_2(tmp_path):
 
 def test_accept_all_writes_matrix_and_fails_closed_loop_without_live(tmp_path):
     junit = tmp_path / "j.xml"
-    junit.write_text('<testsuite tests="5" failures="0" errors="0"/>')
+    junit.write_text('<testsuite tests="1" failures="0" errors="0">'
+                     '<testcase classname="tests.swarm.runtime.test_audit" name="t"/></testsuite>')
     out = tmp_path / "m.json"
     r = CliRunner().invoke(_cli, ["accept", "all", "--quick", "--junit", str(junit), "--output", str(out)])
     assert r.exit_code == 1, r.output  # S07/S08 replay and L01 not run: the closed loop is not claimed

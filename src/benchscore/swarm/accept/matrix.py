@@ -7,7 +7,7 @@ Closed-loop items of seed section 13, as this code base evaluates them:
 - ``A02_unit_and_deterministic_scenarios``: the seed's worked examples recomputed now (section
   12: all ones -> 100/100; section 11: 3000 TPM / 50 -> 60 tasks, 1 minute; section 3's score
   branches) **and** a pytest JUnit report of ``tests/swarm`` (``--junit``) with at least one
-  test and no failure or error. Without a report A02 is FAIL ("not supplied").
+  ``tests.swarm.*`` test case and no failure or error. Without a report A02 is FAIL ("not supplied").
 - ``A03_swarm_behavior_acceptance``: the ledger audit of every run of this acceptance (S09's
   scaled runs, S10's run) says PASS (no duplicate claim, every task accounted for, consistent
   pheromone history).
@@ -115,8 +115,13 @@ def deterministic_examples() -> Check:
     return Check(name="deterministic_scenarios", passed=all(parts.values()), evidence=parts)
 
 
+#: pytest's JUnit classname of a test under tests/swarm
+SWARM_TEST_PREFIX = "tests.swarm."
+
+
 def junit_check(path: Path | None) -> Check:
-    """A pytest JUnit XML report: at least one test, no failure, no error."""
+    """A pytest JUnit XML report of ``tests/swarm``: at least one test case whose classname is under
+    ``tests.swarm.``, no failure, no error (a clean report of another suite is not evidence)."""
     if path is None:
         return Check(name="unit_tests_report", passed=False,
                      evidence={"reason": "not supplied: run pytest tests/swarm --junitxml FILE and pass --junit FILE"})
@@ -135,8 +140,11 @@ def junit_check(path: Path | None) -> Check:
                 totals[k] += int(s.get(k, "0"))
             except ValueError:
                 raise BadInput(f"attribute {k} is not an integer", source=path, field=k) from None
-    passed = totals["tests"] > 0 and totals["failures"] == 0 and totals["errors"] == 0
-    return Check(name="unit_tests_report", passed=passed, evidence={**totals, "report": path.name})
+    swarm_cases = sum(1 for s in suites for tc in s.iter("testcase")
+                      if (tc.get("classname") or "").startswith(SWARM_TEST_PREFIX))
+    passed = totals["tests"] > 0 and swarm_cases > 0 and totals["failures"] == 0 and totals["errors"] == 0
+    return Check(name="unit_tests_report", passed=passed,
+                 evidence={**totals, "swarm_testcases": swarm_cases, "report": path.name})
 
 
 def a02(junit: Path | None) -> ScenarioResult:
