@@ -91,8 +91,8 @@ def consensus_from_ledger(
     min_rounds: int = 1,
 ) -> ConsensusResult:
     """Rebuild a consensus run of ``kind`` from the pool's done consensus tasks (in task order),
-    recomputing every round with the seed section 7 formulas. Agents are taken from the ledger's
-    ``complete`` events, not from the outputs, and must match the vote's agent."""
+    recomputing every round with the seed section 7 formulas. The agent of every vote, challenge
+    and revision must be the agent the ledger's ``complete`` event names (ValueError otherwise)."""
     completer = {e.task_id: e.agent for e in pool.events() if e.kind.value == "complete"}
     rounds: dict[int, dict[str, list]] = {}
     for t in sorted(pool.tasks(), key=lambda t: t.task_id):
@@ -102,15 +102,13 @@ def consensus_from_ledger(
         if payload.get("consensus") != kind:
             continue
         slot = rounds.setdefault(int(payload["round"]), {"votes": [], "challenges": [], "revisions": []})
-        if t.capability == VOTE:
-            v = Vote.model_validate_json(t.output or "")
-            if completer.get(t.task_id) != v.agent:
-                raise ValueError(f"task {t.task_id}: vote by {v.agent} completed by {completer.get(t.task_id)}")
-            slot["votes"].append(v)
-        elif t.capability == CHALLENGE:
-            slot["challenges"].append(Challenge.model_validate_json(t.output or ""))
-        else:
-            slot["revisions"].append(Revision.model_validate_json(t.output or ""))
+        model, key = {VOTE: (Vote, "votes"), CHALLENGE: (Challenge, "challenges"),
+                      REVISION: (Revision, "revisions")}[t.capability]
+        item = model.model_validate_json(t.output or "")
+        if completer.get(t.task_id) != item.agent:
+            raise ValueError(f"task {t.task_id}: {t.capability} by {item.agent} completed by "
+                             f"{completer.get(t.task_id)}")
+        slot[key].append(item)
     scores = {j: 0.0 for j in candidates}
     history: list[ConsensusRound] = []
     subject = ""
