@@ -59,7 +59,9 @@ class AuditReport(Format):
     duplicate_claim_count: int
     violations: list[Violation] = Field(description="the first 100 protocol violations")
     participating_agents: list[str]
-    pheromone_consistent: bool
+    pheromone_consistent: bool = Field(
+        description="every pheromone change adds up and follows the seed's rule (+score, -1.0), every claim "
+                    "records the current P_t")
     final_pheromone: dict[str, float] | None = Field(
         default=None, description="task id -> final P_t (with --history)")
     pheromone_history: dict[str, list[float]] | None = Field(
