@@ -49,6 +49,7 @@ def test_s09_passes_on_a_real_run(s09):
     assert s09.details["ledger_rebuild_matches_run"]
     cons = s09.checks[2].evidence
     assert cons["round_count"] >= 2 and not cons["rounds"][0]["converged"]
+    assert (cons["first_round_converged"], cons["last_round_converged"]) == (False, True)  # the seed's names
 
 
 def good_run(n, **kw):

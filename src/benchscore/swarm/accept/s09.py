@@ -126,6 +126,8 @@ def questioning_consensus_check(result: ConsensusResult) -> Check:
     }
     return Check(name="questioning_consensus_pass", passed=all(parts.values()), evidence={
         "conditions": parts, "accepted_candidate": result.accepted_candidate, "round_count": result.round_count,
+        "first_round_converged": rounds[0].converged if rounds else None,
+        "last_round_converged": rounds[-1].converged if rounds else None,
         "rounds": [{"round": r.round, "leader": r.leader, "leader_share": r.leader_share, "margin": r.margin,
                     "converged": r.converged, "votes": len(r.votes), "challenges": len(r.challenges),
                     "revisions": len(r.revisions)} for r in rounds]})
