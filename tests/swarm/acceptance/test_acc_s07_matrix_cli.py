@@ -269,7 +269,8 @@ def test_accept_all_writes_matrix_and_fails_closed_loop_without_live(tmp_path):
         assert key in m
     assert m["scenarios"]["S07"]["mode"] == "replay" and m["scenarios"]["L01"]["mode"] == "not_run"
     assert m["closed_loop"]["A02_unit_and_deterministic_scenarios"] == "PASS"
-    assert m["swarmness_score"] == 100.0 and m["minimal_compliance_score"] == 78
+    why = m["compliance_input_reasons"]
+    assert m["swarmness_score"] == 100.0 and m["minimal_compliance_score"] == 78, why
     assert all(c["verdict"] in ("PASS", "FAIL") for c in m["checks"])
     assert out.with_suffix(".md").exists() and (tmp_path / "m.model-io.md").exists()
 

@@ -211,8 +211,13 @@ S09_REVIEWERS = (
 
 
 def run_claim_scale(store: str, run_id: str, n: int, *, redis_url: str | None = None,
-                    blob_root: str | Path | None = None, seconds: float = 0.03) -> ClaimRunEvidence:
-    """One scaled-claim run: 2n simulated tasks, n agents in n worker processes, one shared pool."""
+                    blob_root: str | Path | None = None, seconds: float = 0.15) -> ClaimRunEvidence:
+    """One scaled-claim run: 2n simulated tasks, n agents in n worker processes, one shared pool.
+
+    Each task holds its agent for ``seconds``: long enough that on a loaded 2-core machine every
+    worker process reaches the pool before the others have drained it (S09 needs all n agents to
+    take part), short enough to keep the three runs around a second each.
+    """
     with open_pool(store, run_id, redis_url=redis_url) as pool:
         pool.create_run()
         pool.add_tasks([TaskSpec(capability="s09_work", payload={
