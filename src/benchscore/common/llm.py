@@ -34,6 +34,8 @@ import httpx
 import orjson
 from pydantic import BaseModel, ConfigDict
 
+from .backoff import backoff_delay
+
 __all__ = [
     "CallFailed",
     "CallRecord",
@@ -208,7 +210,7 @@ class LLMClient:
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
             return min(retry_after, self.backoff_max)
-        return min(self.backoff_base * (2 ** (attempt - 1)), self.backoff_max)
+        return backoff_delay(attempt, self.backoff_base, self.backoff_max)
 
     def _send(self, method: str, path: str, body: dict[str, Any] | None) -> tuple[httpx.Response | None, str | None, int]:
         """Send with retries; returns (last response or None, transport error or None, attempts)."""

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from benchscore.common.backoff import backoff_delay as _backoff_delay
 from benchscore.common.errors import ServiceUnavailable
 
 T = TypeVar("T")
@@ -44,8 +45,8 @@ def _one_line(error: BaseException) -> str:
 
 
 def backoff_delay(attempt: int, base: float = DEFAULT_BASE_DELAY, cap: float = DEFAULT_MAX_DELAY) -> float:
-    """Delay before retry number ``attempt`` (1-based): ``min(cap, base * 2**(attempt-1))``."""
-    return min(cap, base * (2 ** (attempt - 1)))
+    """Delay before retry number ``attempt`` (1-based), with the swarm's defaults (common.backoff)."""
+    return _backoff_delay(attempt, base, cap)
 
 
 def with_retry(
