@@ -40,7 +40,13 @@ def test_non_finite_rejected(tmp_path, text):
 )
 def test_duplicate_keys_rejected(tmp_path, text):
     p = write(tmp_path, "d.json", text)
-    with pytest.raises(BadInput, match="duplicate key"):
+    with pytest.raises(BadInput, match="key appears twice"):
+        read_json(p)
+
+
+def test_duplicate_key_names_the_record_of_a_list(tmp_path):
+    p = write(tmp_path, "l.json", '[\n {"a": 1},\n {"b": {"c": 1}, "d": [1, {"e": 2, "e": 3}]}\n]')
+    with pytest.raises(BadInput, match=r"/l\.json: record 2: field 'e': key appears twice"):
         read_json(p)
 
 
@@ -79,7 +85,7 @@ def test_missing_and_too_large(tmp_path):
 
 def test_jsonl_reports_line(tmp_path):
     p = write(tmp_path, "r.jsonl", '{"a": 1}\n\n{"a": 2, "a": 3}\n')
-    with pytest.raises(BadInput, match=r"r\.jsonl: line 3: field 'a': duplicate key"):
+    with pytest.raises(BadInput, match=r"r\.jsonl: line 3: field 'a': key appears twice"):
         read_jsonl(p)
     p = write(tmp_path, "s.jsonl", '{"a": 1}\n{"a": NaN}\n')
     with pytest.raises(BadInput, match=r"s\.jsonl: line 2"):

@@ -32,6 +32,8 @@ DEFAULT_MAX_BYTES = 2 * 1024**3  # 2 GiB
 
 M = TypeVar("M", bound=BaseModel)
 
+DUPLICATE_KEY = "key appears twice in the same JSON object (duplicate key)"
+
 
 def read_bytes(path: str | Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
     """Read a whole input file, refusing missing files, folders and files over ``max_bytes``."""
@@ -84,7 +86,9 @@ def _count_parsed(obj: Any) -> tuple[int, int]:
     return keys, colons
 
 
-def _reject_duplicate_keys_slow(text: str, source: str | Path, line_offset: int = 0) -> None:
+def reject_duplicate_keys(text: str, source: str | Path) -> None:
+    """Exact duplicate-key check with the stdlib parser; names the record (1-based) of a top-level list."""
+
     def hook(pairs: list[tuple[str, Any]]) -> dict:
         seen: set[str] = set()
         for key, _ in pairs:
@@ -93,11 +97,31 @@ def _reject_duplicate_keys_slow(text: str, source: str | Path, line_offset: int 
             seen.add(key)
         return dict(pairs)
 
-    try:
-        json.loads(text, object_pairs_hook=hook)
-    except _Duplicate as dup:
-        # locate the record: line of the second occurrence is not known to json; report the key
-        raise BadInput("duplicate key in a JSON object", source=source, field=dup.key) from None
+    decoder = json.JSONDecoder(object_pairs_hook=hook)
+    body = text.strip()
+    if not body.startswith("["):
+        try:
+            decoder.decode(body)
+        except _Duplicate as dup:
+            raise BadInput(DUPLICATE_KEY, source=source, field=dup.key) from None
+        return
+    # a list: decode element by element so the message can name the record
+    pos, number = 1, 0
+    ws = " \t\n\r"
+    while True:
+        while pos < len(body) and body[pos] in ws:
+            pos += 1
+        if pos >= len(body) or body[pos] == "]":
+            return
+        number += 1
+        try:
+            _, pos = decoder.raw_decode(body, pos)
+        except _Duplicate as dup:
+            raise BadInput(DUPLICATE_KEY, source=source, record=number, field=dup.key) from None
+        while pos < len(body) and body[pos] in ws:
+            pos += 1
+        if pos < len(body) and body[pos] == ",":
+            pos += 1
 
 
 class _Duplicate(Exception):
@@ -126,7 +150,7 @@ def loads_json(data: bytes, source: str | Path, *, line: int | None = None) -> A
         raise BadInput(f"malformed JSON: {msg}", source=source, record=where) from None
     if not _no_duplicate_keys(data, parsed):
         try:
-            _reject_duplicate_keys_slow(data.decode("utf-8"), source)
+            reject_duplicate_keys(data.decode("utf-8"), source)
         except BadInput as exc:
             if line is not None:
                 raise BadInput(exc.detail, source=source, record=f"line {line}", field=exc.field) from None

@@ -19,7 +19,6 @@ key was dropped (``\\u003a`` escapes send the file to the exact, slower check).
 from __future__ import annotations
 
 import gc
-import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -31,7 +30,7 @@ import numpy as np
 import orjson
 
 from benchscore.common.errors import BadInput
-from benchscore.common.readers import loads_json, validate
+from benchscore.common.readers import loads_json, reject_duplicate_keys, validate
 
 from .formats import FAILURE_STATUSES, INFRA_STATUSES, OK_STATUS, InstanceRecord
 
@@ -118,33 +117,8 @@ def _check_record(
     return model.instance, code, value
 
 
-class _DuplicateKey(Exception):
-    pass
-
-
-def _reject_duplicate_keys(raw: bytes, source: str | Path) -> None:
-    """Exact duplicate-key check that names the record (records are flat objects in a list)."""
-    counter = [0]
-
-    def hook(pairs: list[tuple[str, Any]]) -> dict:
-        counter[0] += 1
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise _DuplicateKey(key)
-            seen.add(key)
-        return dict(pairs)
-
-    try:
-        json.loads(raw.decode("utf-8"), object_pairs_hook=hook)
-    except _DuplicateKey as dup:
-        raise BadInput(
-            "key appears twice in the record", source=source, record=counter[0], field=str(dup)
-        ) from None
-
-
 def _parse_slow(raw: bytes, parsed: Any, source: str | Path, kind: str, allow_infra: bool) -> RecordColumns:
-    _reject_duplicate_keys(raw, source)
+    reject_duplicate_keys(raw.decode("utf-8"), source)
     if not isinstance(parsed, list):
         raise BadInput(
             f"expected a JSON list of instance records, got {type(parsed).__name__}", source=source
