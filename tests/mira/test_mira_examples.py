@@ -48,9 +48,8 @@ def test_local_judge_script_flow(tmp_path: Path) -> None:
 
 
 def _readme_quickstart() -> str:
-    readme = (EX.parents[1] / "README.md").read_text()
-    section = readme.split("\n## Mira", 1)[1].split("\n## ", 1)[0]
-    return section.split("### Quick start", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
+    section = (EX.parents[1] / "docs" / "mira.md").read_text()
+    return section.split("## Quick start", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
 
 
 def test_readme_quickstart_writes_the_expected_outputs(tmp_path: Path) -> None:

@@ -64,8 +64,8 @@ def test_build_folders_are_complete(builds):
 
 def test_readme_snapshot_is_the_readme_section(builds):
     section = (REPO / "src" / "benchscore" / "rxn" / "README.md").read_text()
-    assert section.startswith("## rxn: reaction-condition testset V6")
-    assert section in (REPO / "README.md").read_text()
+    assert section.startswith("# rxn: reaction-condition testset V6")
+    assert section == (REPO / "docs" / "rxn.md").read_text()
     assert (_folder(builds["a"], "multiple_choice") / "README.md").read_text() == section
 
 
@@ -252,7 +252,7 @@ def test_schemas_and_datasets_command():
 def test_readme_conventions_table_is_the_conventions_module():
     from benchscore.rxn.conventions import conventions_markdown
 
-    readme = (REPO / "README.md").read_text()
+    readme = (REPO / "docs" / "rxn.md").read_text()
     assert conventions_markdown() in readme
 
 

@@ -26,7 +26,7 @@ def _package_text(*parts: str) -> bytes:
 
 
 def readme_snapshot() -> bytes:
-    """The rxn README section as shipped with the package (the rxn section of the repository's README.md)."""
+    """The rxn README section as shipped with the package (a copy of the repository's docs/rxn.md)."""
     return _package_text("README.md")
 
 

@@ -1,4 +1,4 @@
-"""The README section's seed-section-14 table names real files and real symbols."""
+"""docs/swarm.md's seed-section-14 table names real files and real symbols."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
-DOC = ROOT / "README.md"
+DOC = ROOT / "docs" / "swarm.md"
 
 
 def _defined(path: Path) -> set[str]:
