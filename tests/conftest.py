@@ -69,3 +69,34 @@ def pinned_time(monkeypatch):
     """Pin provenance.created_at so outputs are byte-identical."""
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")  # 2026-01-01T00:00:00Z
     return os.environ["SOURCE_DATE_EPOCH"]
+
+
+LIVE_DEFAULT_URL = "http://127.0.0.1:8090/v1"
+
+
+@pytest.fixture(scope="session")
+def live_gateway():
+    """The real local model server of ``scripts/live-gateway.sh``: yields ``(base_url, model)``.
+
+    Live tests are marked ``live`` and run only with ``BENCHSCORE_LIVE=1`` (building the server takes
+    about half an hour, so the default run skips them with that reason). With the switch on, an
+    unreachable gateway fails the test instead of skipping it. ``BENCHSCORE_LIVE_URL`` overrides the
+    URL; ``BENCHSCORE_LIVE_MODEL`` picks a model (default: the first one ``GET /v1/models`` lists).
+    """
+    if os.environ.get("BENCHSCORE_LIVE") != "1":
+        pytest.skip("live model test: set BENCHSCORE_LIVE=1 after `scripts/live-gateway.sh start` (see README)")
+    from benchscore.common.llm import LLMClient, LLMError
+
+    url = os.environ.get("BENCHSCORE_LIVE_URL", LIVE_DEFAULT_URL)
+    try:
+        with LLMClient(url, max_retries=1) as client:
+            models = client.list_models()
+    except (LLMError, ValueError) as exc:
+        pytest.fail(f"BENCHSCORE_LIVE=1 but the gateway at {url} does not answer: {exc} "
+                    "(start it with scripts/live-gateway.sh start)")
+    if not models:
+        pytest.fail(f"the gateway at {url} lists no model")
+    model = os.environ.get("BENCHSCORE_LIVE_MODEL", models[0])
+    if model not in models:
+        pytest.fail(f"BENCHSCORE_LIVE_MODEL={model!r} is not listed by {url}: {models}")
+    return url, model
