@@ -1,8 +1,4 @@
 """benchscore: scoring contracts implemented exactly, with provenance."""
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("benchscore")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
-    __version__ = "0.0.0+unknown"
+#: the one place the version is written (pyproject.toml reads it from here)
+__version__ = "0.1.0"

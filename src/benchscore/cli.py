@@ -1,8 +1,8 @@
-"""The umbrella ``benchscore`` command: mounts each domain's click group, plus ``demo`` and ``schema``.
+"""The umbrella ``benchscore`` command: mounts each domain's click group, plus ``demo``, ``schema`` and ``list``.
 
 Each domain's ``cli`` module provides:
 
-- ``group``: its click group (mounted as ``benchscore DOMAIN``);
+- ``group``: its click group (mounted as ``benchscore DOMAIN``, imported only when used);
 - ``FORMATS``: a mapping from format name to pydantic model (for ``benchscore schema``);
 - ``demo(out_dir: Path) -> None``: runs the domain's demo on bundled data into ``out_dir``.
 """
@@ -14,14 +14,18 @@ from pathlib import Path
 from types import ModuleType
 
 import click
-import orjson
 
 from benchscore import __version__
-from benchscore.common.cli import group
+from benchscore.common.cli import LazyGroup
 from benchscore.common.errors import BadInput
-from benchscore.common.report import console
 
-DOMAINS = ("tcsexam", "mira", "rxn", "swarm")
+#: domain -> the one-line help ``benchscore --help`` shows without importing the domain
+DOMAINS: dict[str, str] = {
+    "tcsexam": "TCSExam composite index (30P+30S+30C+10O), fixed-reference Solver scores.",
+    "mira": "Mira agent benchmark: repetitions, timing credit, reliability, judge.",
+    "rxn": "Reaction-condition testset V6: build question sets, score predictions.",
+    "swarm": "swarm-minimal: pheromone task pool, acceptance S07-S10, L01/L02.",
+}
 
 
 def _domain(name: str) -> ModuleType:
@@ -35,7 +39,12 @@ def _formats() -> dict[str, type]:
     return out
 
 
-@group("benchscore", context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    "benchscore",
+    cls=LazyGroup,
+    lazy={name: (f"benchscore.{name}.cli", "group", help_line) for name, help_line in DOMAINS.items()},
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.version_option(__version__, prog_name="benchscore")
 def cli() -> None:
     """Scoring contracts implemented exactly: tcsexam, mira, rxn, swarm."""
@@ -49,16 +58,16 @@ def cli() -> None:
     show_default=True,
     help="Folder for every domain's demo outputs (one sub-folder per domain).",
 )
-@click.option("--only", type=click.Choice(DOMAINS), multiple=True, help="Run only these domains' demos.")
+@click.option("--only", type=click.Choice(list(DOMAINS)), multiple=True, help="Run only these domains' demos.")
 def demo(output_dir: Path, only: tuple[str, ...]) -> None:
-    """Run every domain's demo on bundled data, in turn, into one output folder."""
-    for name in only or DOMAINS:
-        module = _domain(name)
-        run = getattr(module, "demo", None)
-        if run is None:
-            continue
-        console.rule(f"[bold]{name}")
-        run(output_dir / name)
+    """Run every domain's demo on bundled data, in turn, into one output folder (replaced as a whole)."""
+    from benchscore.common.atomic import replaced_directory
+    from benchscore.common.report import console
+
+    with replaced_directory(output_dir):
+        for name in only or DOMAINS:
+            console.rule(f"[bold]{name}")
+            _domain(name).demo(output_dir / name)
     console.rule()
     console.print(f"demo outputs are in [bold]{output_dir}[/bold]")
 
@@ -67,6 +76,8 @@ def demo(output_dir: Path, only: tuple[str, ...]) -> None:
 @click.argument("name", required=False)
 def schema(name: str | None) -> None:
     """Print the JSON Schema of a file format (without NAME: list the formats)."""
+    import orjson
+
     formats = _formats()
     if name is None:
         for key in sorted(formats):
@@ -76,10 +87,6 @@ def schema(name: str | None) -> None:
     if name not in formats:
         raise BadInput(f"unknown format {name!r}; known formats: {', '.join(sorted(formats))}")
     click.echo(orjson.dumps(formats[name].model_json_schema(), option=orjson.OPT_INDENT_2).decode())
-
-
-for _name in DOMAINS:
-    cli.add_command(_domain(_name).group, _name)
 
 
 def main() -> None:

@@ -1,43 +1,52 @@
-"""What every domain shares: errors, strict readers, atomic writes, stats, provenance, rendering."""
+"""What every domain shares: errors, strict readers, atomic writes, stats, provenance, rendering.
 
-from .atomic import atomic_directory, atomic_write_bytes, atomic_write_json, atomic_write_text, dumps_json
-from .errors import BadInput, BenchscoreError, ExitCode, ServiceUnavailable
-from .models import Format
-from .provenance import created_at, provenance, sha256_bytes, sha256_file
-from .readers import (
-    loads_json,
-    parse_finite_float,
-    read_bytes,
-    read_csv,
-    read_json,
-    read_jsonl,
-    validate,
-)
-from .stats import mean, phi, sample_std
+Names are imported on first use (PEP 562), so importing one light piece (``benchscore.common.cli``,
+``benchscore.common.errors``) does not load pydantic, numpy or rich.
+"""
 
-__all__ = [
-    "BadInput",
-    "BenchscoreError",
-    "ExitCode",
-    "Format",
-    "ServiceUnavailable",
-    "atomic_directory",
-    "atomic_write_bytes",
-    "atomic_write_json",
-    "atomic_write_text",
-    "created_at",
-    "dumps_json",
-    "loads_json",
-    "mean",
-    "parse_finite_float",
-    "phi",
-    "provenance",
-    "read_bytes",
-    "read_csv",
-    "read_json",
-    "read_jsonl",
-    "sample_std",
-    "sha256_bytes",
-    "sha256_file",
-    "validate",
-]
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "atomic_directory": "atomic",
+    "atomic_write_bytes": "atomic",
+    "atomic_write_json": "atomic",
+    "atomic_write_text": "atomic",
+    "dumps_json": "atomic",
+    "BadInput": "errors",
+    "BenchscoreError": "errors",
+    "ExitCode": "errors",
+    "ServiceUnavailable": "errors",
+    "Format": "models",
+    "created_at": "provenance",
+    "provenance": "provenance",
+    "sha256_bytes": "provenance",
+    "sha256_file": "provenance",
+    "loads_json": "readers",
+    "parse_finite_float": "readers",
+    "read_bytes": "readers",
+    "read_csv": "readers",
+    "read_json": "readers",
+    "read_jsonl": "readers",
+    "validate": "readers",
+    "mean": "stats",
+    "phi": "stats",
+    "sample_std": "stats",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'benchscore.common' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

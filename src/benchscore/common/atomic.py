@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 
 from .errors import BadInput
+from .guard import refuse_if_input
 
 JSON_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY
 
@@ -41,8 +42,12 @@ def _cannot_write(path: Path, exc: OSError) -> BadInput:
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically; an unwritable path is one :class:`BadInput` line."""
+    """Write ``data`` to ``path`` atomically; an unwritable path is one :class:`BadInput` line.
+
+    Missing parent folders are created. Inside a command, a file the command read is never replaced.
+    """
     path = Path(path)
+    refuse_if_input(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -95,3 +100,32 @@ def atomic_directory(path: str | Path) -> Iterator[Path]:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+@contextmanager
+def replaced_directory(path: str | Path) -> Iterator[Path]:
+    """Build the folder ``path`` in place (paths written inside it are final); all or nothing.
+
+    A folder already at ``path`` is moved aside first. On success it is deleted; on any error
+    (Ctrl-C included) the new content is deleted and the old folder is moved back, unchanged.
+    """
+    path = Path(path)
+    old: Path | None = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".old", dir=path.parent))
+            os.replace(path, old / "content")
+        path.mkdir()
+    except OSError as exc:
+        raise _cannot_write(path, exc) from None
+    try:
+        yield path
+    except BaseException:
+        shutil.rmtree(path, ignore_errors=True)
+        if old is not None:
+            os.replace(old / "content", path)
+            old.rmdir()
+        raise
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)

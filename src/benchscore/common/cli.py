@@ -1,34 +1,180 @@
-"""Click plumbing shared by every domain: one-line errors, exit code 2, no tracebacks."""
+"""Click plumbing shared by every command: the promises of the README's "What every command shares".
+
+- Every error is one line on stderr and an exit code: a :class:`BenchscoreError` (exit 2, or its
+  own code), a click usage error (unknown option, a folder where a file is expected: exit 2), and
+  Ctrl-C (exit 130, which is neither a verdict nor bad input).
+- Inputs are never modified. A path parameter is an **output** when it is named ``output``,
+  ``output_dir`` or ``out_dir`` (the ``--output`` / ``--output-dir`` options); every other path
+  parameter is an **input**. Before a command runs, an output that is one of its input files, or
+  lies in (or is) one of its input folders, is refused (a blob store, ``--blobs``, is neither); while it runs, no atomic write may replace
+  a file that the command read through the common readers (``inputs_guard``), so a path given as a
+  name (``--suite NAME.json``) is covered too.
+- Heavy modules are imported by the commands themselves, so ``--help`` stays fast.
+"""
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import click
 
-from .errors import BenchscoreError
+from . import guard
+from .errors import BadInput, BenchscoreError
+
+#: the parameter names that mean "an output path" everywhere (one name for one idea)
+OUTPUT_PARAMS = frozenset({"output", "output_dir", "out_dir"})
+#: working stores a command both reads and writes (a blob store): neither an input nor an output
+STORE_PARAMS = frozenset({"blob_root"})
+
+EXIT_INTERRUPTED = 130
+
+
+class Interrupted(BenchscoreError):
+    """Ctrl-C: the command stopped before finishing; nothing was written."""
+
+    exit_code = EXIT_INTERRUPTED
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _paths(value: Any) -> Iterator[Path]:
+    if value is None:
+        return
+    if isinstance(value, list | tuple):
+        for item in value:
+            yield from _paths(item)
+    elif isinstance(value, str | os.PathLike):
+        yield Path(value)
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return a.resolve() == b.resolve()
+
+
+def _inside(child: Path, folder: Path) -> bool:
+    child, folder = child.resolve(), folder.resolve()
+    return child == folder or folder in child.parents
+
+
+def refuse_overwriting_inputs(inputs: list[Path], outputs: list[tuple[str, Path]]) -> None:
+    """Refuse an output that is an input file, or that lies in or is an input folder."""
+    for option, out in outputs:
+        for src in inputs:
+            if src.is_dir():
+                if _inside(out, src):
+                    raise BadInput(f"{option} lies in the input folder {src}; inputs are never modified: "
+                                   "write the output elsewhere", source=out)
+            elif _same(out, src):
+                raise BadInput(f"{option} is also an input of this command; inputs are never modified: "
+                               "write the output elsewhere", source=out)
+
+
+def _check_paths(ctx: click.Context) -> list[Path]:
+    """Refuse outputs that are inputs (see the module docstring); returns the output paths."""
+    inputs: list[Path] = []
+    outputs: list[tuple[str, Path]] = []
+    for param in ctx.command.params:
+        if not isinstance(param.type, click.Path) or param.name in STORE_PARAMS:
+            continue
+        values = list(_paths(ctx.params.get(param.name)))
+        if param.name in OUTPUT_PARAMS:
+            option = param.opts[0] if param.opts else param.name
+            outputs.extend((option, p) for p in values)
+        else:
+            inputs.extend(values)
+    refuse_overwriting_inputs(inputs, outputs)
+    return [p for _, p in outputs]
+
+
+class Command(click.Command):
+    """A click command that checks its paths before running and turns Ctrl-C into exit 130."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        outputs = _check_paths(ctx)
+        try:
+            with guard.inputs_guard(outputs):
+                return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise Interrupted("interrupted (Ctrl-C); nothing was written") from None
 
 
 class Group(click.Group):
-    """A click group that turns :class:`BenchscoreError` into one line on stderr and its exit code."""
+    """A click group whose commands are :class:`Command` s and whose errors are one line each."""
+
+    command_class = Command
+    group_class = type  # sub-groups are of this same class
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise Interrupted("interrupted (Ctrl-C); nothing was written") from None
+
+    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except BenchscoreError as exc:
             click.echo(f"error: {exc}", err=True)
-            ctx.exit(exc.exit_code)
-
-    def main(self, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return super().main(*args, **kwargs)
-        except BenchscoreError as exc:  # raised outside invoke (e.g. in a result callback)
-            click.echo(f"error: {exc}", err=True)
             sys.exit(exc.exit_code)
+        except click.exceptions.Abort:  # Ctrl-C outside a command (while parsing), or EOF at a prompt
+            click.echo("error: interrupted (Ctrl-C); nothing was written", err=True)
+            sys.exit(EXIT_INTERRUPTED)
+        except click.ClickException as exc:
+            command = f" (see '{exc.ctx.command_path} --help')" if getattr(exc, "ctx", None) else ""
+            click.echo(f"error: {_one_line(exc.format_message())}{command}", err=True)
+            sys.exit(exc.exit_code)
+        sys.exit(code if isinstance(code, int) else 0)
 
 
 def group(name: str | None = None, **kwargs: Any):
     """Decorator: ``@group("tcsexam")`` makes a :class:`Group`."""
     kwargs.setdefault("cls", Group)
     return click.group(name, **kwargs)
+
+
+class LazyGroup(Group):
+    """A group whose sub-commands are imported only when one is used (``benchscore --help`` stays fast).
+
+    ``lazy`` maps a command name to ``(module path, attribute, one-line help)``; the help line is
+    shown by ``--help`` without importing the module.
+    """
+
+    def __init__(self, *args: Any, lazy: dict[str, tuple[str, str, str]] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = dict(lazy or {})
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(self.lazy))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.lazy and cmd_name not in self.commands:
+            import importlib
+
+            module, attribute, _ = self.lazy[cmd_name]
+            self.add_command(getattr(importlib.import_module(module), attribute), cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            if name in self.lazy and name not in self.commands:
+                rows.append((name, self.lazy[name][2]))
+            else:
+                cmd = self.commands[name]
+                if not cmd.hidden:
+                    rows.append((name, cmd.get_short_help_str(formatter.width - 6 - len(name))))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)

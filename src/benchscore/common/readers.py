@@ -27,6 +27,7 @@ import orjson
 from pydantic import BaseModel, ValidationError
 
 from .errors import BadInput
+from .guard import note_input
 
 DEFAULT_MAX_BYTES = 2 * 1024**3  # 2 GiB
 
@@ -46,6 +47,7 @@ def read_bytes(path: str | Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes
         raise BadInput("is a folder, expected a file", source=p)
     if size > max_bytes:
         raise BadInput(f"file is {size} bytes, larger than the limit of {max_bytes}", source=p)
+    note_input(p)
     return p.read_bytes()
 
 
@@ -171,8 +173,23 @@ def read_jsonl(path: str | Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> list[
     for i, raw in enumerate(data.split(b"\n"), start=1):
         if not raw.strip():
             continue
-        out.append(loads_json(raw, path, line=i))
+        try:
+            out.append(loads_json(raw, path, line=i))
+        except BadInput:
+            _refuse_a_json_document(data, path, i)
+            raise
     return out
+
+
+def _refuse_a_json_document(data: bytes, path: str | Path, line: int) -> None:
+    """A line that fails to parse in a file that is one JSON document spread over lines: say so."""
+    try:
+        whole = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return
+    kind = "an array" if isinstance(whole, list) else "an object" if isinstance(whole, dict) else "a value"
+    raise BadInput(f"expected one JSON object per line (JSON Lines), but the file is one JSON document "
+                   f"({kind} over several lines)", source=path, record=f"line {line}")
 
 
 def read_csv(

@@ -1,23 +1,41 @@
-"""Terminal rendering with rich: tables and progress bars, written to stderr or stdout."""
+"""Terminal rendering with rich: tables and progress bars.
+
+rich is imported on first use (``console``, ``err_console`` and the functions), so importing this
+module costs nothing at start-up.
+
+- :func:`print_table` prints a table whole: on a terminal as a rich table; when stdout is a pipe or
+  a file, as plain aligned lines at their natural width (never truncated, never hard-wrapped, no
+  box characters), so the output can be copied, grepped and diffed.
+- :func:`progress` draws a bar on stderr only when stderr is a terminal; otherwise it prints
+  nothing at all (not even a blank line).
+"""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Sequence
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-from rich.table import Table
+if TYPE_CHECKING:  # pragma: no cover
+    from rich.console import Console
+    from rich.progress import Progress
+    from rich.table import Table
 
-console = Console()
-err_console = Console(stderr=True)
+
+@cache
+def _console(stderr: bool) -> Console:
+    from rich.console import Console
+
+    return Console(stderr=stderr)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "console":
+        return _console(False)
+    if name == "err_console":
+        return _console(True)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def fmt(value: Any, digits: int = 4) -> str:
@@ -32,6 +50,9 @@ def fmt(value: Any, digits: int = 4) -> str:
 
 
 def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], *, digits: int = 4) -> Table:
+    """A rich table (first column left-aligned, the others right-aligned); cells go through :func:`fmt`."""
+    from rich.table import Table
+
     t = Table(title=title, title_justify="left")
     for i, col in enumerate(columns):
         t.add_column(col, justify="left" if i == 0 else "right")
@@ -40,15 +61,62 @@ def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], *, 
     return t
 
 
+def plain_table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any]], *, digits: int = 4) -> str:
+    """The table as plain text: a title line, then aligned columns separated by two spaces."""
+    cells = [[str(c) for c in columns]] + [[fmt(v, digits) for v in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(columns))]
+    lines = [title] if title else []
+    for r in cells:
+        parts = [r[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(r[1:], widths[1:], strict=True)]
+        lines.append("  ".join(parts).rstrip())
+    return "\n".join(lines)
+
+
+def print_table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any]], *,
+                digits: int = 4, err: bool = False) -> None:
+    """Print a table whole: rich on a terminal, :func:`plain_table` lines when piped (see module doc)."""
+    rows = list(rows)
+    stream = sys.stderr if err else sys.stdout
+    if stream.isatty():
+        _console(err).print(table(title or "", columns, rows, digits=digits))
+    else:
+        stream.write(plain_table(title, columns, rows, digits=digits) + "\n")
+        stream.flush()
+
+
+def print_line(text: str, *, err: bool = False) -> None:
+    """One plain line (never wrapped, no markup), on stdout or stderr."""
+    stream = sys.stderr if err else sys.stdout
+    stream.write(text + "\n")
+    stream.flush()
+
+
+def note(text: str) -> None:
+    """A status line on stderr (``running S09``), shown only when stderr is a terminal."""
+    err = _console(True)
+    if err.is_terminal:
+        err.print(f"[dim]{text}[/dim]")
+
+
 def progress(*, transient: bool = True, disable: bool = False) -> Progress:
-    """A progress bar on stderr (so it never mixes with JSON on stdout)."""
+    """A progress bar on stderr (never mixed with stdout), shown only when stderr is a terminal."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    err = _console(True)
     return Progress(
         TextColumn("[progress.description]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         TimeRemainingColumn(),
-        console=err_console,
+        console=err,
         transient=transient,
-        disable=disable,
+        disable=disable or not err.is_terminal,
     )

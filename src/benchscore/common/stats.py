@@ -6,11 +6,12 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from scipy.special import ndtr
 
 
 def phi(z):
-    """Standard normal CDF, Phi(z) = P(Z <= z); works on floats and numpy arrays."""
+    """Standard normal CDF, Phi(z) = P(Z <= z), by ``scipy.special.ndtr`` (imported on first use)."""
+    from scipy.special import ndtr
+
     return ndtr(z)
 
 

@@ -12,9 +12,10 @@ from typing import Any
 import click
 
 from benchscore.common.atomic import atomic_write_bytes, dumps_json
+from benchscore.common.cli import Command
 from benchscore.common.errors import BadInput, ExitCode
 from benchscore.common.provenance import provenance
-from benchscore.common.report import console, err_console, table
+from benchscore.common.report import console, note, table
 
 from .accept.evidence import ScenarioResult
 from .accept.matrix import AcceptanceMatrix, junit_check, render_markdown
@@ -99,7 +100,7 @@ def _print(which: str, outcome: AcceptOutcome) -> None:
         console.print(f"[yellow]not live[/yellow] {line}")
 
 
-@click.command("accept")
+@click.command("accept", cls=Command)
 @click.argument("scenario", type=click.Choice([*SCENARIOS, "all"], case_sensitive=False))
 @click.option("--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="JSON file (the matrix for 'all', with a Markdown twin beside it; S07/S08 also write "
@@ -132,7 +133,7 @@ def accept(scenario: str, output: Path | None, store: str | None, redis_url: str
         junit_check(junit)  # a malformed report is refused before minutes of scenarios run
     opts = AcceptOptions(store=store, redis_url=redis_url, blob_root=blob_root, base_url=base_url,
                          api_key_env=api_key_env, junit=junit, quick=quick, tpm=tpm, sdist=sdist)
-    outcome = run_acceptance(which, opts, on_step=lambda s: err_console.print(f"[dim]running {s}[/dim]"))
+    outcome = run_acceptance(which, opts, on_step=lambda s: note(f"running {s}"))
     if output is not None:
         _write_outputs(which, outcome, opts, output)
     _print(which, outcome)

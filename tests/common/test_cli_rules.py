@@ -1,0 +1,141 @@
+"""The shared command rules in benchscore.common: path guard, interrupted runs, plain tables, JSONL message."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from benchscore.common.atomic import atomic_write_json, replaced_directory
+from benchscore.common.cli import group, refuse_overwriting_inputs
+from benchscore.common.errors import BadInput
+from benchscore.common.guard import inputs_guard
+from benchscore.common.readers import read_json, read_jsonl
+from benchscore.common.report import plain_table, print_table, progress
+
+
+def test_a_file_read_inside_a_command_cannot_be_replaced(tmp_path):
+    src = tmp_path / "in.json"
+    src.write_text('{"a": 1}')
+    with inputs_guard():
+        read_json(src)
+        with pytest.raises(BadInput, match="also an input"):
+            atomic_write_json(src, {"a": 2})
+        atomic_write_json(tmp_path / "other.json", {"a": 2})
+    assert src.read_text() == '{"a": 1}'
+    atomic_write_json(src, {"a": 3})  # outside a command nothing is recorded
+
+
+def test_a_declared_output_may_be_read_before_it_is_written(tmp_path):
+    out = tmp_path / "out.json"
+    out.write_text('{"a": 1}')
+    with inputs_guard([out]):
+        read_json(out)  # e.g. to compare with what is about to be written
+        atomic_write_json(out, {"a": 2})
+
+
+def test_refuse_overwriting_inputs(tmp_path):
+    f = tmp_path / "data" / "in.json"
+    f.parent.mkdir()
+    f.write_text("{}")
+    with pytest.raises(BadInput, match="also an input"):
+        refuse_overwriting_inputs([f], [("--output", tmp_path / "data" / ".." / "data" / "in.json")])
+    with pytest.raises(BadInput, match="lies in the input folder"):
+        refuse_overwriting_inputs([f.parent], [("--output", f.parent / "new.json")])
+    with pytest.raises(BadInput, match="lies in the input folder"):
+        refuse_overwriting_inputs([f.parent], [("--output-dir", f.parent)])
+    refuse_overwriting_inputs([f], [("--output", f.parent / "beside.json")])  # beside an input file is fine
+    link = tmp_path / "link.json"
+    link.symlink_to(f)
+    with pytest.raises(BadInput, match="also an input"):
+        refuse_overwriting_inputs([f], [("--output", link)])
+
+
+def test_replaced_directory_restores_the_old_folder_on_error(tmp_path):
+    target = tmp_path / "demo-out"
+    target.mkdir()
+    (target / "old.txt").write_text("old")
+    with pytest.raises(KeyboardInterrupt), replaced_directory(target) as d:
+        (d / "new.txt").write_text("new")
+        raise KeyboardInterrupt
+    assert sorted(p.name for p in target.iterdir()) == ["old.txt"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["demo-out"]
+    with replaced_directory(target) as d:
+        (d / "new.txt").write_text("new")
+    assert sorted(p.name for p in target.iterdir()) == ["new.txt"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["demo-out"]
+
+
+@group("t")
+def _t() -> None:
+    """test group"""
+
+
+@_t.command()
+@click.option("--n", type=int, required=True)
+def ctrl_c(n: int) -> None:
+    raise KeyboardInterrupt
+
+
+@_t.command()
+@click.option("--input", "input_", type=click.Path(dir_okay=False, path_type=Path), required=True)
+def needs_file(input_: Path) -> None:
+    click.echo("ran")
+
+
+@pytest.mark.parametrize("args, code, fragment", [
+    (["ctrl-c", "--n", "1"], 130, "interrupted (Ctrl-C); nothing was written"),
+    (["ctrl-c", "--n", "x"], 2, "'x' is not a valid integer"),
+    (["ctrl-c"], 2, "Missing option '--n'"),
+    (["nope"], 2, "No such command 'nope'"),
+])
+def test_errors_are_one_line_with_their_exit_code(args, code, fragment):
+    result = CliRunner().invoke(_t, args)
+    assert result.exit_code == code
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and fragment in lines[0], result.stderr
+
+
+def test_a_folder_where_a_file_is_expected_is_one_line(tmp_path):
+    result = CliRunner().invoke(_t, ["needs-file", "--input", str(tmp_path)])
+    assert result.exit_code == 2
+    assert len(result.stderr.splitlines()) == 1 and "is a directory" in result.stderr
+
+
+def test_plain_table_is_aligned_and_never_wrapped():
+    long = "x" * 300
+    text = plain_table("title", ["check", "passed", "reason"], [("S07", False, long), ("S08", True, None)])
+    lines = text.splitlines()
+    assert lines[0] == "title"
+    assert lines[2].split()[:2] == ["S07", "no"] and lines[2].endswith(long)
+    assert lines[3].split() == ["S08", "yes", "-"]
+
+
+def test_print_table_writes_plain_lines_when_piped(monkeypatch):
+    buf = io.StringIO()
+    monkeypatch.setattr("sys.stdout", buf)
+    print_table("t", ["a", "b"], [("r", 1.5)])
+    assert buf.getvalue() == "t\na       b\nr  1.5000\n"
+
+
+def test_progress_is_silent_when_stderr_is_not_a_terminal(capsys):
+    with progress() as bar:
+        task = bar.add_task("work", total=2)
+        bar.advance(task, 2)
+    assert capsys.readouterr().err == ""
+
+
+def test_a_json_document_given_as_jsonl_says_so(tmp_path):
+    f = tmp_path / "r.jsonl"
+    f.write_text('{\n  "case_id": "a",\n  "repetition": 1\n}\n')
+    with pytest.raises(BadInput, match="expected one JSON object per line"):
+        read_jsonl(f)
+    f.write_text('[\n{"a": 1},\n{"a": 2}\n]\n')
+    with pytest.raises(BadInput, match="expected one JSON object per line.*an array"):
+        read_jsonl(f)
+    f.write_text('{"a": 1}\n{"a": \n')
+    with pytest.raises(BadInput, match="malformed JSON"):  # a broken line stays a broken line
+        read_jsonl(f)
