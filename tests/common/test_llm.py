@@ -165,3 +165,33 @@ def test_endpoint_has_no_credentials():
     client = LLMClient("https://user:secret@example.invalid/v1?key=abc")
     assert client.endpoint == "https://example.invalid/v1"
     assert client.base_url == "https://user:secret@example.invalid/v1?key=abc"
+
+
+def test_minute_budget_waits_for_the_next_window_and_reconciles():
+    from benchscore.common.llm import MinuteBudget
+
+    now = [59.0]
+    slept = []
+
+    def sleep(s):
+        slept.append(s)
+        now[0] += s
+
+    budget = MinuteBudget(100, clock=lambda: now[0], sleep=sleep)
+    first = budget.reserve(80)
+    assert first == (0, 80)
+    second = budget.reserve(30)  # 110 > 100: waits 1 s for minute 1
+    assert second == (1, 30) and slept == [1.0]
+    budget.reconcile(first, 55)
+    assert budget.windows == {0: 55, 1: 30}
+    assert budget.reserve(500) == (2, 100)  # capped at one minute's budget, in the next free minute
+
+
+def test_minute_budget_reads_the_clock_under_its_lock():
+    """A reservation lands in the minute the clock says while the lock is held (issue 9, item 4's twin)."""
+    from benchscore.common.llm import MinuteBudget
+
+    ticks = iter([59.999, 60.5, 60.6, 60.7])
+    budget = MinuteBudget(3000, clock=lambda: next(ticks), sleep=lambda s: None)
+    assert budget.reserve(3000) == (0, 3000)
+    assert budget.reserve(10) == (1, 10)

@@ -38,6 +38,7 @@ from .backoff import backoff_delay
 
 __all__ = [
     "CallFailed",
+    "MinuteBudget",
     "CallRecord",
     "ChatResult",
     "LLMClient",
@@ -55,6 +56,42 @@ class TokenBudget(Protocol):
     def reserve(self, tokens: int) -> Any: ...
 
     def reconcile(self, reservation: Any, actual_tokens: int) -> None: ...
+
+
+class MinuteBudget:
+    """An in-process tokens-per-minute budget (threads of one process; the swarm's ``TPMBudget`` is the
+    cross-process one). Windows are wall-clock minutes ``floor(t / 60)``; :meth:`reserve` takes the
+    tokens from the current window, or sleeps until a window has room; :meth:`reconcile` replaces the
+    reservation by the tokens the call really used. The clock is read under the lock.
+    ``windows`` maps each minute to its tokens, for the run's report.
+    """
+
+    def __init__(self, tpm: int, *, clock: Callable[[], float] = time.time,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        if tpm < 1:
+            raise ValueError(f"tpm must be >= 1, got {tpm}")
+        self.tpm = tpm
+        self._clock, self._sleep = clock, sleep
+        self._lock = threading.Lock()
+        self.windows: dict[int, int] = {}
+
+    def reserve(self, tokens: int) -> tuple[int, int]:
+        """Reserve ``tokens`` (at most ``tpm``) in the current or a later minute; returns (minute, tokens)."""
+        tokens = min(int(tokens), self.tpm)  # a call larger than a minute's budget gets a whole minute
+        while True:
+            with self._lock:
+                now = self._clock()
+                minute = int(now // 60)
+                if self.windows.get(minute, 0) + tokens <= self.tpm:
+                    self.windows[minute] = self.windows.get(minute, 0) + tokens
+                    return minute, tokens
+                wait = (minute + 1) * 60 - now
+            self._sleep(max(wait, 0.001))
+
+    def reconcile(self, reservation: tuple[int, int], actual_tokens: int) -> None:
+        minute, reserved = reservation
+        with self._lock:
+            self.windows[minute] = self.windows.get(minute, 0) - reserved + int(actual_tokens)
 
 
 class CallRecord(BaseModel):
