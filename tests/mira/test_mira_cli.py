@@ -203,6 +203,52 @@ def test_bad_contract(tmp_path: Path, contract: dict, message: str) -> None:
     assert not (tmp_path / "out.json").exists()
 
 
+def _weights_contract(weights: list[float]) -> dict:
+    crit = [{"id": f"c{i}", "weight": w, "scorer": "deterministic"} for i, w in enumerate(weights)]
+    return {"benchmark_id": "w", "contract_version": "1", "cases": [
+        {"case_id": "T", "intent": "i", "difficulty": "d", "prompt": "p", "scoring_class": "automated_scored",
+         "criteria": crit, "t_soft_s": 10}]}
+
+
+def test_three_equal_thirds_are_accepted_and_a_full_success_is_exactly_one(tmp_path: Path) -> None:
+    """Issue 9 item 9: weights 0.3333333333333333 x 3 (decimal sum 0.9999999999999999) are within 1e-9 of 1;
+    a repetition satisfying every criterion scores raw_success exactly 1.0, and so do its case and the overall."""
+    c = write_json(tmp_path / "c.json", _weights_contract([0.3333333333333333] * 3))
+    rep = {"case_id": "T", "execution_mode": "adapted", "terminal_state": "completed", "elapsed_s": 5}
+    r = write_jsonl(tmp_path / "r.jsonl", [
+        {**rep, "repetition": 1, "deterministic_results": {"c0": True, "c1": True, "c2": True}},
+        {**rep, "repetition": 2, "deterministic_results": {"c0": True, "c1": True, "c2": True}},
+        {**rep, "repetition": 3, "deterministic_results": {"c0": True, "c1": True, "c2": False}},
+    ])
+    res = run("score", "--contract", c, "--repetitions", r, "--output", tmp_path / "o.json", "--quiet")
+    assert res.exit_code == 0, res.stderr
+    out = orjson.loads((tmp_path / "o.json").read_bytes())
+    reps = {x["id"]: x for x in out["repetitions"]}
+    assert reps["T#1"]["raw_success"] == 1.0 and reps["T#1"]["official_task_success"] == 1.0
+    assert reps["T#1"]["status"] == "pass" and "raw_success 1.0;" in reps["T#1"]["derivation"]
+    assert reps["T#3"]["raw_success"] == 0.6666666666666666 and reps["T#3"]["status"] == "partial"
+    assert out["cases"][0]["metrics"]["task_success"]["value"] == (1.0 + 1.0 + 0.6666666666666666) / 3
+
+
+@pytest.mark.parametrize(("weights", "decimal_sum"), [
+    ([0.5, 0.4], "0.9"),
+    ([0.333333] * 3, "0.999999"),
+    ([0.7, 0.2, 0.1000001], "1.0000001"),
+    ([0.5, 0.500000002], "1.000000002"),
+])
+def test_weights_not_summing_to_one_quote_the_decimal_sum(tmp_path: Path, weights, decimal_sum) -> None:
+    c = write_json(tmp_path / "c.json", _weights_contract(weights))
+    r = write_jsonl(tmp_path / "r.jsonl", [{"case_id": "T", "repetition": 1, "execution_mode": "adapted",
+                                            "terminal_state": "failed"}])
+    res = run("score", "--contract", c, "--repetitions", r, "--output", tmp_path / "o.json")
+    assert res.exit_code == 2
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1, res.stderr
+    assert lines[0] == (f"error: {c}: cases[0] (T): field '(root)': Value error, criterion weights sum to {decimal_sum} "
+                        "(the decimal sum of the weights as written); expected 1 within 1e-9")
+    assert not (tmp_path / "o.json").exists()
+
+
 def test_bad_deviations(tmp_path: Path) -> None:
     d = write_json(tmp_path / "d.json", {"deviations": [{"id": "x", "text": "a"}, {"id": "x", "text": "b"}]})
     args = _score_args(tmp_path)
