@@ -61,7 +61,7 @@ def test_seed_formal_run_51_adapted_repetitions_are_all_valid_comparable(tmp_pat
     assert run("score", "--contract", c, "--repetitions", r, "--output", tmp_path / "o.json", "--quiet").exit_code == 0
     out = orjson.loads((tmp_path / "o.json").read_bytes())
     assert out["status"] == "complete"
-    assert out["overall"]["valid_comparable_count"]["value"] == 51
+    assert out["overall"]["valid_comparable_repetition_count"]["value"] == 51
     assert out["overall"]["task_success"]["value"] == 1.0  # adapted is not automatically penalised
     assert out["overall"]["stable_at_3"]["value"] == 100.0
 
@@ -89,15 +89,16 @@ def test_every_number_has_a_derivation(tmp_path: Path) -> None:
         assert all(reason in out["exclusion_reasons"] for reason in d["excluded"].values())
     # a case names the repetitions its metrics used and why the others were left out, once
     adv1 = next(c for c in out["cases"] if c["case_id"] == "ADV-01")
-    assert adv1["derivation"] == {"used": ["ADV-01#1", "ADV-01#2", "ADV-01#3"], "excluded": {"ADV-01#4": "noncanonical"}}
+    left_out = {"ADV-01#4": "noncanonical", "ADV-01#5": "beyond_planned"}
+    assert adv1["derivation"] == {"used": ["ADV-01#1", "ADV-01#2", "ADV-01#3"], "excluded": left_out}
     assert adv1["metrics"]["reliability"]["derivation"] == {"formula": "reliability"}
     d = effective_derivation(adv1["derivation"], adv1["metrics"]["reliability"]["derivation"])
     assert d["used"] == ["ADV-01#1", "ADV-01#2", "ADV-01#3"]
-    assert d["excluded"] == {"ADV-01#4": "noncanonical"}
+    assert d["excluded"] == left_out
     # Pass@1 narrows the case's repetitions to the first; the others are left out as not_first
     d = effective_derivation(adv1["derivation"], adv1["metrics"]["pass_at_1"]["derivation"])
     assert d["used"] == ["ADV-01#1"]
-    assert d["excluded"] == {"ADV-01#2": "not_first", "ADV-01#3": "not_first", "ADV-01#4": "noncanonical"}
+    assert d["excluded"] == {"ADV-01#2": "not_first", "ADV-01#3": "not_first", **left_out}
     adv3 = next(c for c in out["cases"] if c["case_id"] == "ADV-03")
     assert effective_derivation(adv3["derivation"], adv3["metrics"]["task_success"]["derivation"])["excluded"] == {
         "ADV-03#3": "invalid"}
@@ -385,3 +386,22 @@ def test_calibrate_uses_the_contracts_own_policy(tmp_path: Path) -> None:
     c3 = orjson.loads((tmp_path / "c3.json").read_bytes())
     assert c3["calibration_policy"]["min_observations"] == 5
     assert {x["case_id"]: x["t_soft_s"] for x in c3["cases"]}["ADV-01"] == 99.0
+
+
+def test_importing_the_cli_is_cheap_and_formats_stay_available() -> None:
+    """Issue 10 item 7: `import benchscore.mira.cli` loads no pydantic, numpy, rich or orjson (the commands
+    import what they need); `benchscore.mira` is lazy too; FORMATS still serves `benchscore schema`."""
+    code = (
+        "import sys, benchscore.mira.cli as c, benchscore.mira as m\n"
+        "heavy = sorted(n for n in ('pydantic', 'numpy', 'rich', 'orjson', 'httpx', 'scipy') if n in sys.modules)\n"
+        "loaded = sorted(n for n in sys.modules if n.startswith('benchscore.mira.') and n != 'benchscore.mira.cli')\n"
+        "print(heavy, loaded)\n"
+        "assert m.score is not None and c.FORMATS['mira-score'].__name__ == 'ScoreOutput'\n"
+        "assert 'pydantic' in sys.modules\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[] []"
+    from benchscore import mira
+
+    assert sorted(mira.__all__) == sorted(name for name in mira.__all__ if getattr(mira, name) is not None)

@@ -443,7 +443,11 @@ class CaseResult(Format):
     scoring_class: ScoringClass
     status: Literal["formal", "incomplete"]
     planned_repetitions: int
-    valid_comparable_count: int
+    valid_comparable_repetition_count: int = Field(
+        description="Valid comparable repetitions counted toward the plan (the first planned_repetitions by "
+        "repetition index): the denominator of Reliability.")
+    beyond_planned_count: int = Field(
+        description="Valid comparable repetitions beyond the plan: published, never counted.")
     missing: str | None
     definition: Case
     t_hard_s: float | None
@@ -458,7 +462,7 @@ class MissingCase(Format):
     case_id: str
     scoring_class: ScoringClass
     planned_repetitions: int
-    valid_comparable_count: int
+    valid_comparable_repetition_count: int
     missing: str
 
 
@@ -497,9 +501,12 @@ class PublicRepetition(Format):
     repetition: int
     execution_mode: ExecutionMode
     comparability: str
+    used: bool = Field(description="Counted by its case's results (one of the first planned valid comparable).")
     status: str | None
     timing_credit: float | None
     official_task_success: float | None
+    untimed_task_success: float | None
+    needed_task_solving_help: bool
 
 
 class PublicCase(Format):
@@ -514,7 +521,8 @@ class PublicCase(Format):
     criteria: list[PublicCriterion]
     status: Literal["formal", "incomplete"]
     planned_repetitions: int
-    valid_comparable_count: int
+    valid_comparable_repetition_count: int
+    beyond_planned_count: int
     results: dict[str, float | int | bool | None]
     repetitions: list[PublicRepetition]
 

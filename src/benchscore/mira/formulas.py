@@ -208,13 +208,17 @@ def mean_task_success(values: Sequence[float]) -> float:
     return math.fsum(values) / len(values)
 
 
-def reliability(on_time_pass_count: int, valid_comparable_count: int) -> float:
-    """``Reliability = on_time_pass_count / valid_comparable_repetition_count x 100`` (seed "Reliability")."""
-    if valid_comparable_count <= 0:
+def reliability(on_time_pass_count: int, valid_comparable_repetition_count: int) -> float:
+    """``Reliability = on_time_pass_count / valid_comparable_repetition_count x 100`` (seed "Reliability").
+
+    ``valid_comparable_repetition_count`` counts the repetitions the case result uses (the first
+    planned ones); valid comparable repetitions beyond the plan are not in it.
+    """
+    if valid_comparable_repetition_count <= 0:
         raise ValueError("Reliability needs at least one valid comparable repetition")
-    if not 0 <= on_time_pass_count <= valid_comparable_count:
-        raise ValueError("on_time_pass_count must be between 0 and valid_comparable_count")
-    return on_time_pass_count / valid_comparable_count * 100
+    if not 0 <= on_time_pass_count <= valid_comparable_repetition_count:
+        raise ValueError("on_time_pass_count must be between 0 and valid_comparable_repetition_count")
+    return on_time_pass_count / valid_comparable_repetition_count * 100
 
 
 def pass_at_1(statuses: Sequence[str]) -> bool:
