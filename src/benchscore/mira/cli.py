@@ -49,14 +49,17 @@ def __getattr__(name: str) -> Any:
 
 METHOD = {
     "judge": "one fresh conversation per (repetition, judge criterion) packet holding only the frozen question, "
-    "the user-visible prompt and that repetition's own evidence; verdicts are exactly pass or fail, anything "
-    "else is judge_failed; the judge never decides terminal state, timing, tool call/approval/resume, "
-    "hard-fail, side effects or deterministic criteria",
+    "the user-visible prompt and that repetition's own evidence, asking for exactly one word; an answer is a "
+    "verdict only when it is exactly pass or fail once surrounding whitespace and one trailing period are "
+    "stripped, anything else is judge_failed; the judge never decides terminal state, timing, tool "
+    "call/approval/resume, hard-fail, side effects or deterministic criteria",
     "timing": "T_hard = 2 x T_soft; timing_credit 1.00 <= T_soft, 0.85 in (T_soft, 1.25 T_soft], 0.70 in "
     "(1.25 T_soft, 1.5 T_soft], 0.50 in (1.5 T_soft, T_hard], 0.00 > T_hard; post-cutoff completions stay 0",
     "comparability": "canonical and adapted repetitions are valid comparable and enter formal denominators; "
     "noncanonical is diagnostic; invalid is infrastructure, never attributed to Mira; a case is formal only "
-    "with its planned valid comparable repetitions (the first N by repetition index)",
+    "with its planned valid comparable repetitions (the first N by repetition index): "
+    "valid_comparable_repetition_count counts those, beyond_planned_count the valid comparable ones beyond "
+    "the plan, which no metric uses",
     "aggregation": "overall metrics pool the used repetitions of every automated_scored case and are null "
     "unless every such case is formal; diagnostic_untimed cases are aggregated apart",
 }
