@@ -104,8 +104,7 @@ def parse_answer(text: str) -> str | None:
 
     ``" pass\n"`` and ``"fail."`` are verdicts; ``"Pass"``, ``"pass.."``, ``"pass, mostly"`` are not.
     """
-    word = text.strip()
-    word = word.removesuffix(".")
+    word = text.strip().removesuffix(".")
     return word if word in ("pass", "fail") else None
 
 
