@@ -320,3 +320,15 @@ def test_the_judge_asks_for_one_word_with_a_small_token_cap(tmp_path: Path) -> N
     assert {v["answer"] for v in out["verdicts"]} == {"fail."}  # the raw answer is kept
     assert out["provenance"]["answer_rule"].startswith("exactly 'pass' or 'fail'")
     assert out["provenance"]["max_tokens"] == MAX_TOKENS
+
+
+def test_a_call_past_the_timeout_is_judge_failed(tmp_path: Path) -> None:
+    _, _, packets = _setup(tmp_path)
+    with OpenAITestServer(models=["m"], responder=lambda model, msgs: "pass") as srv:
+        srv.delay_next(1, seconds=1.0)
+        res = run("judge", "--packets", packets, "--base-url", srv.base_url, "--model", "m", "--max-retries", "0",
+                  "--timeout", "0.2", "--output", tmp_path / "v.json")
+    assert res.exit_code == 1, res.output
+    out = orjson.loads((tmp_path / "v.json").read_bytes())
+    assert [v["verdict"] for v in out["verdicts"]] == ["judge_failed", "pass", "pass"]
+    assert out["verdicts"][0]["reason"].startswith("judge call failed") and "timeout" in out["verdicts"][0]["reason"]

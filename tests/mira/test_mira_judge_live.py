@@ -30,7 +30,8 @@ def test_mira_judge_on_the_demo_packets_against_the_live_model(live_gateway, tmp
     index = orjson.loads((packets / "index.json").read_bytes())
     assert index["packets"], "the demo has judge criteria"
 
-    res = run("judge", "--packets", packets, "--base-url", base_url, "--model", model, "--output", tmp_path / "v.json")
+    res = run("judge", "--packets", packets, "--base-url", base_url, "--model", model, "--timeout", "120",
+              "--output", tmp_path / "v.json")
     assert res.exit_code in (0, 1), res.output
     out = orjson.loads((tmp_path / "v.json").read_bytes())
     verdicts = out["verdicts"]

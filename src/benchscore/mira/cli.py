@@ -294,10 +294,12 @@ def read_packets(folder: Path) -> tuple[list[F.JudgePacket], str]:
               help="Environment variable holding the API key (never written anywhere).")
 @click.option("--max-retries", default=4, show_default=True, type=click.IntRange(0, 20),
               help="Retries per call on 429/5xx/timeouts (backoff honours retry-after).")
+@click.option("--timeout", default=30.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
+              help="Seconds to wait for one answer (a small model on a busy CPU can need tens of seconds).")
 @click.option("--output", required=True, type=_file, help="Verdicts JSON to write.")
 @_quiet
-def judge(packets_dir: Path, base_url: str, model: str, api_key_env: str, max_retries: int, output: Path,
-          quiet: bool) -> None:
+def judge(packets_dir: Path, base_url: str, model: str, api_key_env: str, max_retries: int, timeout: float,
+          output: Path, quiet: bool) -> None:
     """Judge every packet in a fresh conversation; answers other than pass/fail are judge_failed.
 
     The model is asked for exactly one word (at most 4 tokens); `pass` or `fail`, after stripping
@@ -314,7 +316,7 @@ def judge(packets_dir: Path, base_url: str, model: str, api_key_env: str, max_re
 
     packets, contract_sha256 = read_packets(packets_dir)
     try:
-        client = LLMClient(base_url, os.environ.get(api_key_env) or None, max_retries=max_retries)
+        client = LLMClient(base_url, os.environ.get(api_key_env) or None, max_retries=max_retries, timeout=timeout)
     except ValueError as exc:
         raise BadInput(str(exc), field="--base-url") from None
     try:
