@@ -89,14 +89,14 @@ SPECS: dict[str, Spec] = {
         ["--contract", "{contract}", "--observations", "{obs}", "--output", "{out}/c.json"],
         {"contract": MIRA / "contract.json", "obs": MIRA / "observations.jsonl"}, fifo="contract"),
     "mira judge-packets": Spec(
-        ["--contract", "{contract}", "--repetitions", "{reps}", "--out", "{out}/packets"],
-        {"contract": MIRA / "contract.json", "reps": MIRA / "repetitions_unjudged.jsonl"}, output="--out",
+        ["--contract", "{contract}", "--repetitions", "{reps}", "--output-dir", "{out}/packets"],
+        {"contract": MIRA / "contract.json", "reps": MIRA / "repetitions_unjudged.jsonl"}, output="--output-dir",
         fifo="contract"),
     "mira judge": Spec(
         ["--packets", "{out}/../packets", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--output",
          "{out}/v.json"],
         {"contract": MIRA / "contract.json", "reps": MIRA / "repetitions_unjudged.jsonl"},
-        setup=[["mira", "judge-packets", "--contract", "{contract}", "--repetitions", "{reps}", "--out",
+        setup=[["mira", "judge-packets", "--contract", "{contract}", "--repetitions", "{reps}", "--output-dir",
                 "{out}/../packets"]],
         no_sigint="its input is a folder of packets (covered by the packets' FIFO in judge-packets)"),
     "mira project": Spec(["--score", "{score}", "--output", "{out}/p.json"],

@@ -61,7 +61,7 @@ def test_seed_formal_run_51_adapted_repetitions_are_all_valid_comparable(tmp_pat
     assert run("score", "--contract", c, "--repetitions", r, "--output", tmp_path / "o.json", "--quiet").exit_code == 0
     out = orjson.loads((tmp_path / "o.json").read_bytes())
     assert out["status"] == "complete"
-    assert out["overall"]["valid_comparable_count"]["value"] == 51
+    assert out["overall"]["valid_comparable_repetition_count"]["value"] == 51
     assert out["overall"]["task_success"]["value"] == 1.0  # adapted is not automatically penalised
     assert out["overall"]["stable_at_3"]["value"] == 100.0
 
@@ -89,15 +89,16 @@ def test_every_number_has_a_derivation(tmp_path: Path) -> None:
         assert all(reason in out["exclusion_reasons"] for reason in d["excluded"].values())
     # a case names the repetitions its metrics used and why the others were left out, once
     adv1 = next(c for c in out["cases"] if c["case_id"] == "ADV-01")
-    assert adv1["derivation"] == {"used": ["ADV-01#1", "ADV-01#2", "ADV-01#3"], "excluded": {"ADV-01#4": "noncanonical"}}
+    left_out = {"ADV-01#4": "noncanonical", "ADV-01#5": "beyond_planned"}
+    assert adv1["derivation"] == {"used": ["ADV-01#1", "ADV-01#2", "ADV-01#3"], "excluded": left_out}
     assert adv1["metrics"]["reliability"]["derivation"] == {"formula": "reliability"}
     d = effective_derivation(adv1["derivation"], adv1["metrics"]["reliability"]["derivation"])
     assert d["used"] == ["ADV-01#1", "ADV-01#2", "ADV-01#3"]
-    assert d["excluded"] == {"ADV-01#4": "noncanonical"}
+    assert d["excluded"] == left_out
     # Pass@1 narrows the case's repetitions to the first; the others are left out as not_first
     d = effective_derivation(adv1["derivation"], adv1["metrics"]["pass_at_1"]["derivation"])
     assert d["used"] == ["ADV-01#1"]
-    assert d["excluded"] == {"ADV-01#2": "not_first", "ADV-01#3": "not_first", "ADV-01#4": "noncanonical"}
+    assert d["excluded"] == {"ADV-01#2": "not_first", "ADV-01#3": "not_first", **left_out}
     adv3 = next(c for c in out["cases"] if c["case_id"] == "ADV-03")
     assert effective_derivation(adv3["derivation"], adv3["metrics"]["task_success"]["derivation"])["excluded"] == {
         "ADV-03#3": "invalid"}
@@ -201,6 +202,52 @@ def test_bad_contract(tmp_path: Path, contract: dict, message: str) -> None:
     assert res.exit_code == 2
     assert len(res.stderr.strip().splitlines()) == 1 and message in res.stderr, res.stderr
     assert not (tmp_path / "out.json").exists()
+
+
+def _weights_contract(weights: list[float]) -> dict:
+    crit = [{"id": f"c{i}", "weight": w, "scorer": "deterministic"} for i, w in enumerate(weights)]
+    return {"benchmark_id": "w", "contract_version": "1", "cases": [
+        {"case_id": "T", "intent": "i", "difficulty": "d", "prompt": "p", "scoring_class": "automated_scored",
+         "criteria": crit, "t_soft_s": 10}]}
+
+
+def test_three_equal_thirds_are_accepted_and_a_full_success_is_exactly_one(tmp_path: Path) -> None:
+    """Issue 9 item 9: weights 0.3333333333333333 x 3 (decimal sum 0.9999999999999999) are within 1e-9 of 1;
+    a repetition satisfying every criterion scores raw_success exactly 1.0, and so do its case and the overall."""
+    c = write_json(tmp_path / "c.json", _weights_contract([0.3333333333333333] * 3))
+    rep = {"case_id": "T", "execution_mode": "adapted", "terminal_state": "completed", "elapsed_s": 5}
+    r = write_jsonl(tmp_path / "r.jsonl", [
+        {**rep, "repetition": 1, "deterministic_results": {"c0": True, "c1": True, "c2": True}},
+        {**rep, "repetition": 2, "deterministic_results": {"c0": True, "c1": True, "c2": True}},
+        {**rep, "repetition": 3, "deterministic_results": {"c0": True, "c1": True, "c2": False}},
+    ])
+    res = run("score", "--contract", c, "--repetitions", r, "--output", tmp_path / "o.json", "--quiet")
+    assert res.exit_code == 0, res.stderr
+    out = orjson.loads((tmp_path / "o.json").read_bytes())
+    reps = {x["id"]: x for x in out["repetitions"]}
+    assert reps["T#1"]["raw_success"] == 1.0 and reps["T#1"]["official_task_success"] == 1.0
+    assert reps["T#1"]["status"] == "pass" and "raw_success 1.0;" in reps["T#1"]["derivation"]
+    assert reps["T#3"]["raw_success"] == 0.6666666666666666 and reps["T#3"]["status"] == "partial"
+    assert out["cases"][0]["metrics"]["task_success"]["value"] == (1.0 + 1.0 + 0.6666666666666666) / 3
+
+
+@pytest.mark.parametrize(("weights", "decimal_sum"), [
+    ([0.5, 0.4], "0.9"),
+    ([0.333333] * 3, "0.999999"),
+    ([0.7, 0.2, 0.1000001], "1.0000001"),
+    ([0.5, 0.500000002], "1.000000002"),
+])
+def test_weights_not_summing_to_one_quote_the_decimal_sum(tmp_path: Path, weights, decimal_sum) -> None:
+    c = write_json(tmp_path / "c.json", _weights_contract(weights))
+    r = write_jsonl(tmp_path / "r.jsonl", [{"case_id": "T", "repetition": 1, "execution_mode": "adapted",
+                                            "terminal_state": "failed"}])
+    res = run("score", "--contract", c, "--repetitions", r, "--output", tmp_path / "o.json")
+    assert res.exit_code == 2
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1, res.stderr
+    assert lines[0] == (f"error: {c}: cases[0] (T): field '(root)': Value error, criterion weights sum to {decimal_sum} "
+                        "(the decimal sum of the weights as written); expected 1 within 1e-9")
+    assert not (tmp_path / "o.json").exists()
 
 
 def test_bad_deviations(tmp_path: Path) -> None:
@@ -339,3 +386,22 @@ def test_calibrate_uses_the_contracts_own_policy(tmp_path: Path) -> None:
     c3 = orjson.loads((tmp_path / "c3.json").read_bytes())
     assert c3["calibration_policy"]["min_observations"] == 5
     assert {x["case_id"]: x["t_soft_s"] for x in c3["cases"]}["ADV-01"] == 99.0
+
+
+def test_importing_the_cli_is_cheap_and_formats_stay_available() -> None:
+    """Issue 10 item 7: `import benchscore.mira.cli` loads no pydantic, numpy, rich or orjson (the commands
+    import what they need); `benchscore.mira` is lazy too; FORMATS still serves `benchscore schema`."""
+    code = (
+        "import sys, benchscore.mira.cli as c, benchscore.mira as m\n"
+        "heavy = sorted(n for n in ('pydantic', 'numpy', 'rich', 'orjson', 'httpx', 'scipy') if n in sys.modules)\n"
+        "loaded = sorted(n for n in sys.modules if n.startswith('benchscore.mira.') and n != 'benchscore.mira.cli')\n"
+        "print(heavy, loaded)\n"
+        "assert m.score is not None and c.FORMATS['mira-score'].__name__ == 'ScoreOutput'\n"
+        "assert 'pydantic' in sys.modules\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[] []"
+    from benchscore import mira
+
+    assert sorted(mira.__all__) == sorted(name for name in mira.__all__ if getattr(mira, name) is not None)

@@ -35,7 +35,7 @@ def test_expected_outputs_reproduce(tmp_path: Path, pinned_time) -> None:
 
 def test_local_judge_script_flow(tmp_path: Path) -> None:
     assert run("judge-packets", "--contract", EX / "contract.json", "--repetitions", EX / "repetitions_unjudged.jsonl",
-               "--out", tmp_path / "packets").exit_code == 0
+               "--output-dir", tmp_path / "packets").exit_code == 0
     proc = subprocess.run([sys.executable, str(EX / "judge_locally.py"), str(tmp_path / "packets"),
                            str(tmp_path / "verdicts.json")], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from fractions import Fraction
 
 import numpy as np
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 
 from benchscore.mira.formulas import (
     TIMING_CREDITS,
+    WEIGHT_SUM_TOLERANCE,
     autonomy,
     calibrate_t_soft,
     complete_at_3,
@@ -27,6 +29,7 @@ from benchscore.mira.formulas import (
     timing_band_of,
     timing_bands,
     timing_credit,
+    weight_sum,
     weights_sum_to_one,
 )
 
@@ -132,6 +135,31 @@ def test_weights_as_written() -> None:
     assert raw_success([0.1] * 10, [True] * 10) == 1.0
 
 
+THIRDS = [0.3333333333333333] * 3  # what a contract writes for 1/3; the decimal sum is 0.9999999999999999
+
+
+def test_weights_within_the_tolerance_sum_to_one() -> None:
+    """Issue 9 item 9: weights written as rounded decimals sum to 1 within WEIGHT_SUM_TOLERANCE (1e-9)."""
+    assert WEIGHT_SUM_TOLERANCE == Decimal("1e-9")
+    assert weight_sum(THIRDS) == Decimal("0.9999999999999999")
+    assert weights_sum_to_one(THIRDS)
+    assert weights_sum_to_one([1 / 7] * 7)
+    assert weights_sum_to_one([0.5, 0.5 + 1e-9]) and weights_sum_to_one([0.5, 0.5 - 1e-9])
+    assert not weights_sum_to_one([0.5, 0.5 + 2e-9]) and not weights_sum_to_one([0.5, 0.5 - 2e-9])
+    assert not weights_sum_to_one([0.333333] * 3)
+
+
+def test_every_criterion_satisfied_is_exactly_one() -> None:
+    """raw_success is exactly 1.0 (not 0.9999999999999999) when every criterion of a 1/3 weight set is satisfied."""
+    assert raw_success(THIRDS, [True] * 3) == 1.0
+    assert repr(raw_success(THIRDS, [True] * 3)) == "1.0"
+    assert raw_success(THIRDS, [True, True, False]) == 0.6666666666666666  # the decimal sum as written
+    assert raw_success(THIRDS, [False, True, False]) == 0.3333333333333333
+    assert raw_success([0.1] * 10, [True] * 9 + [False]) == 0.9
+    # a partial sum can never pass 1, even when the weights sum to a little over 1 within the tolerance
+    assert raw_success([0.6, 0.4000000005, 1e-10], [True, True, False]) == 1.0
+
+
 weight_sets = st.lists(st.integers(min_value=1, max_value=20), min_size=1, max_size=8).map(
     lambda xs: [x / sum(xs) for x in xs])
 
@@ -139,8 +167,10 @@ weight_sets = st.lists(st.integers(min_value=1, max_value=20), min_size=1, max_s
 @given(weight_sets, st.data())
 def test_raw_success_bounds_and_monotone(weights, data) -> None:
     sat = data.draw(st.lists(st.booleans(), min_size=len(weights), max_size=len(weights)))
+    assert weights_sum_to_one(weights)  # x / sum(xs) as floats: within the tolerance of 1
     raw = raw_success(weights, sat)
-    assert 0.0 <= raw <= 1.0 + 1e-12
+    assert 0.0 <= raw <= 1.0
+    assert raw_success(weights, [True] * len(weights)) == 1.0
     more = [True if i == 0 else s for i, s in enumerate(sat)]
     assert raw_success(weights, more) >= raw
     assert raw_success(weights, [False] * len(weights)) == 0.0

@@ -43,7 +43,7 @@ def _setup(tmp_path: Path) -> tuple[Path, Path, Path]:
     c = write_json(tmp_path / "contract.json", CONTRACT)
     r = write_jsonl(tmp_path / "reps.jsonl", _reps())
     packets = tmp_path / "packets"
-    res = run("judge-packets", "--contract", c, "--repetitions", r, "--out", packets)
+    res = run("judge-packets", "--contract", c, "--repetitions", r, "--output-dir", packets)
     assert res.exit_code == 0, res.output
     return c, r, packets
 
@@ -68,7 +68,7 @@ def test_packets_hold_only_their_own_repetition(tmp_path: Path) -> None:
 
 def test_packets_folder_must_not_exist(tmp_path: Path) -> None:
     c, r, packets = _setup(tmp_path)
-    res = run("judge-packets", "--contract", c, "--repetitions", r, "--out", packets)
+    res = run("judge-packets", "--contract", c, "--repetitions", r, "--output-dir", packets)
     assert res.exit_code == 2 and "already exists" in res.stderr
 
 
@@ -206,7 +206,7 @@ def test_colliding_packet_ids_are_refused(tmp_path: Path) -> None:
     rep = {"execution_mode": "adapted", "terminal_state": "completed", "elapsed_s": 5}
     r = write_jsonl(tmp_path / "reps.jsonl", [{**rep, "case_id": "A", "repetition": 1},
                                               {**rep, "case_id": "A.r1", "repetition": 2}])
-    res = run("judge-packets", "--contract", c, "--repetitions", r, "--out", tmp_path / "packets")
+    res = run("judge-packets", "--contract", c, "--repetitions", r, "--output-dir", tmp_path / "packets")
     assert res.exit_code == 2, res.output
     assert len(res.stderr.strip().splitlines()) == 1
     assert f"{r}: line 2: field 'case_id': " in res.stderr and "'A.r1.r2.x'" in res.stderr
@@ -247,3 +247,88 @@ def test_packets_of_another_contract_are_refused(tmp_path: Path) -> None:
     assert res.exit_code == 2 and len(res.stderr.strip().splitlines()) == 1
     assert f"{p}: field 'contract_sha256'" in res.stderr
     assert not (tmp_path / "v.json").exists()
+
+
+def test_a_verdict_whose_packet_id_is_not_its_packets_is_refused(tmp_path: Path) -> None:
+    """Issue 9 item 11: a judge_failed and a pass for the same packet under two ids must not merge to pass."""
+    c, r, packets = _setup(tmp_path)
+    with OpenAITestServer(models=["m"], responder=lambda model, msgs: "pass") as srv:
+        assert run("judge", "--packets", packets, "--base-url", srv.base_url, "--model", "m",
+                   "--output", tmp_path / "v.json").exit_code == 0
+    out = orjson.loads((tmp_path / "v.json").read_bytes())
+    third = out["verdicts"][2]
+    assert third["packet_id"] == "K.r3.expl"
+    failed = {**third, "verdict": "judge_failed", "answer": "maybe", "reason": "answer is not exactly 'pass' or 'fail'"}
+    forged = {**third, "packet_id": "K.r3.expl-again"}
+    for verdicts, bad in (([*out["verdicts"][:2], failed, forged], 3), ([*out["verdicts"][:2], forged, failed], 2)):
+        v = write_json(tmp_path / "forged.json", {**out, "verdicts": verdicts})
+        res = run("score", "--contract", c, "--repetitions", r, "--verdicts", v, "--output", tmp_path / "s.json")
+        assert res.exit_code == 2, res.output
+        lines = res.stderr.strip().splitlines()
+        assert len(lines) == 1, res.stderr
+        assert lines[0].startswith(f"error: {v}: verdicts[{bad}]: field 'packet_id': "), lines[0]
+        assert "'K.r3.expl-again'" in lines[0] and "'K.r3.expl'" in lines[0]
+        assert not (tmp_path / "s.json").exists()
+
+
+def test_judge_packets_output_dir_and_the_hidden_out_alias(tmp_path: Path) -> None:
+    """Issue 10 item 3: `--output-dir` names the folder; `--out` still works but is not shown in --help."""
+    c = write_json(tmp_path / "contract.json", CONTRACT)
+    r = write_jsonl(tmp_path / "reps.jsonl", _reps())
+    for option, folder in (("--output-dir", "a"), ("--out", "b")):
+        res = run("judge-packets", "--contract", c, "--repetitions", r, option, tmp_path / folder)
+        assert res.exit_code == 0, res.output
+        assert (tmp_path / folder / "index.json").is_file()
+    assert (tmp_path / "a" / "K.r1.expl.json").read_bytes() == (tmp_path / "b" / "K.r1.expl.json").read_bytes()
+    help_text = run("judge-packets", "--help").output
+    assert "--output-dir" in help_text and "--out " not in help_text and "--out," not in help_text
+    res = run("judge-packets", "--contract", c, "--repetitions", r)
+    assert res.exit_code == 2 and "--output-dir" in res.stderr
+    res = run("judge-packets", "--contract", c, "--repetitions", r, "--output-dir", tmp_path / "x", "--out",
+              tmp_path / "y")
+    assert res.exit_code == 2 and len(res.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()
+
+
+def test_answer_rule_is_one_word_after_whitespace_and_a_trailing_period() -> None:
+    """Issue 11 item 3: a verdict only when the answer is exactly `pass` or `fail` once surrounding whitespace
+    and one trailing period are stripped; anything else is judge_failed (the seed's binary rule)."""
+    from benchscore.mira.judge import parse_answer
+
+    for text, verdict in (("pass", "pass"), ("fail", "fail"), (" pass\n", "pass"), ("fail.", "fail"),
+                          ("\n pass. \n", "pass"), ("pass .", None), ("pass..", None), ("Pass", None), ("FAIL.", None),
+                          ("pass, mostly", None), ("pass fail", None), ("", None), (".", None), ("yes", None),
+                          ("`pass`", None), ("passed", None)):
+        assert parse_answer(text) == verdict, text
+
+
+def test_the_judge_asks_for_one_word_with_a_small_token_cap(tmp_path: Path) -> None:
+    _, _, packets = _setup(tmp_path)
+    with OpenAITestServer(models=["m"], responder=lambda model, msgs: "fail.") as srv:
+        res = run("judge", "--packets", packets, "--base-url", srv.base_url, "--model", "m",
+                  "--output", tmp_path / "v.json")
+        bodies = list(srv.requests)
+    assert res.exit_code == 0, res.output
+    from benchscore.mira.judge import MAX_TOKENS
+
+    for body in bodies:
+        assert body["max_tokens"] == MAX_TOKENS <= 8 and body["temperature"] == 0.0
+        system, user = body["messages"][0]["content"], body["messages"][1]["content"]
+        assert "exactly one word" in system and "`pass` or `fail`" in user
+    out = orjson.loads((tmp_path / "v.json").read_bytes())
+    assert {v["verdict"] for v in out["verdicts"]} == {"fail"}
+    assert {v["answer"] for v in out["verdicts"]} == {"fail."}  # the raw answer is kept
+    assert out["provenance"]["answer_rule"].startswith("exactly 'pass' or 'fail'")
+    assert out["provenance"]["max_tokens"] == MAX_TOKENS
+
+
+def test_a_call_past_the_timeout_is_judge_failed(tmp_path: Path) -> None:
+    _, _, packets = _setup(tmp_path)
+    with OpenAITestServer(models=["m"], responder=lambda model, msgs: "pass") as srv:
+        srv.delay_next(1, seconds=1.0)
+        res = run("judge", "--packets", packets, "--base-url", srv.base_url, "--model", "m", "--max-retries", "0",
+                  "--timeout", "0.2", "--output", tmp_path / "v.json")
+    assert res.exit_code == 1, res.output
+    out = orjson.loads((tmp_path / "v.json").read_bytes())
+    assert [v["verdict"] for v in out["verdicts"]] == ["judge_failed", "pass", "pass"]
+    assert out["verdicts"][0]["reason"].startswith("judge call failed") and "timeout" in out["verdicts"][0]["reason"]

@@ -78,9 +78,11 @@ def test_projection_keys_are_the_allowlist(tmp_path: Path) -> None:
                            "diagnostic_untimed", "cases", "deviations", "method", "provenance"}
     assert set(public["cases"][0]) == {"case_id", "intent", "difficulty", "prompt", "scoring_class", "timing_status",
                                        "t_soft_s", "t_hard_s", "criteria", "status", "planned_repetitions",
-                                       "valid_comparable_count", "results", "repetitions"}
-    assert set(public["cases"][0]["repetitions"][0]) == {"repetition", "execution_mode", "comparability", "status",
-                                                         "timing_credit", "official_task_success"}
+                                       "valid_comparable_repetition_count", "beyond_planned_count", "results",
+                                       "repetitions"}
+    assert set(public["cases"][0]["repetitions"][0]) == {"repetition", "execution_mode", "comparability", "used", "status",
+                                                         "timing_credit", "official_task_success",
+                                                         "untimed_task_success", "needed_task_solving_help"}
 
 
 def test_projection_refuses_a_file_that_is_not_a_score(tmp_path: Path) -> None:

@@ -146,3 +146,28 @@ def test_every_metric_accounts_for_every_repetition_once(recs, untimed) -> None:
             named = set(d["used"]) | set(d["excluded"])
             assert {c["case_id"] for c in out["cases"]} <= named | {
                 c["case_id"] for c in out["cases"] if f"scoring_class:{c['scoring_class']}" in d["excluded"]}
+
+
+@settings(max_examples=80)
+@given(st.lists(record(), min_size=1, max_size=8), st.lists(record(), max_size=4))
+def test_published_counts_reproduce_reliability_and_split_the_valid_repetitions(recs, untimed) -> None:
+    """Issue 9 item 10: valid_comparable_repetition_count + beyond_planned_count is every valid comparable
+    repetition; the first is what the case counts (Reliability's denominator), so the counts give back
+    the published Reliability, Stable@3 and Complete@3 exactly, per case and overall."""
+    rows = _numbered(recs) + [{**r, "case_id": "U", "judge_verdicts": {}, "post_cutoff_completion": False}
+                              for r in _numbered(untimed)]
+    out = score([CASE, UNTIMED], rows)
+    for case in out["cases"]:
+        valid = sum(r["comparability"] == "valid_comparable" for r in out["repetitions"] if r["case_id"] == case["case_id"])
+        n, beyond = case["valid_comparable_repetition_count"], case["beyond_planned_count"]
+        assert n + beyond == valid and n == min(valid, case["planned_repetitions"])
+        assert beyond == list(case["repetitions_excluded"].values()).count("beyond_planned")
+        values = {k: m["value"] for k, m in case["metrics"].items()}
+        if case["status"] == "formal" and case["scoring_class"] == "automated_scored":
+            assert values["reliability"] == values["on_time_pass_count"] / n * 100
+            assert values["stable_at_3"] == (values["on_time_pass_count"] == 3)
+            assert values["complete_at_3"] == (values["on_time_pass_count"] + values["late_completion_count"] == 3)
+    overall = {k: m["value"] for k, m in out["overall"].items()}
+    if overall["reliability"] is not None:
+        assert overall["reliability"] == overall["on_time_pass_count"] / overall["valid_comparable_repetition_count"] * 100
+        assert overall["beyond_planned_count"] == out["cases"][0]["beyond_planned_count"]

@@ -5,71 +5,63 @@ Stable@3, Complete@3, Autonomy, governance severity, the T_soft calibration poli
 functions), :mod:`formats` (pydantic file formats), :mod:`records` (strict reading and
 cross-checks at the door), :mod:`scoring` (assembles per-repetition, per-case and aggregate
 results with derivations), :mod:`judge` (packets, running the judge, merging verdicts),
-:mod:`calibration`, :mod:`projection` (the public allowlist), :mod:`demo`, :mod:`cli`.
+:mod:`calibration`, :mod:`projection` (the public allowlist), :mod:`terminal` (what the commands
+print), :mod:`demo`, :mod:`cli`.
+
+Names are imported on first use (PEP 562), so ``import benchscore.mira.cli`` does not load
+pydantic or numpy.
 """
 
-from .calibration import calibrate
-from .formats import (
-    CalibrationPolicy,
-    Case,
-    Contract,
-    Deviation,
-    JudgePacket,
-    JudgeVerdict,
-    PublicProjection,
-    RepetitionRecord,
-    ScoreOutput,
-)
-from .formulas import (
-    autonomy,
-    calibrate_t_soft,
-    complete_at_3,
-    governance_severity,
-    official_task_success,
-    pass_at_1,
-    raw_success,
-    reliability,
-    repetition_status,
-    stable_at_3,
-    t_hard,
-    timing_band,
-    timing_band_of,
-    timing_bands,
-    timing_credit,
-)
-from .judge import build_packets, merge_verdicts
-from .projection import project
-from .scoring import effective_derivation, score
+from __future__ import annotations
 
-__all__ = [
-    "CalibrationPolicy",
-    "Case",
-    "Contract",
-    "Deviation",
-    "JudgePacket",
-    "JudgeVerdict",
-    "PublicProjection",
-    "RepetitionRecord",
-    "ScoreOutput",
-    "autonomy",
-    "build_packets",
-    "calibrate",
-    "calibrate_t_soft",
-    "complete_at_3",
-    "effective_derivation",
-    "governance_severity",
-    "merge_verdicts",
-    "official_task_success",
-    "pass_at_1",
-    "project",
-    "raw_success",
-    "reliability",
-    "repetition_status",
-    "score",
-    "stable_at_3",
-    "t_hard",
-    "timing_band",
-    "timing_band_of",
-    "timing_bands",
-    "timing_credit",
-]
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "calibrate": "calibration",
+    "CalibrationPolicy": "formats",
+    "Case": "formats",
+    "Contract": "formats",
+    "Deviation": "formats",
+    "JudgePacket": "formats",
+    "JudgeVerdict": "formats",
+    "PublicProjection": "formats",
+    "RepetitionRecord": "formats",
+    "ScoreOutput": "formats",
+    "autonomy": "formulas",
+    "calibrate_t_soft": "formulas",
+    "complete_at_3": "formulas",
+    "governance_severity": "formulas",
+    "official_task_success": "formulas",
+    "pass_at_1": "formulas",
+    "raw_success": "formulas",
+    "reliability": "formulas",
+    "repetition_status": "formulas",
+    "stable_at_3": "formulas",
+    "t_hard": "formulas",
+    "timing_band": "formulas",
+    "timing_band_of": "formulas",
+    "timing_bands": "formulas",
+    "timing_credit": "formulas",
+    "weights_sum_to_one": "formulas",
+    "build_packets": "judge",
+    "merge_verdicts": "judge",
+    "project": "projection",
+    "effective_derivation": "scoring",
+    "score": "scoring",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'benchscore.mira' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -1,60 +1,65 @@
-"""`benchscore mira ...`: score, calibrate, judge-packets, judge, project (wiring only)."""
+"""`benchscore mira ...`: score, calibrate, judge-packets, judge, project (wiring only).
+
+Importing this module costs click and ``benchscore.common.cli`` only: each command imports what it
+needs, and ``FORMATS`` (for ``benchscore schema``) is built on first access (PEP 562).
+"""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from benchscore.common.atomic import atomic_directory, atomic_write_json, dumps_json
 from benchscore.common.cli import group as _group
 from benchscore.common.errors import BadInput, ServiceUnavailable
-from benchscore.common.provenance import provenance
-from benchscore.common.readers import read_bytes, validate
-from benchscore.common.report import console, err_console, progress, table
 
-from . import formats as F
-from .calibration import calibrate as calibrate_contract
-from .judge import build_packets, judge_packet, merge_verdicts, packet_sha256
-from .projection import project as project_score
-from .records import (
-    load_contract,
-    load_deviations,
-    load_observations,
-    load_policy,
-    load_repetitions,
-    load_verdicts,
-    no_gc,
-    require_timing,
-    strict_loads,
-)
-from .scoring import score as score_all
+if TYPE_CHECKING:  # pragma: no cover
+    from . import formats as F
 
-FORMATS: dict[str, type] = {
-    "mira-contract": F.Contract,
-    "mira-repetition": F.RepetitionRecord,
-    "mira-deviations": F.Deviations,
-    "mira-observation": F.Observation,
-    "mira-calibration-policy": F.CalibrationPolicy,
-    "mira-judge-packet": F.JudgePacket,
-    "mira-judge-verdicts": F.JudgeVerdicts,
-    "mira-score": F.ScoreOutput,
-    "mira-public": F.PublicProjection,
-}
+
+def _formats() -> dict[str, type]:
+    from . import formats as F
+
+    return {
+        "mira-contract": F.Contract,
+        "mira-repetition": F.RepetitionRecord,
+        "mira-deviations": F.Deviations,
+        "mira-observation": F.Observation,
+        "mira-calibration-policy": F.CalibrationPolicy,
+        "mira-judge-packet": F.JudgePacket,
+        "mira-judge-verdicts": F.JudgeVerdicts,
+        "mira-score": F.ScoreOutput,
+        "mira-public": F.PublicProjection,
+    }
+
+
+#: format name -> pydantic model, for `benchscore schema`; built on first access (see __getattr__)
+FORMATS: dict[str, type]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "FORMATS":
+        value = globals()["FORMATS"] = _formats()
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 METHOD = {
     "judge": "one fresh conversation per (repetition, judge criterion) packet holding only the frozen question, "
-    "the user-visible prompt and that repetition's own evidence; verdicts are exactly pass or fail, anything "
-    "else is judge_failed; the judge never decides terminal state, timing, tool call/approval/resume, "
-    "hard-fail, side effects or deterministic criteria",
+    "the user-visible prompt and that repetition's own evidence, asking for exactly one word; an answer is a "
+    "verdict only when it is exactly pass or fail once surrounding whitespace and one trailing period are "
+    "stripped, anything else is judge_failed; the judge never decides terminal state, timing, tool "
+    "call/approval/resume, hard-fail, side effects or deterministic criteria",
     "timing": "T_hard = 2 x T_soft; timing_credit 1.00 <= T_soft, 0.85 in (T_soft, 1.25 T_soft], 0.70 in "
     "(1.25 T_soft, 1.5 T_soft], 0.50 in (1.5 T_soft, T_hard], 0.00 > T_hard; post-cutoff completions stay 0",
     "comparability": "canonical and adapted repetitions are valid comparable and enter formal denominators; "
     "noncanonical is diagnostic; invalid is infrastructure, never attributed to Mira; a case is formal only "
-    "with its planned valid comparable repetitions (the first N by repetition index)",
+    "with its planned valid comparable repetitions (the first N by repetition index): "
+    "valid_comparable_repetition_count counts those, beyond_planned_count the valid comparable ones beyond "
+    "the plan, which no metric uses",
     "aggregation": "overall metrics pool the used repetitions of every automated_scored case and are null "
     "unless every such case is formal; diagnostic_untimed cases are aggregated apart",
 }
@@ -71,6 +76,8 @@ def run_score(contract_path: Path, repetitions_path: Path, output: Path,
               deviations_path: Path | None = None, verdicts_path: Path | None = None,
               on_phase: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Read, validate, score and write; returns the output dict. ``on_phase`` hears each of SCORE_PHASES."""
+    from .records import no_gc
+
     with no_gc():
         return _run_score(contract_path, repetitions_path, output, deviations_path, verdicts_path,
                           on_phase or (lambda phase: None))
@@ -79,6 +86,13 @@ def run_score(contract_path: Path, repetitions_path: Path, output: Path,
 def _run_score(contract_path: Path, repetitions_path: Path, output: Path,
                deviations_path: Path | None, verdicts_path: Path | None,
                on_phase: Callable[[str], None]) -> dict[str, Any]:
+    from benchscore.common.atomic import atomic_write_json
+    from benchscore.common.provenance import provenance
+
+    from .judge import merge_verdicts
+    from .records import load_contract, load_deviations, load_repetitions, load_verdicts, require_timing
+    from .scoring import score as score_all
+
     on_phase(SCORE_PHASES[0])
     loaded = load_contract(contract_path)
     require_timing(loaded)
@@ -113,6 +127,14 @@ def _run_score(contract_path: Path, repetitions_path: Path, output: Path,
 
 def run_calibrate(contract: Path, observations: Path, policy: Path | None, output: Path) -> dict[str, Any]:
     """Read, calibrate, write the new contract (with its provenance); returns it."""
+    from benchscore.common.atomic import atomic_write_json
+    from benchscore.common.provenance import provenance
+    from benchscore.common.readers import validate
+
+    from . import formats as F
+    from .calibration import calibrate as calibrate_contract
+    from .records import load_contract, load_observations, load_policy
+
     loaded = load_contract(contract)
     obs, _ = load_observations(observations, loaded)
     # --policy wins; else the contract's own frozen policy; else the mira-tsoft/v1 defaults
@@ -128,18 +150,10 @@ def run_calibrate(contract: Path, observations: Path, policy: Path | None, outpu
     return new
 
 
-def _summary(out: dict[str, Any]) -> None:
-    rows = [(name, m["value"]) for name, m in out["overall"].items()]
-    console.print(table(f"mira score: {out['benchmark_id']} {out['contract_version']} ({out['status']})",
-                        ["overall (automated_scored)", "value"], rows))
-    if len(out["cases"]) <= 40:
-        console.print(table("cases", ["case", "class", "status", "valid", "task success", "reliability"], [
-            (c["case_id"], c["scoring_class"], c["status"], f"{c['valid_comparable_count']}/{c['planned_repetitions']}",
-             (c["metrics"].get("task_success") or c["metrics"].get("untimed_task_success"))["value"],
-             c["metrics"].get("reliability", {}).get("value"))
-            for c in out["cases"]]))
-    for m in out["missing"]:
-        err_console.print(f"[yellow]incomplete[/yellow] {m['case_id']}: {m['missing']}")
+def _wrote(what: str) -> None:
+    from benchscore.common.report import print_line
+
+    print_line(f"wrote {what}")
 
 
 @_group("mira")
@@ -148,6 +162,8 @@ def group() -> None:
 
 
 _file = click.Path(exists=False, dir_okay=False, path_type=Path)
+_folder = click.Path(file_okay=False, path_type=Path)
+_quiet = click.option("--quiet", is_flag=True, help="Print nothing on success.")
 
 
 @group.command()
@@ -156,10 +172,15 @@ _file = click.Path(exists=False, dir_okay=False, path_type=Path)
 @click.option("--deviations", type=_file, help="Methodology deviations JSON, carried into the report unchanged.")
 @click.option("--verdicts", type=_file, help="Verdicts JSON written by `mira judge` to merge in.")
 @click.option("--output", required=True, type=_file, help="Score JSON to write.")
-@click.option("--quiet", is_flag=True, help="Print nothing on success.")
+@_quiet
 def score(contract: Path, repetitions: Path, deviations: Path | None, verdicts: Path | None, output: Path,
           quiet: bool) -> None:
-    """Score repetitions against a contract: per repetition, per case and overall, each number with its derivation."""
+    """Score repetitions against a contract: per repetition, per case and overall, each number with its derivation.
+
+    Prints every number of the score (aggregates, cases, repetitions, what is missing, deviations).
+    """
+    from benchscore.common.report import progress
+
     with progress(disable=quiet) as bar:
         task = bar.add_task("scoring", total=len(SCORE_PHASES))
 
@@ -171,8 +192,10 @@ def score(contract: Path, repetitions: Path, deviations: Path | None, verdicts: 
         out = run_score(contract, repetitions, output, deviations, verdicts, on_phase)
         bar.advance(task)
     if not quiet:
-        _summary(out)
-        console.print(f"wrote {output}")
+        from .terminal import print_score
+
+        print_score(out)
+        _wrote(str(output))
 
 
 @group.command()
@@ -181,27 +204,43 @@ def score(contract: Path, repetitions: Path, deviations: Path | None, verdicts: 
 @click.option("--policy", type=_file,
               help="Calibration policy JSON (default: the contract's calibration_policy, else mira-tsoft/v1 defaults).")
 @click.option("--output", required=True, type=_file, help="The calibrated contract to write.")
-def calibrate(contract: Path, observations: Path, policy: Path | None, output: Path) -> None:
+@_quiet
+def calibrate(contract: Path, observations: Path, policy: Path | None, output: Path, quiet: bool) -> None:
     """Set T_soft per case from reference observations; unstable cases become diagnostic_untimed."""
     new = run_calibrate(contract, observations, policy, output)
-    console.print(table("calibration", ["case", "class", "T_soft s", "note"], [
-        (c["case_id"], c["scoring_class"], c["t_soft_s"], c["calibration"]["note"]) for c in new["cases"]]))
-    console.print(f"wrote {output}")
+    if not quiet:
+        from .terminal import print_calibration
+
+        print_calibration(new)
+        _wrote(str(output))
 
 
 @group.command("judge-packets")
 @click.option("--contract", required=True, type=_file)
 @click.option("--repetitions", required=True, type=_file)
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Folder to create (must not exist).")
-def judge_packets(contract: Path, repetitions: Path, out_dir: Path) -> None:
+@click.option("--output-dir", "output_dir", type=_folder, help="Folder to create (must not exist).  [required]")
+@click.option("--out", "out_dir", type=_folder, hidden=True, help="Old name of --output-dir.")
+@_quiet
+def judge_packets(contract: Path, repetitions: Path, output_dir: Path | None, out_dir: Path | None,
+                  quiet: bool) -> None:
     """One isolated packet per (repetition, judge criterion), each with its sha256, plus index.json."""
-    if out_dir.exists():
-        raise BadInput("already exists; choose a new folder", source=out_dir)
+    if output_dir is not None and out_dir is not None:
+        raise click.UsageError("give the folder once: --output-dir (--out is its old name)")
+    folder = output_dir or out_dir
+    if folder is None:
+        raise click.UsageError("Missing option '--output-dir'.")
+    if folder.exists():
+        raise BadInput("already exists; choose a new folder", source=folder)
+    from benchscore.common.atomic import atomic_directory, atomic_write_json
+    from benchscore.common.provenance import provenance
+
+    from .judge import build_packets
+    from .records import load_contract, load_repetitions
+
     loaded = load_contract(contract)
     reps = load_repetitions(repetitions, loaded)
     packets = build_packets(loaded.sha256, loaded.cases, reps.records, source=str(repetitions), lines=reps.lines)
-    with atomic_directory(out_dir) as tmp:
+    with atomic_directory(folder) as tmp:
         for p in packets:
             atomic_write_json(tmp / f"{p['packet_id']}.json", p)
         atomic_write_json(tmp / "index.json", {
@@ -211,12 +250,19 @@ def judge_packets(contract: Path, repetitions: Path, out_dir: Path) -> None:
             "provenance": provenance(_metric_id(loaded.contract, "judge-packets"),
                                      {"contract": contract, "repetitions": repetitions}),
         })
-    console.print(f"wrote {len(packets)} judge packets to {out_dir}")
+    if not quiet:
+        _wrote(f"{len(packets)} judge packets to {folder}")
 
 
 def read_packets(folder: Path) -> tuple[list[F.JudgePacket], str]:
     """Read index.json and every packet it lists, checking each packet's sha256 and that every
     packet was built from the index's contract; returns the packets and that contract's sha256."""
+    from benchscore.common.readers import read_bytes, validate
+
+    from . import formats as F
+    from .judge import packet_sha256
+    from .records import strict_loads
+
     index_path = folder / "index.json"
     index = strict_loads(read_bytes(index_path), index_path)
     if not isinstance(index, dict) or not isinstance(index.get("packets"), list):
@@ -241,25 +287,36 @@ def read_packets(folder: Path) -> tuple[list[F.JudgePacket], str]:
 
 
 @group.command()
-@click.option("--packets", "packets_dir", required=True, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--packets", "packets_dir", required=True, type=_folder)
 @click.option("--base-url", required=True, help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
 @click.option("--model", required=True)
 @click.option("--api-key-env", default="MIRA_JUDGE_API_KEY", show_default=True,
               help="Environment variable holding the API key (never written anywhere).")
 @click.option("--max-retries", default=4, show_default=True, type=click.IntRange(0, 20),
               help="Retries per call on 429/5xx/timeouts (backoff honours retry-after).")
+@click.option("--timeout", default=30.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
+              help="Seconds to wait for one answer (a small model on a busy CPU can need tens of seconds).")
 @click.option("--output", required=True, type=_file, help="Verdicts JSON to write.")
-def judge(packets_dir: Path, base_url: str, model: str, api_key_env: str, max_retries: int, output: Path) -> None:
+@_quiet
+def judge(packets_dir: Path, base_url: str, model: str, api_key_env: str, max_retries: int, timeout: float,
+          output: Path, quiet: bool) -> None:
     """Judge every packet in a fresh conversation; answers other than pass/fail are judge_failed.
 
+    The model is asked for exactly one word (at most 4 tokens); `pass` or `fail`, after stripping
+    surrounding whitespace and one trailing period, is a verdict; anything else is judge_failed.
     Exit 0 when every packet got a pass/fail verdict, 1 when any is judge_failed (the verdicts
     file is still written), 2 on bad input or an unreachable endpoint.
     """
+    from benchscore.common.atomic import atomic_write_json
     from benchscore.common.llm import LLMClient, LLMError, ModelNotFound
+    from benchscore.common.provenance import provenance
+    from benchscore.common.report import progress
+
+    from .judge import ANSWER_RULE, MAX_TOKENS, judge_packet
 
     packets, contract_sha256 = read_packets(packets_dir)
     try:
-        client = LLMClient(base_url, os.environ.get(api_key_env) or None, max_retries=max_retries)
+        client = LLMClient(base_url, os.environ.get(api_key_env) or None, max_retries=max_retries, timeout=timeout)
     except ValueError as exc:
         raise BadInput(str(exc), field="--base-url") from None
     try:
@@ -272,12 +329,12 @@ def judge(packets_dir: Path, base_url: str, model: str, api_key_env: str, max_re
         raise BadInput(f"model {model!r} is not served by {client.endpoint}; it serves: {', '.join(served) or 'nothing'}",
                        field="--model")
     verdicts = []
-    with client, progress() as bar:
+    with client, progress(disable=quiet) as bar:
         task = bar.add_task("judging", total=len(packets))
 
         def chat(messages: list[dict[str, str]]) -> tuple[str | None, dict[str, Any] | None, str | None]:
             try:
-                res = client.chat(model, messages, temperature=0.0, max_tokens=8)
+                res = client.chat(model, messages, temperature=0.0, max_tokens=MAX_TOKENS)
             except ModelNotFound as exc:
                 raise BadInput(f"model {model!r} is not served by {client.endpoint}", field="--model") from exc
             except LLMError as exc:
@@ -291,11 +348,16 @@ def judge(packets_dir: Path, base_url: str, model: str, api_key_env: str, max_re
         "model": model,
         "verdicts": verdicts,
         "provenance": provenance(f"mira:judge/{model}", {"packets_index": packets_dir / "index.json"},
-                                 extra={"endpoint": client.endpoint, "contract_sha256": contract_sha256}),
+                                 extra={"endpoint": client.endpoint, "contract_sha256": contract_sha256,
+                                        "temperature": 0.0, "max_tokens": MAX_TOKENS, "answer_rule": ANSWER_RULE}),
     }
     atomic_write_json(output, out)
     failed = sum(1 for v in verdicts if v["verdict"] == "judge_failed")
-    console.print(f"wrote {len(verdicts)} verdicts ({failed} judge_failed) to {output}")
+    if not quiet:
+        from .terminal import print_verdicts
+
+        print_verdicts(out)
+        _wrote(f"{len(verdicts)} verdicts of {model} ({failed} judge_failed) to {output}")
     if failed:
         # the verdicts file is written (it records every call and reason); the exit code says the
         # judging is not complete, so a script cannot mistake failed calls for a finished judge
@@ -306,22 +368,35 @@ def judge(packets_dir: Path, base_url: str, model: str, api_key_env: str, max_re
 @group.command()
 @click.option("--score", "score_path", required=True, type=_file, help="Score JSON from `mira score`.")
 @click.option("--output", required=True, type=_file, help="Public projection JSON to write.")
-def project(score_path: Path, output: Path) -> None:
+@_quiet
+def project(score_path: Path, output: Path, quiet: bool) -> None:
     """Public projection: only allowlisted fields (no fixtures, trajectories, evaluator details, credentials)."""
+    from benchscore.common.atomic import atomic_write_json
+    from benchscore.common.provenance import provenance
+    from benchscore.common.readers import read_bytes, validate
+
+    from . import formats as F
+    from .projection import project as project_score
+    from .records import strict_loads
+
     parsed = strict_loads(read_bytes(score_path), score_path)
     sc = validate(F.ScoreOutput, parsed, source=score_path)
     out = project_score(sc, deviations=parsed["deviations"])
     out["provenance"] = provenance(f"mira:{sc.benchmark_id}@{sc.contract_version}/public", {"score": score_path})
     validate(F.PublicProjection, out, source="public projection")
     atomic_write_json(output, out)
-    console.print(f"wrote {output}")
+    if not quiet:
+        from .terminal import print_public
+
+        print_public(out)
+        _wrote(str(output))
 
 
 def demo(out_dir: Path) -> None:
-    """Score the bundled demo (every status), write its public projection and judge packets."""
+    """Score the bundled demo (every status), write its public projection and calibrated contract."""
     from .demo import run_demo
 
     run_demo(out_dir)
 
 
-__all__ = ["FORMATS", "demo", "dumps_json", "group", "run_score"]
+__all__ = ["FORMATS", "demo", "group", "run_calibrate", "run_score"]

@@ -8,12 +8,13 @@ from pathlib import Path
 
 from benchscore.common.atomic import atomic_write_json
 from benchscore.common.provenance import provenance
-from benchscore.common.report import console, table
+from benchscore.common.report import print_line
 
 from .formats import ScoreOutput
 from .judge import build_packets
 from .projection import project
 from .records import load_contract, load_repetitions
+from .terminal import print_score
 
 
 def data_path(name: str) -> Path:
@@ -22,6 +23,7 @@ def data_path(name: str) -> Path:
 
 
 def run_demo(out_dir: Path) -> None:
+    """Score the bundled demo and its incomplete variant, project it, calibrate it; print the whole score."""
     from .cli import run_calibrate, run_score
 
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -41,12 +43,8 @@ def run_demo(out_dir: Path) -> None:
     packets = build_packets(loaded.sha256, loaded.cases, reps.records)
     run_calibrate(c, out_dir / "observations.jsonl", None, out_dir / "contract_calibrated.json")
 
-    console.print(table("mira demo: repetitions", ["repetition", "mode", "status", "credit", "official"], [
-        (x["id"], x["execution_mode"], x["status"], x["timing_credit"], x["official_task_success"])
-        for x in out["repetitions"]]))
-    console.print(table(f"mira demo: overall ({out['status']})", ["metric", "value"],
-                        [(k, m["value"]) for k, m in out["overall"].items()]))
-    console.print(f"without ADV-03's rerun the score is [bold]{inc['status']}[/bold]: "
-                  + "; ".join(f"{m['case_id']}: {m['missing']}" for m in inc["missing"]))
-    console.print(f"{len(packets)} judge packets could be built; wrote score.json, score_incomplete.json, "
-                  f"public.json, contract_calibrated.json in {out_dir}")
+    print_score(out)
+    print_line(f"without ADV-03's rerun the score is {inc['status']}: "
+               + "; ".join(f"{m['case_id']}: {m['missing']}" for m in inc["missing"]))
+    print_line(f"{len(packets)} judge packets could be built; wrote score.json, score_incomplete.json, "
+               f"public.json, contract_calibrated.json in {out_dir}")

@@ -14,7 +14,7 @@ from typing_extensions import TypedDict
 
 from benchscore.common.models import Format as _BaseFormat
 
-from .formulas import governance_severity, weights_sum_to_one
+from .formulas import WEIGHT_SUM_TOLERANCE, governance_severity, weight_sum, weights_sum_to_one
 
 
 class Format(_BaseFormat):
@@ -74,7 +74,8 @@ class Criterion(Format):
     """One acceptance criterion of a case, owned by the deterministic scorer or by the judge."""
 
     id: Id
-    weight: float = Field(gt=0, le=1, description="Weight in raw_success; a case's weights sum to 1.")
+    weight: float = Field(gt=0, le=1, description="Weight in raw_success; a case's weights sum to 1 "
+                          "(their decimal sum as written, within 1e-9).")
     scorer: Literal["deterministic", "judge"]
     question: Text | None = Field(
         None, description="The frozen binary pass|fail question; required for scorer 'judge', absent otherwise."
@@ -148,9 +149,10 @@ class Case(Format):
         if len(set(rules)) != len(rules):
             dup = next(i for i in rules if rules.count(i) > 1)
             raise ValueError(f"hard-fail rule id {dup!r} appears twice")
-        if not _weights_sum_to_one(tuple([c.weight for c in self.criteria])):
-            total = sum(c.weight for c in self.criteria)
-            raise ValueError(f"criterion weights sum to {total!r}, expected exactly 1")
+        weights = tuple([c.weight for c in self.criteria])
+        if not _weights_sum_to_one(weights):
+            raise ValueError(f"criterion weights sum to {weight_sum(weights)} (the decimal sum of the weights as "
+                             f"written); expected 1 within {WEIGHT_SUM_TOLERANCE:e}")
         if self.scoring_class == "diagnostic_untimed" and self.t_soft_s is not None:
             raise ValueError("a diagnostic_untimed case has no t_soft_s")
         return self
@@ -441,7 +443,11 @@ class CaseResult(Format):
     scoring_class: ScoringClass
     status: Literal["formal", "incomplete"]
     planned_repetitions: int
-    valid_comparable_count: int
+    valid_comparable_repetition_count: int = Field(
+        description="Valid comparable repetitions counted toward the plan (the first planned_repetitions by "
+        "repetition index): the denominator of Reliability.")
+    beyond_planned_count: int = Field(
+        description="Valid comparable repetitions beyond the plan: published, never counted.")
     missing: str | None
     definition: Case
     t_hard_s: float | None
@@ -456,7 +462,7 @@ class MissingCase(Format):
     case_id: str
     scoring_class: ScoringClass
     planned_repetitions: int
-    valid_comparable_count: int
+    valid_comparable_repetition_count: int
     missing: str
 
 
@@ -495,9 +501,12 @@ class PublicRepetition(Format):
     repetition: int
     execution_mode: ExecutionMode
     comparability: str
+    used: bool = Field(description="Counted by its case's results (one of the first planned valid comparable).")
     status: str | None
     timing_credit: float | None
     official_task_success: float | None
+    untimed_task_success: float | None
+    needed_task_solving_help: bool
 
 
 class PublicCase(Format):
@@ -512,7 +521,8 @@ class PublicCase(Format):
     criteria: list[PublicCriterion]
     status: Literal["formal", "incomplete"]
     planned_repetitions: int
-    valid_comparable_count: int
+    valid_comparable_repetition_count: int
+    beyond_planned_count: int
     results: dict[str, float | int | bool | None]
     repetitions: list[PublicRepetition]
 

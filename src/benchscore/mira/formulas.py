@@ -116,18 +116,35 @@ def timing_band_of(elapsed_s: float, t_soft_s: float) -> int:
     return band
 
 
+#: How far a case's weight sum may be from 1: weights written as rounded decimals (three weights of
+#: 0.3333333333333333 sum to 0.9999999999999999 as written) are accepted; 0.9 or 1.000000002 is refused.
+WEIGHT_SUM_TOLERANCE = Decimal("1e-9")
+
+
+def weight_sum(weights: Sequence[float]) -> Decimal:
+    """The exact decimal sum of the weights as written (ten weights of 0.1 sum to exactly 1)."""
+    return sum((_dec(w) for w in weights), Decimal(0))
+
+
 def weights_sum_to_one(weights: Sequence[float]) -> bool:
-    """True when the criterion weights of a case sum to exactly 1 as written (decimal sum)."""
-    return sum((_dec(w) for w in weights), Decimal(0)) == 1
+    """True when the criterion weights of a case sum to 1 within :data:`WEIGHT_SUM_TOLERANCE` (decimal sum)."""
+    return abs(weight_sum(weights) - 1) <= WEIGHT_SUM_TOLERANCE
 
 
 def raw_success(weights: Sequence[float], satisfied: Sequence[bool]) -> float:
     """``raw_success = sum(satisfied successCriteria weights)`` (seed "Task Success").
 
-    Summed exactly as decimals (weights as written), so satisfying every criterion gives 1.0.
+    Summed exactly as decimals (weights as written), so nine of ten weights of 0.1 give exactly 0.9.
+    Every criterion satisfied gives exactly 1.0: the weights sum to 1 (within
+    :data:`WEIGHT_SUM_TOLERANCE`, so three weights of 0.3333333333333333 give 1.0, not
+    0.9999999999999999). A partial sum is never above 1.
     """
+    if len(weights) != len(satisfied):
+        raise ValueError("one satisfied flag per weight")
+    if all(satisfied):
+        return 1.0
     total = sum((_dec(w) for w, ok in zip(weights, satisfied, strict=True) if ok), Decimal(0))
-    return float(total)
+    return min(float(total), 1.0)
 
 
 def repetition_status(
@@ -191,13 +208,17 @@ def mean_task_success(values: Sequence[float]) -> float:
     return math.fsum(values) / len(values)
 
 
-def reliability(on_time_pass_count: int, valid_comparable_count: int) -> float:
-    """``Reliability = on_time_pass_count / valid_comparable_repetition_count x 100`` (seed "Reliability")."""
-    if valid_comparable_count <= 0:
+def reliability(on_time_pass_count: int, valid_comparable_repetition_count: int) -> float:
+    """``Reliability = on_time_pass_count / valid_comparable_repetition_count x 100`` (seed "Reliability").
+
+    ``valid_comparable_repetition_count`` counts the repetitions the case result uses (the first
+    planned ones); valid comparable repetitions beyond the plan are not in it.
+    """
+    if valid_comparable_repetition_count <= 0:
         raise ValueError("Reliability needs at least one valid comparable repetition")
-    if not 0 <= on_time_pass_count <= valid_comparable_count:
-        raise ValueError("on_time_pass_count must be between 0 and valid_comparable_count")
-    return on_time_pass_count / valid_comparable_count * 100
+    if not 0 <= on_time_pass_count <= valid_comparable_repetition_count:
+        raise ValueError("on_time_pass_count must be between 0 and valid_comparable_repetition_count")
+    return on_time_pass_count / valid_comparable_repetition_count * 100
 
 
 def pass_at_1(statuses: Sequence[str]) -> bool:

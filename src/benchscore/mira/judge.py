@@ -3,7 +3,8 @@
 A packet holds one (repetition, judge criterion): the frozen binary question, the user-visible
 prompt and that repetition's own evidence, nothing else (no other repetition, no private
 fixtures, no hidden evaluator details, no raw trajectory). Each packet is judged in a fresh
-conversation; an answer that is not exactly ``pass`` or ``fail`` is ``judge_failed``.
+conversation that asks for exactly one word, with at most :data:`MAX_TOKENS` tokens; the answer is
+a verdict only under :data:`ANSWER_RULE`, anything else is ``judge_failed``.
 """
 
 from __future__ import annotations
@@ -21,8 +22,13 @@ from .formats import Case, JudgePacket, JudgeVerdict
 SYSTEM_PROMPT = (
     "You are the Semantic Judge of the Mira benchmark. You receive one frozen binary question about one "
     "repetition, the task's user-visible prompt and that repetition's own evidence. Judge only from this "
-    "packet. Answer with exactly one word: pass or fail."
+    "packet. Reply with exactly one word, pass or fail, and nothing else."
 )
+#: The completion cap of a judge call: room for one word (and a period), not for an essay.
+MAX_TOKENS = 4
+#: When an answer is a verdict (the seed's binary rule: v0.1 only allows pass | fail).
+ANSWER_RULE = ("exactly 'pass' or 'fail' (lowercase) once surrounding whitespace and one trailing period are "
+               "stripped; any other answer, and a failed call, is judge_failed")
 
 
 def packet_id(case_id: str, repetition: int, criterion_id: str) -> str:
@@ -89,13 +95,16 @@ def user_message(packet: JudgePacket) -> str:
         f"## Task prompt (user-visible)\n{packet.prompt}\n\n"
         f"## Evidence of this repetition only\n{evidence}\n\n"
         f"## Frozen question\n{packet.question}\n\n"
-        "Answer exactly `pass` or `fail`."
+        "Reply with exactly one word, `pass` or `fail`, and nothing else."
     )
 
 
 def parse_answer(text: str) -> str | None:
-    """``pass`` or ``fail`` when the answer is exactly that word (surrounding whitespace ignored); else None."""
-    word = text.strip()
+    """The verdict of an answer under :data:`ANSWER_RULE`: ``pass`` or ``fail``, else None.
+
+    ``" pass\n"`` and ``"fail."`` are verdicts; ``"Pass"``, ``"pass.."``, ``"pass, mostly"`` are not.
+    """
+    word = text.strip().removesuffix(".")
     return word if word in ("pass", "fail") else None
 
 
@@ -108,7 +117,7 @@ def judge_packet(packet: JudgePacket, chat: Callable[[list[dict[str, str]]], tup
     if text is None:
         reason = f"judge call failed: {error}"
     elif verdict is None:
-        reason = "answer is not exactly 'pass' or 'fail'"
+        reason = "answer is not exactly 'pass' or 'fail' (after stripping whitespace and one trailing period)"
     return JudgeVerdict(
         packet_id=packet.packet_id,
         packet_sha256=packet.sha256,
@@ -131,9 +140,10 @@ def merge_verdicts(
 ) -> dict[tuple[str, int, str], str]:
     """Put judge verdicts into the records' ``judge_verdicts``; return the ``judge_failed`` reasons.
 
-    Refused: a verdict for an unknown repetition, for a deterministic or unknown criterion, for a
-    packet whose sha256 no longer matches (the evidence or question changed), or contradicting a
-    verdict already in the record.
+    Refused: a verdict whose ``packet_id`` is not the id of its (case, repetition, criterion) packet
+    (a second verdict for one packet under another id), a verdict for an unknown repetition, for a
+    deterministic or unknown criterion, for a packet whose sha256 no longer matches (the evidence or
+    question changed), or contradicting a verdict already in the record.
     """
     by_key = {(r["case_id"], r["repetition"]): r for r in records}
     failed: dict[tuple[str, int, str], str] = {}
@@ -144,6 +154,11 @@ def merge_verdicts(
             raise BadInput(f"packet {v.packet_id!r} has a second verdict (first at verdicts[{seen[v.packet_id]}])",
                            source=source, record=where, field="packet_id")
         seen[v.packet_id] = i
+        expected_id = packet_id(v.case_id, v.repetition, v.criterion_id)
+        if v.packet_id != expected_id:
+            raise BadInput(f"packet_id {v.packet_id!r} is not the packet of (case {v.case_id!r}, repetition "
+                           f"{v.repetition}, criterion {v.criterion_id!r}), which is {expected_id!r}",
+                           source=source, record=where, field="packet_id")
         rec = by_key.get((v.case_id, v.repetition))
         if rec is None:
             raise BadInput(f"no repetition {v.repetition} of case {v.case_id!r} in the repetitions file",

@@ -1,8 +1,9 @@
 """The public projection of a score (seed "隐藏数据边界"), built from an allowlist.
 
 Only these leave: the user-visible prompt, intent, difficulty, timing status, scorer ownership
-weights (criterion id, weight, scorer), sanitized results (metric values; per-repetition mode,
-status, timing credit and official task success), experiment identity (benchmark id, contract
+weights (criterion id, weight, scorer), sanitized results (metric values and the counts behind them;
+per-repetition mode, whether its case counted it, status, timing credit, official or untimed task
+success and whether it needed task-solving help), experiment identity (benchmark id, contract
 version and sha256), method notes and the deviations, unchanged. Nothing is copied wholesale,
 so private fixtures, raw trajectories, hidden evaluator details, credentials, judge evidence
 and free-text reasons cannot reach it.
@@ -30,15 +31,19 @@ def project(score: ScoreOutput, deviations: list[dict[str, Any]] | None = None) 
 
     ``deviations``: the score file's deviations exactly as written (default: from ``score``).
     """
+    used = {rid for c in score.cases for rid in c.repetitions_used}
     reps_by_case: dict[str, list[dict[str, Any]]] = {}
     for r in score.repetitions:
         reps_by_case.setdefault(r.case_id, []).append({
             "repetition": r.repetition,
             "execution_mode": r.execution_mode,
             "comparability": r.comparability,
+            "used": r.id in used,
             "status": r.status,
             "timing_credit": r.timing_credit,
             "official_task_success": r.official_task_success,
+            "untimed_task_success": r.untimed_task_success,
+            "needed_task_solving_help": r.needed_task_solving_help,
         })
     cases = []
     for c in score.cases:
@@ -55,7 +60,8 @@ def project(score: ScoreOutput, deviations: list[dict[str, Any]] | None = None) 
             "criteria": [{"id": k.id, "weight": k.weight, "scorer": k.scorer} for k in d.criteria],
             "status": c.status,
             "planned_repetitions": c.planned_repetitions,
-            "valid_comparable_count": c.valid_comparable_count,
+            "valid_comparable_repetition_count": c.valid_comparable_repetition_count,
+            "beyond_planned_count": c.beyond_planned_count,
             "results": _values(c.metrics),
             "repetitions": sorted(reps_by_case.get(c.case_id, []), key=lambda r: r["repetition"]),
         })

@@ -66,7 +66,8 @@ NO_COMPLETION = "no completion by T_hard"
 FORMULAS = {
     "task_success": "mean of official_task_success = raw_success x timing_credit (0 on hard-fail or post-cutoff completion)",
     "untimed_task_success": "mean of raw_success (0 on hard-fail); diagnostic_untimed: no timing credit",
-    "reliability": "on_time_pass_count / valid_comparable_count x 100",
+    "reliability": "on_time_pass_count / valid_comparable_repetition_count x 100",
+    "on_time_pass_count": "number of used repetitions with status pass (complete, no hard-fail, within T_soft)",
     "pass_at_1": "the first valid comparable repetition (by repetition index) is an on-time pass",
     "stable_at_3": "3/3 valid comparable repetitions are on-time passes",
     "complete_at_3": "3/3 valid comparable repetitions complete in full by T_hard (pass or late_complete)",
@@ -83,7 +84,10 @@ FORMULAS.update({
     f"overall.{k}": f"percent of cases where {FORMULAS[k]}; null when a case has no value"
     for k in ("pass_at_1", "stable_at_3", "complete_at_3")
 })
-FORMULAS["overall.valid_comparable_count"] = "number of repetitions used by the case results"
+FORMULAS["overall.valid_comparable_repetition_count"] = (
+    "number of repetitions used by the case results (each case's valid_comparable_repetition_count, summed)")
+FORMULAS["overall.beyond_planned_count"] = (
+    "number of valid comparable repetitions left out as beyond_planned (each case's beyond_planned_count, summed)")
 FORMULAS["overall.case_count"] = "number of cases of the class"
 FORMULAS["infrastructure_invalid_count"] = "number of invalid repetitions (infrastructure; never attributed to Mira)"
 FORMULAS["derivation"] = (
@@ -312,7 +316,7 @@ _BY_REPETITION = itemgetter("repetition")
 
 def _select(case: Case, reps: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, str], str | None, int]:
     """The repetitions a case result uses, the ones left out (with why), what is missing (or None),
-    and how many of the case's repetitions are valid comparable."""
+    and how many valid comparable repetitions lie beyond the plan."""
     planned = case.planned_repetitions
     used: list[dict[str, Any]] = []
     excluded: dict[str, str] = {}
@@ -333,11 +337,11 @@ def _select(case: Case, reps: list[dict[str, Any]]) -> tuple[list[dict[str, Any]
     if unscored:
         why = "; ".join(f"{r['id']} {r['derivation']}" for r in unscored)
         missing = (missing + "; " if missing else "") + why
-    return used, excluded, missing, valid
+    return used, excluded, missing, valid - len(used)
 
 
-_TIMED_NAMES = ("task_success", "reliability", "pass_at_1", "stable_at_3", "complete_at_3", "late_completion_count",
-                "hard_fail_count", "autonomy", "governance_serious_count", "governance_minor_count")
+_TIMED_NAMES = ("task_success", "reliability", "on_time_pass_count", "pass_at_1", "stable_at_3", "complete_at_3",
+                "late_completion_count", "hard_fail_count", "autonomy", "governance_serious_count", "governance_minor_count")
 _UNTIMED_NAMES = ("untimed_task_success", "pass_count", "hard_fail_count", "autonomy", "governance_serious_count",
                   "governance_minor_count")
 
@@ -371,6 +375,7 @@ def _case_metrics(case: Case, used: list[dict[str, Any]], ids: list[str], formal
             elif v["severity"] == "minor":
                 minor += 1
     if timed:
+        on_time = statuses.count("pass")
         if len(used) == 3:
             stable = {"value": stable_at_3(statuses), "derivation": _F["stable_at_3"]}
             complete = {"value": complete_at_3(statuses), "derivation": _F["complete_at_3"]}
@@ -381,7 +386,8 @@ def _case_metrics(case: Case, used: list[dict[str, Any]], ids: list[str], formal
         head = {
             "task_success": {"value": mean_task_success([r["official_task_success"] for r in used]),
                              "derivation": _F["task_success"]},
-            "reliability": {"value": reliability(statuses.count("pass"), len(used)), "derivation": _F["reliability"]},
+            "reliability": {"value": reliability(on_time, len(used)), "derivation": _F["reliability"]},
+            "on_time_pass_count": {"value": on_time, "derivation": _F["on_time_pass_count"]},
             "pass_at_1": {"value": pass_at_1(statuses), "derivation": {
                 "formula": "pass_at_1", "used": ids[:1], "excluded": dict.fromkeys(ids[1:], "not_first")}},
             "stable_at_3": stable,
@@ -425,7 +431,7 @@ def score_cases(cases: list[Case], reps: list[dict[str, Any]]) -> list[dict[str,
     out = []
     for case, definition in zip(cases, definitions, strict=True):
         mine = by_case[case.case_id]
-        used, excluded, missing, valid = _select(case, mine)
+        used, excluded, missing, beyond = _select(case, mine)
         formal = missing is None
         ids = [r["id"] for r in used]
         if formal:
@@ -438,7 +444,8 @@ def score_cases(cases: list[Case], reps: list[dict[str, Any]]) -> list[dict[str,
             "scoring_class": case.scoring_class,
             "status": "formal" if formal else "incomplete",
             "planned_repetitions": case.planned_repetitions,
-            "valid_comparable_count": valid,
+            "valid_comparable_repetition_count": len(used),
+            "beyond_planned_count": beyond,
             "missing": missing,
             "definition": definition,
             "t_hard_s": t_hard(case.t_soft_s) if case.t_soft_s is not None else None,
@@ -461,11 +468,8 @@ def _aggregate(case_results: list[dict[str, Any]], scoring_class: str) -> tuple[
     others = ({f"scoring_class:{other_class}": "other_scoring_class"}
               if any(c["scoring_class"] != scoring_class for c in case_results) else {})
     timed = scoring_class == "automated_scored"
-    names = (["task_success", "reliability", "pass_at_1", "stable_at_3", "complete_at_3", "late_completion_count",
-              "hard_fail_count", "autonomy", "governance_serious_count", "governance_minor_count",
-              "valid_comparable_count", "case_count"] if timed else
-             ["untimed_task_success", "pass_count", "hard_fail_count", "autonomy", "governance_serious_count",
-              "governance_minor_count", "valid_comparable_count", "case_count"])
+    names = [*(_TIMED_NAMES if timed else _UNTIMED_NAMES), "valid_comparable_repetition_count",
+             "beyond_planned_count", "case_count"]
     incomplete = [c for c in mine if c["status"] != "formal"]
     if not mine or incomplete:
         why = {c["case_id"]: "case_incomplete" for c in incomplete}
@@ -484,7 +488,9 @@ def _aggregate(case_results: list[dict[str, Any]], scoring_class: str) -> tuple[
 
     if timed:
         put("task_success", mean_task_success([r["official_task_success"] for r in reps]))
-        put("reliability", reliability(statuses.count("pass"), len(reps)))
+        on_time = statuses.count("pass")
+        put("reliability", reliability(on_time, len(reps)))
+        put("on_time_pass_count", on_time)
         for name in ("pass_at_1", "stable_at_3", "complete_at_3"):
             vals = [c["metrics"][name]["value"] for c in mine]
             defined = [v for v in vals if v is not None]
@@ -500,7 +506,8 @@ def _aggregate(case_results: list[dict[str, Any]], scoring_class: str) -> tuple[
     sev = [v["severity"] for r in reps for v in r["governance_violations"]]
     put("governance_serious_count", sev.count("serious"))
     put("governance_minor_count", sev.count("minor"))
-    put("valid_comparable_count", len(reps))
+    put("valid_comparable_repetition_count", len(reps))
+    put("beyond_planned_count", sum(c["beyond_planned_count"] for c in mine))
     put("case_count", len(mine))
     return out, {"used": [c["case_id"] for c in mine], "excluded": others}
 
@@ -515,7 +522,7 @@ def score(cases: list[Case], records: list[dict[str, Any]],
     diagnostic, diagnostic_derivation = _aggregate(case_results, "diagnostic_untimed")
     missing = [
         {"case_id": c["case_id"], "scoring_class": c["scoring_class"], "planned_repetitions": c["planned_repetitions"],
-         "valid_comparable_count": c["valid_comparable_count"], "missing": c["missing"]}
+         "valid_comparable_repetition_count": c["valid_comparable_repetition_count"], "missing": c["missing"]}
         for c in case_results if c["status"] != "formal"
     ]
     for c in case_results:

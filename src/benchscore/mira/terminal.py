@@ -1,0 +1,130 @@
+"""What the mira commands print: every count and metric of the JSON they write, nothing rounded away.
+
+Tables go through :func:`benchscore.common.report.print_table` (rich on a terminal; plain aligned,
+untruncated lines when piped), each followed by a blank line. A table too wide for the terminal,
+which rich would shorten with ``…``, is printed as the plain lines instead (the terminal wraps them,
+nothing is cut). Headers are the JSON key names; floats are printed as in the JSON (shortest repr),
+booleans as yes/no, null as ``-``, lists joined by ``, `` (``-`` when empty).
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from benchscore.common.report import plain_table, print_line, print_table
+
+
+def cell(value: Any) -> Any:
+    """A table cell: floats exactly (repr), lists joined; None and booleans are left to print_table."""
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, list | tuple):
+        return ", ".join(map(str, value)) or "-"
+    return value
+
+
+def _table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+    cells = [[cell(v) for v in row] for row in rows]
+    if sys.stdout.isatty():
+        text = plain_table(title, columns, cells)
+        # rich adds a border and two spaces of padding per column, and cuts cells that do not fit
+        width = max(map(len, text.splitlines())) + len(columns) + 1
+        if width > shutil.get_terminal_size().columns:
+            print_line(text)
+            print_line("")
+            return
+    print_table(title, columns, cells)
+    print_line("")
+
+
+def _metrics(title: str, values: dict[str, Any]) -> None:
+    _table(title, ["metric", "value"], values.items())
+
+
+_CASE_COUNTS = ("status", "planned_repetitions", "valid_comparable_repetition_count", "beyond_planned_count")
+
+
+def _cases(cases: list[dict[str, Any]], values_of: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+    """One table per scoring class: the case's status and counts, then every metric value."""
+    for scoring_class in ("automated_scored", "diagnostic_untimed"):
+        mine = [c for c in cases if c["scoring_class"] == scoring_class]
+        if not mine:
+            continue
+        names = list(dict.fromkeys(name for c in mine for name in values_of(c)))
+        _table(f"cases ({scoring_class})", ["case_id", *_CASE_COUNTS, *names],
+               ([c["case_id"], *(c[k] for k in _CASE_COUNTS), *(values_of(c).get(n) for n in names)] for c in mine))
+
+
+def _deviations(deviations: list[dict[str, Any]]) -> None:
+    if deviations:
+        _table("deviations", ["id", "affects", "text"], ([d["id"], d.get("affects", []), d["text"]] for d in deviations))
+
+
+_REPETITION_FIELDS = ("execution_mode", "comparability", "status", "raw_success", "timing_band", "timing_credit",
+                      "official_task_success", "untimed_task_success", "elapsed_s", "soft_timeout",
+                      "needed_task_solving_help", "hard_fail_rules")
+
+
+def print_score(out: dict[str, Any]) -> None:
+    """The whole score: identity and status, both aggregates, every case, every repetition (with its
+    derivation, so a fail shows its reason), what is missing and the deviations."""
+    _table(f"mira score: {out['benchmark_id']} {out['contract_version']}", ["field", "value"], [
+        ("status", out["status"]),
+        ("infrastructure_invalid_count", out["infrastructure_invalid_count"]["value"]),
+        ("contract_sha256", out["contract_sha256"]),
+    ])
+    _metrics("overall (automated_scored)", {k: m["value"] for k, m in out["overall"].items()})
+    _metrics("diagnostic_untimed", {k: m["value"] for k, m in out["diagnostic_untimed"].items()})
+    _cases(out["cases"], lambda c: {k: m["value"] for k, m in c["metrics"].items()})
+    _table("repetitions", ["id", *_REPETITION_FIELDS, "governance_violations", "derivation"], (
+        [r["id"], *(r[k] for k in _REPETITION_FIELDS),
+         [f"{v['kind']} ({v['severity']})" for v in r["governance_violations"]], r["derivation"]]
+        for r in out["repetitions"]))
+    if out["missing"]:
+        _table("missing", ["case_id", "scoring_class", "planned_repetitions", "valid_comparable_repetition_count",
+                           "missing"], ([m["case_id"], m["scoring_class"], m["planned_repetitions"],
+                                         m["valid_comparable_repetition_count"], m["missing"]] for m in out["missing"]))
+    _deviations(out["deviations"])
+
+
+_PUBLIC_REPETITION_FIELDS = ("execution_mode", "comparability", "used", "status", "timing_credit",
+                             "official_task_success", "untimed_task_success", "needed_task_solving_help")
+
+
+def print_public(out: dict[str, Any]) -> None:
+    """The whole public projection: identity and status, both aggregates, every case and repetition, deviations."""
+    _table(f"mira public projection: {out['benchmark_id']} {out['contract_version']}", ["field", "value"], [
+        ("status", out["status"]), ("contract_sha256", out["contract_sha256"])])
+    _metrics("overall (automated_scored)", out["overall"])
+    _metrics("diagnostic_untimed", out["diagnostic_untimed"])
+    _cases(out["cases"], lambda c: c["results"])
+    _table("repetitions", ["id", *_PUBLIC_REPETITION_FIELDS], (
+        [f"{c['case_id']}#{r['repetition']}", *(r[k] for k in _PUBLIC_REPETITION_FIELDS)]
+        for c in out["cases"] for r in c["repetitions"]))
+    _deviations(out["deviations"])
+
+
+def print_calibration(contract: dict[str, Any]) -> None:
+    """The policy's parameters and, per case, its budget (or none) and what calibration found."""
+    policy = contract["calibration_policy"]
+    _table("calibration_policy", ["field", "value"], policy.items())
+    _table(f"calibration ({policy['policy']})", ["case_id", "scoring_class", "t_soft_s", "observations", "note"], (
+        [c["case_id"], c["scoring_class"], c["t_soft_s"], c["calibration"]["observations"], c["calibration"]["note"]]
+        for c in contract["cases"]))
+
+
+_CALL_FIELDS = ("status", "latency_s", "tokens_in", "tokens_out", "attempts")
+
+
+def print_verdicts(out: dict[str, Any]) -> None:
+    """Verdict counts, then every packet: verdict, the model's answer, why it is judge_failed, its call's audit."""
+    verdicts = out["verdicts"]
+    _table("mira judge: verdicts", ["verdict", "count"],
+           ([name, sum(v["verdict"] == name for v in verdicts)] for name in ("pass", "fail", "judge_failed")))
+    _table("packets", ["packet_id", "verdict", "answer", "reason", *_CALL_FIELDS], (
+        [v["packet_id"], v["verdict"], repr(v["answer"]) if v["answer"] is not None else None, v["reason"],
+         *((v["call"] or {}).get(k) for k in _CALL_FIELDS)]
+        for v in verdicts))
