@@ -139,3 +139,20 @@ def test_a_json_document_given_as_jsonl_says_so(tmp_path):
     f.write_text('{"a": 1}\n{"a": \n')
     with pytest.raises(BadInput, match="malformed JSON"):  # a broken line stays a broken line
         read_jsonl(f)
+
+
+def test_print_table_on_a_narrow_terminal_prints_plain_lines_instead_of_cutting_cells(monkeypatch):
+    import benchscore.common.report as report
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    buf = Tty()
+    monkeypatch.setattr("sys.stdout", buf)
+    from rich.console import Console
+
+    monkeypatch.setattr(report, "_console", lambda err: Console(file=buf, width=40, force_terminal=True))
+    long = "case-with-a-long-identifier-" * 3
+    print_table("t", ["case", "value"], [(long, 1.0)])
+    assert long in buf.getvalue() and "…" not in buf.getvalue()

@@ -198,11 +198,13 @@ def test_judge_prints_verdict_counts_and_every_judge_failed_reason(tmp_path: Pat
 def test_a_table_too_wide_for_the_terminal_is_printed_plain_not_cut(monkeypatch, capsys) -> None:
     """On a terminal, rich would shorten the cells of a table wider than the window with '…'; such a
     table is printed as the plain lines instead (the terminal wraps them, nothing is cut)."""
+    import sys
+
     from benchscore.common.report import plain_table
     from benchscore.mira import terminal
 
     monkeypatch.setenv("COLUMNS", "80")
-    monkeypatch.setattr(terminal.sys.stdout, "isatty", lambda: True)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
     columns = ["case_id", "valid_comparable_repetition_count", "beyond_planned_count", "needed_task_solving_help"]
     rows = [["ADV-01-with-a-long-id", 3, 1, False], ["ADV-02", 3, 0, True]]
     terminal._table("cases", columns, rows)

@@ -3,9 +3,10 @@
 rich is imported on first use (``console``, ``err_console`` and the functions), so importing this
 module costs nothing at start-up.
 
-- :func:`print_table` prints a table whole: on a terminal as a rich table; when stdout is a pipe or
-  a file, as plain aligned lines at their natural width (never truncated, never hard-wrapped, no
-  box characters), so the output can be copied, grepped and diffed.
+- :func:`print_table` prints a table whole: on a terminal as a rich table when it fits the width;
+  otherwise, and whenever stdout is a pipe or a file, as plain aligned lines at their natural width
+  (never truncated, never hard-wrapped, no box characters), so the output can be copied, grepped
+  and diffed.
 - :func:`progress` draws a bar on stderr only when stderr is a terminal; otherwise it prints
   nothing at all (not even a blank line).
 """
@@ -78,10 +79,14 @@ def print_table(title: str | None, columns: Sequence[str], rows: Iterable[Sequen
     rows = list(rows)
     stream = sys.stderr if err else sys.stdout
     if stream.isatty():
-        _console(err).print(table(title or "", columns, rows, digits=digits))
-    else:
-        stream.write(plain_table(title, columns, rows, digits=digits) + "\n")
-        stream.flush()
+        console, rich_table = _console(err), table(title or "", columns, rows, digits=digits)
+        natural = console.measure(rich_table, options=console.options.update_width(1_000_000)).maximum
+        if natural <= console.width:
+            console.print(rich_table)
+            return
+        # too wide: rich would cut cells with an ellipsis; plain lines are wrapped by the terminal instead
+    stream.write(plain_table(title, columns, rows, digits=digits) + "\n")
+    stream.flush()
 
 
 def print_line(text: str, *, err: bool = False) -> None:

@@ -1,20 +1,16 @@
 """What the mira commands print: every count and metric of the JSON they write, nothing rounded away.
 
 Tables go through :func:`benchscore.common.report.print_table` (rich on a terminal; plain aligned,
-untruncated lines when piped), each followed by a blank line. A table too wide for the terminal,
-which rich would shorten with ``…``, is printed as the plain lines instead (the terminal wraps them,
-nothing is cut). Headers are the JSON key names; floats are printed as in the JSON (shortest repr),
+untruncated lines when piped or too wide for the terminal), each followed by a blank line. Headers are the JSON key names; floats are printed as in the JSON (shortest repr),
 booleans as yes/no, null as ``-``, lists joined by ``, `` (``-`` when empty).
 """
 
 from __future__ import annotations
 
-import shutil
-import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from benchscore.common.report import plain_table, print_line, print_table
+from benchscore.common.report import print_line, print_table
 
 
 def cell(value: Any) -> Any:
@@ -27,16 +23,7 @@ def cell(value: Any) -> Any:
 
 
 def _table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
-    cells = [[cell(v) for v in row] for row in rows]
-    if sys.stdout.isatty():
-        text = plain_table(title, columns, cells)
-        # rich adds a border and two spaces of padding per column, and cuts cells that do not fit
-        width = max(map(len, text.splitlines())) + len(columns) + 1
-        if width > shutil.get_terminal_size().columns:
-            print_line(text)
-            print_line("")
-            return
-    print_table(title, columns, cells)
+    print_table(title, columns, [[cell(v) for v in row] for row in rows])
     print_line("")
 
 
