@@ -82,13 +82,13 @@ def fmt(value: Any) -> str:
 
 
 def state_class(value: Any, key: str = "") -> str:
-    """``fail`` / ``pass`` / ``warn`` / '' for a value (``*_PASS: false`` is a fail)."""
+    """``fail`` / ``pass`` / ``warn`` / '' for a value (``*_PASS: false`` and ``"FAIL (why)"`` are fails)."""
     if isinstance(value, bool):
         if key.endswith(("_PASS", "passed", "_pass")) or key in ("converged", "every_task_accounted_for"):
             return "pass" if value else "fail"
         return ""
     if isinstance(value, str):
-        if value in FAIL_WORDS:
+        if value in FAIL_WORDS or value.startswith(("FAIL ", "FAIL:", "FAIL (")):
             return "fail"
         if value in PASS_WORDS:
             return "pass"
@@ -220,14 +220,16 @@ def _scalarish(v: Any) -> bool:
             and sum(len(fmt(x)) + 2 for x in v) <= _CELL_CHARS)
 
 
-def _leaves(d: Mapping[str, Any], limit: int) -> list[tuple[str, Any]] | None:
+def _leaves(d: Mapping[str, Any], limit: int, omit: frozenset[str]) -> list[tuple[str, Any]] | None:
     """The scalar leaves of a nested dict as dotted keys, or None when it is not small and flat."""
     out: list[tuple[str, Any]] = []
     for k, v in d.items():
+        if k in omit:
+            continue
         if _scalarish(v):
             out.append((str(k), v))
         elif isinstance(v, dict):
-            sub = _leaves(v, limit)
+            sub = _leaves(v, limit, omit)
             if sub is None:
                 return None
             out.extend((f"{k}.{sk}", sv) for sk, sv in sub)
@@ -247,7 +249,7 @@ def _columns(item: Mapping[str, Any], omit: frozenset[str]) -> tuple[list[tuple[
             continue
         if _scalarish(v):
             cols.append((str(k), v))
-        elif isinstance(v, dict) and v and (sub := _leaves(v, _INLINE_LEAVES)) is not None:
+        elif isinstance(v, dict) and v and _records(v) is None and (sub := _leaves(v, _INLINE_LEAVES, omit)) is not None:
             cols.extend((f"{k}.{sk}", sv) for sk, sv in sub)
         elif isinstance(v, dict | list) and not v:
             cols.append((str(k), "(none)" if isinstance(v, list) else "(empty)"))
@@ -265,7 +267,7 @@ def _records(value: Any) -> list[tuple[str, Mapping[str, Any]]] | None:
 
 
 def _walk(value: Any, path: str, omit: frozenset[str], out: list[tuple[str, Raw, int]]) -> None:
-    records = _records(value)
+    records = _records(value) if path else None  # the document itself is never one table of records
     if records is not None:
         per = [(rid, *_columns(item, omit)) for rid, item in records]
         names: list[str] = []
