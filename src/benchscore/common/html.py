@@ -157,7 +157,7 @@ def fail_reason(verdict: Any, reason: Any) -> Raw:
     if cls == "fail":
         why = esc(reason) if reason else "<em>no reason recorded in the output</em>"
         return Raw(f'{word} <span class="reason">{why}</span>')
-    return Raw(word + (f' <span class="reason">{esc(reason)}</span>' if reason else ""))
+    return Raw(word + (f' <span class="note">{esc(reason)}</span>' if reason else ""))
 
 
 # ---- provenance ---------------------------------------------------------------------------------
@@ -377,6 +377,7 @@ td.fail .mark::before, .mark.fail::before { content: "\\2716\\00a0"; }
 td.pass, .mark.pass { color: var(--pass); }
 td.warn, .mark.warn { color: var(--warn); font-weight: bold; }
 .reason { color: var(--fail); }
+.note { color: var(--muted); }
 .banner { padding: .4rem .6rem; border-radius: 4px; border-left: 6px solid; }
 .banner.fail { background: var(--bg-fail); border-color: var(--fail); color: var(--fail); }
 .banner.warn { background: var(--bg-warn); border-color: #E69F00; color: #5a3700; }

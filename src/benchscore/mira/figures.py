@@ -67,6 +67,7 @@ def _cases(doc: dict[str, Any]) -> list[dict[str, Any]]:
             "metrics": metrics, "t_soft": c.get("t_soft_s", definition.get("t_soft_s")), "t_hard": c.get("t_hard_s"),
             "reps": reps_by_case.get(c.get("case_id")) or c.get("repetitions") or [],
             "excluded": c.get("repetitions_excluded") or {}, "missing": c.get("missing"),
+            "exclusions_recorded": "repetitions_excluded" in c,
         })
     return out
 
@@ -130,10 +131,11 @@ def _repetition_table(doc: dict[str, Any], cases: list[dict[str, Any]]) -> str:
     for c in cases:
         for r in c["reps"]:
             rid = r.get("id") or f"{c['case_id']}#{r.get('repetition')}"
-            used = c["excluded"].get(rid)
+            why = c["excluded"].get(rid)
+            used = f"excluded: {why}" if why else "used" if c["exclusions_recorded"] else "not recorded"
             rows.append([rid, r.get("execution_mode"), r.get("comparability"), r.get("status"), r.get("timing_band"),
                          r.get("timing_credit"), r.get("official_task_success"), r.get("elapsed_s"),
-                         c["t_soft"], c["t_hard"], f"excluded: {used}" if used else "used",
+                         c["t_soft"], c["t_hard"], used,
                          ", ".join(r.get("hard_fail_rules") or []) or "-",
                          "; ".join(f"{g.get('severity')} {g.get('kind')}: {g.get('detail')}"
                                    for g in r.get("governance_violations") or []) or "-",

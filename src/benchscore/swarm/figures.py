@@ -90,15 +90,19 @@ def _matrix(out: Output) -> str:
         "reason for every FAIL is in the table.", [out]))
     rows = []
     for name, sc in scenarios.items():
-        reason = "; ".join(f"{k}: {v}" for k, v in (sc.get("failures") or {}).items()) or sc.get("reason")
-        rows.append([name, sc.get("mode"), html.fail_reason(sc.get("verdict"), reason),
+        reason = "; ".join(f"{k}: {v}" for k, v in (sc.get("failures") or {}).items()) or "; ".join(
+            f"{c['id'].split('.', 1)[-1]}: {_check_reason(c, failures) or 'no reason recorded'}"
+            for c in d["checks"] if str(c.get("id", "")).split(".")[0] == name and c.get("verdict") != "PASS")
+        if sc.get("reason") and sc.get("mode") != "not_run":
+            reason = f"{reason} ({sc.get('mode')}: {sc['reason']})" if reason else f"{sc.get('mode')}: {sc['reason']}"
+        rows.append([name, sc.get("mode"), html.fail_reason(sc.get("verdict"), reason or sc.get("reason")),
                      f"{sum(v == 'PASS' for v in (sc.get('checks') or {}).values())}/{len(sc.get('checks') or {})}"])
     blocks.append(html.heading("Scenarios") + html.table(["scenario", "mode", "verdict and reason", "checks PASS"],
                                                          rows))
     reasons = d.get("compliance_input_reasons") or {}
     blocks.append(html.heading("Closed loop (MINIMAL_CLOSED_LOOP_PASS needs every item)") + html.table(
         ["item", "verdict and reason"],
-        [[k, html.fail_reason(v, _closed_loop_reason(k, d["checks"], failures, reasons))]
+        [[k, html.fail_reason(v, _closed_loop_reason(k, d["checks"], failures, reasons) if v != "PASS" else None)]
          for k, v in (d.get("closed_loop") or {}).items()]))
     if d.get("compliance_inputs"):
         blocks.append(html.figure(
@@ -204,7 +208,9 @@ def _rounds_lists(value: Any, path: str = "") -> list[tuple[str, dict[str, Any]]
 def _consensus_blocks(d: dict[str, Any], out: Output) -> list[str]:
     runs: dict[str, dict[str, Any]] = {}
     seen: set[str] = set()
-    for path, run in _rounds_lists(d):
+    found = _rounds_lists(d)
+    found.sort(key=lambda item: not item[0].startswith("consensus."))  # the matrix's own record first
+    for path, run in found:
         key = repr([(r.get("leader_share"), r.get("margin")) for r in run["rounds"]])
         if key in seen:  # the same consensus reported under two checks (e.g. S09 and A05)
             continue
@@ -230,9 +236,10 @@ def _consensus_blocks(d: dict[str, Any], out: Output) -> list[str]:
 
 
 def _consensus_name(path: str) -> str:
-    """``checks.S07.multi_round_...`` -> ``S07.multi_round_...``; ``consensus.S09`` -> ``S09``."""
+    """``checks.S07.multi_round_....evidence`` -> ``S07.multi_round_...``; ``consensus.S09`` -> ``S09``."""
     head, _, rest = path.partition(".")
-    return rest if head in ("checks", "consensus") and rest else path
+    name = rest if head in ("checks", "consensus") and rest else path
+    return name.removesuffix(".evidence")
 
 
 @plot.styled
