@@ -85,7 +85,11 @@ def _read_outputs(paths: list[tuple[Path, str]], *, strict: bool) -> dict[str, l
     from benchscore.common import html
 
     found: dict[str, list] = {name: [] for name in DOMAINS}
+    seen: set[Path] = set()
     for path, label in paths:
+        if path.resolve() in seen:  # the same file given twice is one output
+            continue
+        seen.add(path.resolve())
         sha256, doc = html.read_output(path)
         for name in DOMAINS:
             kind = _figures(name).kind_of(doc)

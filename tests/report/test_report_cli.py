@@ -233,3 +233,11 @@ def test_help_does_not_load_matplotlib():
             "try:\n    main()\nexcept SystemExit:\n    pass\nassert 'matplotlib' not in sys.modules\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_ids_are_unique_on_every_page_and_a_file_given_twice_is_one_output(tmp_path, demo_out):
+    page, printed = report(tmp_path, MIRA / "score.json", MIRA / "score.json", TCS / "index.json")
+    assert printed.count("mira score:") == 1
+    for text in [page, *(p.read_text(encoding="utf-8") for p in demo_out.glob("*.html"))]:
+        ids = re.findall(r'\bid="([^"]+)"', text)
+        assert len(ids) == len(set(ids))

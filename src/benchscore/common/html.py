@@ -57,7 +57,8 @@ class Output:
 
     @property
     def anchor(self) -> str:
-        return "o-" + self.sha256[:12]
+        """A page-unique id: two files with the same bytes still get their own."""
+        return "o-" + sha256_bytes(f"{self.label}\0{self.sha256}".encode())[:12]
 
 
 class Raw(str):
@@ -200,8 +201,19 @@ def provenance_block(sources: Sequence[Output]) -> Raw:
 
 
 # ---- figures -------------------------------------------------------------------------------------
+def _own_ids(svg: str, key: str) -> str:
+    """Prefix every ``id`` in an SVG, and every reference to one, with a hash of the drawing and of
+    ``key``, so inline figures never share an id on a page (two equal drawings of different sources
+    included) and the page stays byte-for-byte reproducible."""
+    prefix = "s" + sha256_bytes(f"{key}\0{svg}".encode())[:10] + "-"
+    svg = re.sub(r'\bid="([^"]+)"', rf'id="{prefix}\1"', svg)
+    svg = re.sub(r'(xlink:href|href)="#([^"]+)"', rf'\1="#{prefix}\2"', svg)
+    return re.sub(r"url\(#([^)]+)\)", rf"url(#{prefix}\1)", svg)
+
+
 def figure(svg: str, title: str, explanation: str, sources: Sequence[Output]) -> Raw:
     """A ``<figure>``: the inline SVG, a title, a short explanation of what it shows, its provenance."""
+    svg = _own_ids(svg, "\0".join([title, *(o.anchor for o in sources)]))
     svg = svg.replace("<svg ", f'<svg role="img" aria-label="{esc(title)}" ', 1)
     return Raw(f'<figure><div class="plot">{svg}</div><figcaption><strong>{esc(title)}</strong> '
                f"{esc(explanation)}{provenance_block(sources)}</figcaption></figure>")

@@ -4,8 +4,7 @@
   figure needs no font and no network when it is viewed.
 - Labels are plain text: ``$`` never starts mathtext (``text.parse_math`` off), so an id such as
   ``cost$2`` is drawn as written.
-- The SVG is reproducible (no date, a fixed hash salt) and every ``id`` inside it carries a
-  per-figure prefix, so several figures can live inline in one HTML page without id clashes.
+- The SVG is reproducible (no date, a fixed hash salt).
 - Colours are the Okabe-Ito palette (distinguishable with the common colour-vision
   deficiencies); PASS/FAIL-like states also differ in hatch or marker, never in colour alone.
 
@@ -15,7 +14,6 @@ matplotlib is imported on first use of this module, which only the report code i
 from __future__ import annotations
 
 import functools
-import hashlib
 import io
 import re
 from typing import Any
@@ -72,21 +70,15 @@ def new_figure(width: float = 7.5, height: float = 3.2) -> Figure:
 
 
 def to_svg(fig: Figure) -> str:
-    """The figure as an ``<svg>`` element for inline HTML: no XML prolog, comments or metadata;
-    every ``id`` and every reference to one is prefixed with a hash of the figure's content, so
-    figures never share an id unless they are the same drawing."""
+    """The figure as an ``<svg>`` element for inline HTML: no XML prolog, comments or metadata
+    (:func:`benchscore.common.html.figure` makes its ids unique on the page)."""
     buf = io.StringIO()
     with matplotlib.rc_context(STYLE):
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
     text = buf.getvalue()
     text = text[text.index("<svg"):]
     text = re.sub(r"\s*<metadata>.*?</metadata>", "", text, flags=re.S)
-    text = _COMMENT.sub("", text)
-    prefix = "s" + hashlib.sha256(text.encode()).hexdigest()[:10] + "-"
-    text = re.sub(r'\bid="([^"]+)"', rf'id="{prefix}\1"', text)
-    text = re.sub(r'(xlink:href|href)="#([^"]+)"', rf'\1="#{prefix}\2"', text)
-    text = re.sub(r"url\(#([^)]+)\)", rf"url(#{prefix}\1)", text)
-    return text.strip()
+    return _COMMENT.sub("", text).strip()
 
 
 def styled(fn):
