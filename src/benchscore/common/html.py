@@ -1,0 +1,464 @@
+"""The HTML report's page machinery: escaping, tables, figures with their provenance, layout, CSS.
+
+A report page is one self-contained file: inline SVG figures (see :mod:`benchscore.common.plot`),
+inline CSS, no script, no external resource (a Content-Security-Policy forbids any), so it opens
+offline and the same on every machine. Every value taken from an output is escaped here.
+
+Each domain's ``figures`` module turns that domain's outputs (:class:`Output`) into blocks of HTML
+with the helpers below; :func:`numbers` shows every scalar of an output as tables without knowing
+its format, so a field a command adds appears in the report without new code. This module imports
+no domain and no plotting library.
+"""
+
+from __future__ import annotations
+
+import html as _html
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchscore import __version__
+
+from .errors import BadInput
+from .provenance import created_at, sha256_bytes
+from .readers import loads_json, read_bytes
+
+#: values shown in red with class ``fail`` / green ``pass`` / orange ``warn`` wherever they appear
+FAIL_WORDS = frozenset({"FAIL", "FAILED", "fail", "failed", "hard_fail", "refuted"})
+PASS_WORDS = frozenset({"PASS", "PASSED", "pass"})
+WARN_WORDS = frozenset({"incomplete", "provisional", "not_run", "replay", "reduced", "missing", "invalid"})
+
+#: a nested dict with at most this many scalar leaves becomes columns of its parent's row
+_INLINE_LEAVES = 6
+#: a list of scalars longer than this (as text) gets a table of its own instead of one cell
+_CELL_CHARS = 80
+#: a record table with more columns than this is split into one table per record
+_MAX_COLUMNS = 14
+#: a "numbers" block with more rows than this starts folded (one click opens it; no script needed)
+_OPEN_ROWS = 80
+
+
+@dataclass(frozen=True)
+class Output:
+    """One JSON output given to the report: where it came from, its bytes' sha256, its kind."""
+
+    path: Path
+    label: str
+    sha256: str
+    doc: Any
+    kind: str
+
+    @property
+    def provenance(self) -> Mapping[str, Any]:
+        prov = self.doc.get("provenance") if isinstance(self.doc, dict) else None
+        return prov if isinstance(prov, dict) else {}
+
+    @property
+    def anchor(self) -> str:
+        """A page-unique id: two files with the same bytes still get their own."""
+        return "o-" + sha256_bytes(f"{self.label}\0{self.sha256}".encode())[:12]
+
+
+class Raw(str):
+    """HTML that is already safe (built by this module); never escaped again."""
+
+
+def esc(value: Any) -> str:
+    return _html.escape(str(value), quote=True)
+
+
+def fmt(value: Any) -> str:
+    """A value as text: floats to 6 significant digits, None as '-', lists joined by commas."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return format(value, ".6g")
+    if isinstance(value, list | tuple):
+        return ", ".join(fmt(v) for v in value)
+    return str(value)
+
+
+def state_class(value: Any, key: str = "") -> str:
+    """``fail`` / ``pass`` / ``warn`` / '' for a value (``*_PASS: false`` and ``"FAIL (why)"`` are fails)."""
+    if isinstance(value, bool):
+        if key.endswith(("_PASS", "passed", "_pass")) or key in ("converged", "every_task_accounted_for"):
+            return "pass" if value else "fail"
+        return ""
+    if isinstance(value, str):
+        if value in FAIL_WORDS or value.startswith(("FAIL ", "FAIL:", "FAIL (")):
+            return "fail"
+        if value in PASS_WORDS:
+            return "pass"
+        if value in WARN_WORDS:
+            return "warn"
+    return ""
+
+
+def cell(value: Any, key: str = "") -> str:
+    """One ``<td>``: escaped, formatted, the exact float in a tooltip, state words marked (not by colour alone)."""
+    if isinstance(value, Raw):
+        return f"<td>{value}</td>"
+    text = esc(fmt(value))
+    cls = state_class(value, key)
+    title = f' title="{esc(repr(value))}"' if isinstance(value, float) else ""
+    num = " num" if isinstance(value, int | float) and not isinstance(value, bool) else ""
+    if cls:
+        return f'<td class="{cls}{num}"{title}><span class="mark">{text}</span></td>'
+    return f'<td class="{num.strip()}"{title}>{text}</td>' if num or title else f"<td>{text}</td>"
+
+
+def table(columns: Sequence[str], rows: Iterable[Sequence[Any]], *, caption: str | None = None,
+          keys: Sequence[str] | None = None) -> Raw:
+    """A table; ``keys`` (default: the column names) tell :func:`state_class` what each column holds."""
+    keys = list(keys or columns)
+    head = "".join(f'<th scope="col">{esc(c)}</th>' for c in columns)
+    body = []
+    for row in rows:
+        cells = [cell(v, keys[i] if i < len(keys) else "") for i, v in enumerate(row)]
+        if cells:
+            cells[0] = cells[0].replace("<td", '<th scope="row"', 1).replace("</td>", "</th>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    cap = f"<caption>{esc(caption)}</caption>" if caption else ""
+    return Raw(f'<div class="scroll"><table>{cap}<thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody>'
+               f"</table></div>")
+
+
+def banner(text: str, level: str = "info") -> Raw:
+    """A boxed line: ``fail`` (red, with the word FAIL), ``warn`` (orange) or ``info``."""
+    label = {"fail": "FAIL", "warn": "NOTE", "info": "INFO"}[level]
+    return Raw(f'<p class="banner {level}"><strong>{label}</strong> {esc(text)}</p>')
+
+
+def not_drawn(what: str, why: str) -> Raw:
+    """Say plainly that a figure is not drawn and why (usually: the output does not carry the data)."""
+    return Raw(f'<p class="banner warn not-drawn"><strong>NOT DRAWN</strong> {esc(what)}: {esc(why)}</p>')
+
+
+def paragraph(text: str) -> Raw:
+    return Raw(f"<p>{esc(text)}</p>")
+
+
+def heading(text: str, level: int = 4) -> Raw:
+    return Raw(f"<h{level}>{esc(text)}</h{level}>")
+
+
+def bullet_list(items: Iterable[Any], cls: str = "") -> Raw:
+    lis = "".join(f"<li>{x if isinstance(x, Raw) else esc(x)}</li>" for x in items)
+    return Raw(f'<ul class="{cls}">{lis}</ul>' if cls else f"<ul>{lis}</ul>")
+
+
+def fail_reason(verdict: Any, reason: Any) -> Raw:
+    """A verdict with its reason beside it; a FAIL without a recorded reason says so, in red."""
+    cls = state_class(verdict, "verdict")
+    word = f'<span class="mark {cls}">{esc(fmt(verdict))}</span>' if cls else esc(fmt(verdict))
+    if cls == "fail":
+        why = esc(reason) if reason else "<em>no reason recorded in the output</em>"
+        return Raw(f'{word} <span class="reason">{why}</span>')
+    return Raw(word + (f' <span class="note">{esc(reason)}</span>' if reason else ""))
+
+
+# ---- provenance ---------------------------------------------------------------------------------
+def _prov_line(out: Output) -> str:
+    """One line: the file and its sha256, the metric, contract and reference ids, every input's sha256.
+
+    The whole ``provenance`` block (with any other keys) is in the output's tables.
+    """
+    prov = out.provenance
+    doc = out.doc if isinstance(out.doc, dict) else {}
+    parts = [f'<a href="#{out.anchor}">{esc(out.label)}</a> sha256 <code>{esc(out.sha256)}</code>']
+    if "metric_id" in prov:
+        parts.append(f"metric <code>{esc(prov['metric_id'])}</code>")
+    if isinstance(doc.get("contract_sha256"), str):
+        parts.append(f"contract sha256 <code>{esc(doc['contract_sha256'])}</code>")
+    ref = prov.get("reference") if isinstance(prov.get("reference"), dict) else {}
+    ref_id = ref.get("reference_id", doc.get("reference_id"))
+    ref_sha = ref.get("sha256", doc.get("reference_sha256"))
+    if ref_id is not None or ref_sha is not None:
+        name = f" ({esc(ref['name'])})" if ref.get("name") else ""
+        sha = f" sha256 <code>{esc(ref_sha)}</code>" if ref_sha else ""
+        parts.append(f"reference <code>{esc(fmt(ref_id))}</code>{name}{sha}")
+    inputs = prov.get("inputs") if isinstance(prov.get("inputs"), dict) else {}
+    for role, meta in inputs.items():
+        meta = meta if isinstance(meta, dict) else {}
+        name = f" ({esc(meta['name'])})" if meta.get("name") and meta.get("name") != role else ""
+        parts.append(f"input {esc(role)}{name} sha256 <code>{esc(meta.get('sha256', '-'))}</code>")
+    if not inputs:
+        parts.append("no input files recorded")
+    if "seed" in prov:
+        parts.append(f"seed <code>{esc(fmt(prov['seed']))}</code>")
+    parts.append(f"created {esc(prov.get('created_at', '-'))} by benchscore {esc(prov.get('benchscore_version', '-'))}")
+    return " &middot; ".join(parts)
+
+
+def provenance_block(sources: Sequence[Output]) -> Raw:
+    """What a figure was drawn from: per output file its sha256, metric/contract/reference ids, its inputs."""
+    items = "".join(f"<li>{_prov_line(o)}</li>" for o in sources)
+    return Raw(f'<div class="prov"><span class="prov-title">Drawn from</span><ul>{items}</ul></div>')
+
+
+# ---- figures -------------------------------------------------------------------------------------
+def _own_ids(svg: str, key: str) -> str:
+    """Prefix every ``id`` in an SVG, and every reference to one, with a hash of the drawing and of
+    ``key``, so inline figures never share an id on a page (two equal drawings of different sources
+    included) and the page stays byte-for-byte reproducible."""
+    prefix = "s" + sha256_bytes(f"{key}\0{svg}".encode())[:10] + "-"
+    svg = re.sub(r'\bid="([^"]+)"', rf'id="{prefix}\1"', svg)
+    svg = re.sub(r'(xlink:href|href)="#([^"]+)"', rf'\1="#{prefix}\2"', svg)
+    return re.sub(r"url\(#([^)]+)\)", rf"url(#{prefix}\1)", svg)
+
+
+def figure(svg: str, title: str, explanation: str, sources: Sequence[Output]) -> Raw:
+    """A ``<figure>``: the inline SVG, a title, a short explanation of what it shows, its provenance."""
+    svg = _own_ids(svg, "\0".join([title, *(o.anchor for o in sources)]))
+    svg = svg.replace("<svg ", f'<svg role="img" aria-label="{esc(title)}" ', 1)
+    return Raw(f'<figure><div class="plot">{svg}</div><figcaption><strong>{esc(title)}</strong> '
+               f"{esc(explanation)}{provenance_block(sources)}</figcaption></figure>")
+
+
+# ---- every scalar of an output, as tables ------------------------------------------------------
+def _scalar(v: Any) -> bool:
+    return v is None or isinstance(v, str | int | float | bool)
+
+
+def _scalarish(v: Any) -> bool:
+    """A scalar, or a short list of scalars (shown in one cell)."""
+    if _scalar(v):
+        return True
+    return (isinstance(v, list | tuple) and all(_scalar(x) for x in v)
+            and sum(len(fmt(x)) + 2 for x in v) <= _CELL_CHARS)
+
+
+def _leaves(d: Mapping[str, Any], limit: int, omit: frozenset[str]) -> list[tuple[str, Any]] | None:
+    """The scalar leaves of a nested dict as dotted keys, or None when it is not small and flat."""
+    out: list[tuple[str, Any]] = []
+    for k, v in d.items():
+        if k in omit:
+            continue
+        if _scalarish(v):
+            out.append((str(k), v))
+        elif isinstance(v, dict):
+            sub = _leaves(v, limit, omit)
+            if sub is None:
+                return None
+            out.extend((f"{k}.{sk}", sv) for sk, sv in sub)
+        else:
+            return None
+        if len(out) > limit:
+            return None
+    return out
+
+
+def _columns(item: Mapping[str, Any], omit: frozenset[str]) -> tuple[list[tuple[str, Any]], list[tuple[str, Any]]]:
+    """(columns, nested) of a record: scalars and small flat dicts inline, the rest nested."""
+    cols: list[tuple[str, Any]] = []
+    nested: list[tuple[str, Any]] = []
+    for k, v in item.items():
+        if k in omit:
+            continue
+        if _scalarish(v):
+            cols.append((str(k), v))
+        elif isinstance(v, dict) and v and _records(v) is None and (sub := _leaves(v, _INLINE_LEAVES, omit)) is not None:
+            cols.extend((f"{k}.{sk}", sv) for sk, sv in sub)
+        elif isinstance(v, dict | list) and not v:
+            cols.append((str(k), "(none)" if isinstance(v, list) else "(empty)"))
+        else:
+            nested.append((str(k), v))
+    return cols, nested
+
+
+def _records(value: Any) -> list[tuple[str, Mapping[str, Any]]] | None:
+    if isinstance(value, dict) and value and all(isinstance(v, dict) for v in value.values()):
+        return [(str(k), v) for k, v in value.items()]
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        return [(str(i), v) for i, v in enumerate(value)]
+    return None
+
+
+def _walk(value: Any, path: str, omit: frozenset[str], out: list[tuple[str, Raw, int]]) -> None:
+    records = _records(value) if path else None  # the document itself is never one table of records
+    if records is not None:
+        per = [(rid, *_columns(item, omit)) for rid, item in records]
+        names: list[str] = []
+        for _, cols, _ in per:
+            for k, _v in cols:
+                if k not in names:
+                    names.append(k)
+        if 0 < len(names) <= _MAX_COLUMNS:
+            first = "index" if isinstance(value, list) else "key"
+            rows = [[rid, *(dict(cols).get(n, Raw("")) for n in names)] for rid, cols, _ in per]
+            out.append((path, table([first, *names], rows, keys=["", *names]), len(rows)))
+            for rid, _, nested in per:
+                for k, v in nested:
+                    _walk(v, f"{path}[{rid}].{k}", omit, out)
+        else:
+            for rid, item in records:
+                _walk(item, f"{path}[{rid}]", omit, out)
+        return
+    if isinstance(value, dict):
+        cols, nested = _columns(value, omit)
+        if cols:
+            out.append((path or "(top level)", table_kv(cols), len(cols)))
+        for k, v in nested:
+            _walk(v, f"{path}.{k}" if path else k, omit, out)
+    elif isinstance(value, list) and all(_scalar(v) for v in value):
+        out.append((path, table(["index", "value"], list(enumerate(value)), keys=["", ""]), len(value)))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _walk(v, f"{path}[{i}]", omit, out)
+    elif _scalar(value):
+        out.append((path, table_kv([("value", value)]), 1))
+
+
+def table_kv(pairs: Sequence[tuple[str, Any]]) -> Raw:
+    """A two-column field/value table; each value is marked by its own field name."""
+    body = "".join(f'<tr><th scope="row">{esc(k)}</th>{cell(v, k)}</tr>' for k, v in pairs)
+    return Raw(f'<div class="scroll"><table class="kv"><thead><tr><th scope="col">field</th>'
+               f'<th scope="col">value</th></tr></thead><tbody>{body}</tbody></table></div>')
+
+
+def numbers(out: Output, *, omit: Iterable[str] = (), note: str = "") -> Raw:
+    """Every scalar of an output as tables, by JSON path, without knowing its format.
+
+    Records (a list of objects, or an object of objects) become one table with a row each; small
+    nested objects become dotted columns; long lists get a table of their own. ``omit`` names keys
+    never copied into the report (``note`` says why).
+    """
+    skip = frozenset(omit)
+    blocks: list[tuple[str, Raw, int]] = []
+    doc = {k: v for k, v in out.doc.items() if k not in skip} if isinstance(out.doc, dict) else out.doc
+    _walk(doc, "", skip, blocks)
+    total = sum(n for _, _, n in blocks)
+    inner = "".join(f'<div class="path"><h5><code>{esc(p)}</code></h5>{t}</div>' for p, t, _ in blocks)
+    extra = f"<p>{esc(note)}</p>" if note else ""
+    opened = " open" if total <= _OPEN_ROWS else ""
+    return Raw(f'<details class="numbers"{opened}><summary>Every value in <code>{esc(out.label)}</code> '
+               f"({total} rows in {len(blocks)} tables, by JSON path)</summary>{extra}{inner}</details>")
+
+
+# ---- layout --------------------------------------------------------------------------------------
+def article(title: str, blocks: Iterable[str], *, anchor: str = "", sources: Sequence[Output] = ()) -> Raw:
+    """One part of a domain's section (an output, or a group of outputs of one kind)."""
+    ids = "".join(f'<span id="{s.anchor}"></span>' for s in sources)
+    aid = f' id="{esc(anchor)}"' if anchor else ""
+    return Raw(f"<article{aid}>{ids}<h3>{esc(title)}</h3>{''.join(blocks)}</article>")
+
+
+@dataclass(frozen=True)
+class Section:
+    """One domain's part of a page."""
+
+    domain: str
+    title: str
+    blocks: Sequence[str]
+
+
+CSS = """
+:root { color-scheme: light; --fail: #b3261e; --pass: #1b6e3a; --warn: #8a5300; --ink: #1d1d1f; --muted: #555;
+  --line: #d0d0d0; --bg-fail: #fdecea; --bg-warn: #fff4e0; --bg-info: #eaf2fb; }
+* { box-sizing: border-box; }
+body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", "DejaVu Sans", sans-serif;
+  color: var(--ink); background: #fff; margin: 0; }
+header, main, footer { max-width: 1100px; margin: 0 auto; padding: 0 1.2rem; }
+header { padding-top: 1rem; border-bottom: 2px solid var(--ink); }
+h1 { font-size: 1.6rem; margin: .3rem 0; }
+h2 { font-size: 1.35rem; margin: 2rem 0 .5rem; padding: .3rem .5rem; background: #f0f0f0; border-left: 6px solid #0072B2; }
+h3 { font-size: 1.12rem; margin: 1.4rem 0 .4rem; border-bottom: 1px solid var(--line); }
+h4 { font-size: 1rem; margin: 1rem 0 .3rem; }
+h5 { font-size: .85rem; margin: .8rem 0 .2rem; font-weight: normal; color: var(--muted); }
+nav ul { list-style: none; padding: 0; display: flex; flex-wrap: wrap; gap: .3rem 1.2rem; }
+a { color: #0b57a4; }
+figure { margin: 1rem 0 1.4rem; padding: .6rem; border: 1px solid var(--line); border-radius: 4px; }
+.plot svg { display: block; max-width: 100%; height: auto; margin: 0 auto; }
+figcaption { font-size: .9rem; margin-top: .4rem; }
+.prov { font-size: .75rem; color: var(--muted); margin-top: .4rem; overflow-wrap: anywhere; }
+.prov ul { margin: .1rem 0 .1rem 1rem; padding: 0; }
+.prov-title { font-weight: bold; }
+code { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: .9em; }
+.scroll { overflow-x: auto; max-width: 100%; }
+table { border-collapse: collapse; margin: .3rem 0 .8rem; font-size: .85rem; }
+caption { text-align: left; font-weight: bold; padding: .2rem 0; }
+th, td { border: 1px solid var(--line); padding: .15rem .45rem; text-align: left; vertical-align: top; }
+thead th { background: #f4f4f4; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.fail, .mark.fail { color: var(--fail); font-weight: bold; }
+td.fail .mark::before, .mark.fail::before { content: "\\2716\\00a0"; }
+td.pass, .mark.pass { color: var(--pass); }
+td.warn, .mark.warn { color: var(--warn); font-weight: bold; }
+.reason { color: var(--fail); }
+.note { color: var(--muted); }
+.banner { padding: .4rem .6rem; border-radius: 4px; border-left: 6px solid; }
+.banner.fail { background: var(--bg-fail); border-color: var(--fail); color: var(--fail); }
+.banner.warn { background: var(--bg-warn); border-color: #E69F00; color: #5a3700; }
+.banner.info { background: var(--bg-info); border-color: #0072B2; }
+details.numbers { margin: .6rem 0 1.2rem; }
+details.numbers > summary { cursor: pointer; font-weight: bold; }
+.deviation { background: var(--bg-warn); border: 2px solid #E69F00; padding: .4rem .8rem; border-radius: 4px; }
+footer { margin-top: 3rem; padding: 1rem 1.2rem 2rem; color: var(--muted); font-size: .8rem; border-top: 1px solid var(--line); }
+@media print { details.numbers { display: block; } }
+"""
+
+_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+
+
+def _document(title: str, body: str) -> str:
+    return ("<!DOCTYPE html>\n"
+            '<html lang="en"><head><meta charset="utf-8">'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
+            '<link rel="icon" href="data:,">'
+            f"<title>{esc(title)}</title><style>{CSS}</style></head><body>{body}</body></html>\n")
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def page(title: str, sections: Sequence[Section], outputs: Sequence[Output], *, back: str | None = None) -> str:
+    """A whole report page: header with a table of contents, one section per domain, a footer."""
+    toc = "".join(f'<li><a href="#{_slug(s.domain)}">{esc(s.title)}</a></li>' for s in sections)
+    up = f'<p><a href="{esc(back)}">&larr; all domains</a></p>' if back else ""
+    header = (f"<header>{up}<h1>{esc(title)}</h1><p>Built from {len(outputs)} JSON output(s) of benchscore "
+              "commands. Every figure names the files it was drawn from (sha256) under it; every value of "
+              "every output is in the tables below the figures. FAIL is shown in red with its reason; "
+              "incomplete and provisional results are marked.</p>"
+              f"<nav aria-label=\"contents\"><ul>{toc}</ul></nav></header>")
+    body = "".join(f'<section id="{_slug(s.domain)}"><h2>{esc(s.title)}</h2>{"".join(s.blocks)}</section>'
+                   for s in sections)
+    return _document(title, f"{header}<main>{body}</main>{_footer()}")
+
+
+def index_page(title: str, entries: Sequence[tuple[str, str, str, Sequence[Output]]]) -> str:
+    """The demo's index: per domain (name, title, href, outputs) a link and the outputs it draws."""
+    items = []
+    for domain, heading_text, href, outs in entries:
+        kinds = bullet_list([Raw(f"<code>{esc(o.label)}</code> ({esc(o.kind)})") for o in outs]) if outs else \
+            paragraph("no output of a kind the report draws")
+        items.append(f'<section id="{_slug(domain)}"><h2><a href="{esc(href)}">{esc(heading_text)}</a></h2>{kinds}'
+                     "</section>")
+    header = (f"<header><h1>{esc(title)}</h1><p>One page per domain, each built by <code>benchscore report</code> "
+              "from the JSON outputs the demo wrote.</p></header>")
+    return _document(title, f"{header}<main>{''.join(items)}</main>{_footer()}")
+
+
+def _footer() -> str:
+    return (f"<footer>benchscore {esc(__version__)} &middot; written {esc(created_at())} (UTC; "
+            "SOURCE_DATE_EPOCH pins it) &middot; a self-contained file: no script, no network.</footer>")
+
+
+# ---- reading outputs -----------------------------------------------------------------------------
+def read_output(path: Path) -> tuple[str, Any]:
+    """``(sha256 of the bytes, the parsed document)`` of one output, read once with the strict readers."""
+    data = read_bytes(path)
+    return sha256_bytes(data), loads_json(data, path)
+
+
+def unknown_kind(path: Path, doc: Any, known: Iterable[str]) -> BadInput:
+    """The one line that refuses an output the report cannot draw."""
+    prov = doc.get("provenance") if isinstance(doc, dict) else None
+    metric = prov.get("metric_id") if isinstance(prov, dict) else None
+    what = f"provenance.metric_id {metric!r}" if metric else "no provenance.metric_id"
+    return BadInput(f"not an output the report knows ({what}); it draws: {', '.join(known)}", source=path)

@@ -1,0 +1,92 @@
+"""matplotlib for the HTML report: figures without pyplot state, rendered to inline SVG.
+
+- Text is drawn as paths (``svg.fonttype = "path"``, matplotlib's bundled DejaVu Sans), so a
+  figure needs no font and no network when it is viewed.
+- Labels are plain text: ``$`` never starts mathtext (``text.parse_math`` off), so an id such as
+  ``cost$2`` is drawn as written.
+- The SVG is reproducible (no date, a fixed hash salt).
+- Colours are the Okabe-Ito palette (distinguishable with the common colour-vision
+  deficiencies); PASS/FAIL-like states also differ in hatch or marker, never in colour alone.
+
+matplotlib is imported on first use of this module, which only the report code imports.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import re
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("svg")
+
+from matplotlib import colormaps  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
+from matplotlib.patches import Rectangle  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
+
+__all__ = ["ACCENT", "BAD", "GOOD", "NEUTRAL", "PALETTE", "WARN", "Figure", "Line2D", "MaxNLocator", "MARKERS", "Rectangle", "colormaps",
+           "new_figure", "styled", "to_svg"]
+
+#: Okabe-Ito (Wong 2011, Nature Methods 8:441): black excluded
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
+#: markers to tell series apart where colours repeat
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+GOOD = "#009E73"  # bluish green
+BAD = "#D55E00"  # vermillion
+WARN = "#E69F00"  # orange
+NEUTRAL = "#999999"
+ACCENT = "#0072B2"  # blue
+
+STYLE: dict[str, Any] = {
+    "svg.fonttype": "path",
+    "svg.hashsalt": "benchscore-report",
+    "text.parse_math": False,
+    "font.family": "DejaVu Sans",
+    "font.size": 9,
+    "axes.titlesize": 10,
+    "axes.titleweight": "bold",
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.prop_cycle": matplotlib.cycler(color=PALETTE),
+    "axes.grid": True,
+    "grid.color": "#dddddd",
+    "grid.linewidth": 0.6,
+    "axes.axisbelow": True,
+    "legend.frameon": False,
+    "figure.dpi": 100,
+}
+
+_COMMENT = re.compile(r"<!--.*?-->", re.S)
+
+
+def new_figure(width: float = 7.5, height: float = 3.2) -> Figure:
+    """A pyplot-free figure (inches) with the report's style."""
+    with matplotlib.rc_context(STYLE):
+        return Figure(figsize=(width, height), layout="constrained")
+
+
+def to_svg(fig: Figure) -> str:
+    """The figure as an ``<svg>`` element for inline HTML: no XML prolog, comments or metadata
+    (:func:`benchscore.common.html.figure` makes its ids unique on the page)."""
+    buf = io.StringIO()
+    with matplotlib.rc_context(STYLE):
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
+    text = buf.getvalue()
+    text = text[text.index("<svg"):]
+    text = re.sub(r"\s*<metadata>.*?</metadata>", "", text, flags=re.S)
+    return _COMMENT.sub("", text).strip()
+
+
+def styled(fn):
+    """Run a drawing function with the report's rc style (ticks and fonts read rc at draw time)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with matplotlib.rc_context(STYLE):
+            return fn(*args, **kwargs)
+
+    return wrapper

@@ -1,0 +1,288 @@
+"""mira in the HTML report: per case Task Success, Reliability, Pass@1/Stable@3/Complete@3; every
+repetition's time against its case's T_soft/T_hard; statuses; deviations, always shown first.
+
+Reads the outputs of ``mira score`` (kind ``score``) and ``mira project`` (kind ``public``, the
+public projection: no per-repetition times) as plain dicts; only :mod:`benchscore.common` and
+matplotlib are used. Credentials in a case definition are never copied into the report.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from benchscore.common import html, plot
+from benchscore.common.html import Output
+
+TITLE = "mira: Mira agent benchmark"
+KINDS = {"score": "mira score", "public": "mira project"}
+AT_METRICS = ("pass_at_1", "stable_at_3", "complete_at_3")
+AT_LABELS = {"pass_at_1": "Pass@1", "stable_at_3": "Stable@3", "complete_at_3": "Complete@3"}
+#: statuses in the order of the seed's "任务结果状态", with a marker each (never colour alone)
+STATUS_STYLE = {
+    "pass": ("o", plot.GOOD),
+    "late_complete": ("s", plot.WARN),
+    "partial": ("D", plot.PALETTE[4]),
+    "fail": ("X", plot.BAD),
+    "post_cutoff_completion": ("v", plot.PALETTE[3]),
+}
+OMIT = ("credentials",)
+OMIT_NOTE = "Case definitions' credentials are never copied into the report."
+
+
+def kind_of(doc: Any) -> str | None:
+    """``score`` or ``public`` from ``provenance.metric_id`` (``mira:ID@VERSION/score|public``) and the shape."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("provenance"), dict):
+        return None
+    metric = str(doc["provenance"].get("metric_id", ""))
+    if not metric.startswith("mira:") or not isinstance(doc.get("cases"), list):
+        return None
+    if metric.endswith("/score") and isinstance(doc.get("repetitions"), list):
+        return "score"
+    if metric.endswith("/public"):
+        return "public"
+    return None
+
+
+def render(outputs: Sequence[Output]) -> list[str]:
+    return [_one(out) for out in outputs]
+
+
+def _value(v: Any) -> Any:
+    return v.get("value") if isinstance(v, dict) and "value" in v else v
+
+
+def _cases(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each case as ``{case_id, status, scoring_class, metrics, t_soft, t_hard, reps, excluded, missing}``."""
+    reps_by_case: dict[str, list[dict[str, Any]]] = {}
+    for r in doc.get("repetitions") or []:
+        reps_by_case.setdefault(r.get("case_id"), []).append(r)
+    out = []
+    for c in doc["cases"]:
+        metrics = {k: _value(v) for k, v in (c.get("metrics") or c.get("results") or {}).items()}
+        definition = c.get("definition") or {}
+        out.append({
+            "case_id": c.get("case_id"), "status": c.get("status"), "scoring_class": c.get("scoring_class"),
+            "metrics": metrics, "t_soft": c.get("t_soft_s", definition.get("t_soft_s")), "t_hard": c.get("t_hard_s"),
+            "reps": reps_by_case.get(c.get("case_id")) or c.get("repetitions") or [],
+            "excluded": c.get("repetitions_excluded") or {}, "missing": c.get("missing"),
+            "exclusions_recorded": "repetitions_excluded" in c,
+        })
+    return out
+
+
+def _one(out: Output) -> str:
+    doc = out.doc
+    cases = _cases(doc)
+    blocks: list[str] = []
+    devs = doc.get("deviations") or []
+    if devs:
+        items = [html.Raw(f"<strong>{html.esc(d.get('id'))}</strong> (affects {html.esc(html.fmt(d.get('affects')))}): "
+                          f"{html.esc(d.get('text'))}") for d in devs]
+        blocks.append(html.Raw('<div class="deviation"><h4>Methodology deviations recorded with this result '
+                               f"({len(devs)})</h4>{html.bullet_list(items)}</div>"))
+    else:
+        blocks.append(html.paragraph("Methodology deviations: none recorded with this result."))
+    if doc.get("status") != "complete":
+        blocks.append(html.banner(f"status {doc.get('status')}: overall metrics that need every case are null.",
+                                  "warn"))
+    for m in doc.get("missing") or []:
+        blocks.append(html.banner(f"case {m.get('case_id')} incomplete: {m.get('missing')}", "warn"))
+    blocks.append(html.figure(
+        plot.to_svg(_metrics_figure(cases)), "Per case: Task Success, Reliability, Pass@1 / Stable@3 / Complete@3.",
+        "Task Success is the mean of raw_success x timing_credit over the case's used repetitions (0-1; a "
+        "diagnostic_untimed case shows its untimed Task Success, marked 'untimed'); Reliability is on-time "
+        "passes / valid comparable repetitions x 100. The grid shows yes/no per case, n/a where the metric is "
+        "undefined (a case not planning 3 repetitions, or incomplete). A hatched bar or 'incomplete' marks a case "
+        "without its planned repetitions.", [out]))
+    overall = {k: _value(v) for k, v in (doc.get("overall") or {}).items()}
+    blocks.append(html.table(["metric", "overall (automated_scored, pooled)"], list(overall.items()),
+                             caption="overall"))
+    if doc.get("repetitions") is not None:
+        timed = [c for c in cases if c["t_soft"] and any(r.get("elapsed_s") is not None for r in c["reps"])]
+        if timed:
+            blocks.append(html.figure(
+                plot.to_svg(_timing_figure(timed)), "Each repetition's time against T_soft and T_hard.",
+                "One row per case; x is elapsed time / the case's T_soft, so T_soft is at 1 and T_hard at "
+                "T_hard / T_soft. The shading marks on time (up to T_soft), late (up to T_hard) and past T_hard. "
+                "Each marker is one repetition, numbered, shaped and coloured by its status; a hollow marker is a "
+                "repetition the case does not use (see the table for why); repetitions without a completion time "
+                "are listed at the right edge.", [out]))
+        untimed = [c["case_id"] for c in cases if not c["t_soft"]]
+        if untimed:
+            blocks.append(html.paragraph(f"Cases without T_soft (diagnostic_untimed, no timing credit): "
+                                         f"{', '.join(map(str, untimed))}; their times are in the table below."))
+    else:
+        blocks.append(html.not_drawn("repetition times against T_soft/T_hard",
+                                     "the public projection carries no elapsed times (draw the mira score output)"))
+    blocks.append(html.figure(
+        plot.to_svg(_status_figure(cases)), "Repetition statuses per case.",
+        "How many of each case's repetitions ended in each status (pass, late_complete, partial, fail, "
+        "post_cutoff_completion); repetitions the case does not use are counted apart, by the reason they are "
+        "excluded (grey).", [out]))
+    blocks.append(_repetition_table(doc, cases))
+    blocks.append(html.numbers(out, omit=OMIT, note=OMIT_NOTE))
+    return html.article(f"{out.label}: {out.kind} ({KINDS[out.kind]})", blocks, sources=[out])
+
+
+def _repetition_table(doc: dict[str, Any], cases: list[dict[str, Any]]) -> str:
+    rows = []
+    for c in cases:
+        for r in c["reps"]:
+            rid = r.get("id") or f"{c['case_id']}#{r.get('repetition')}"
+            why = c["excluded"].get(rid)
+            used = f"excluded: {why}" if why else "used" if c["exclusions_recorded"] else "not recorded"
+            rows.append([rid, r.get("execution_mode"), r.get("comparability"), r.get("status"), r.get("timing_band"),
+                         r.get("timing_credit"), r.get("official_task_success"), r.get("elapsed_s"),
+                         c["t_soft"], c["t_hard"], used,
+                         ", ".join(r.get("hard_fail_rules") or []) or "-",
+                         "; ".join(f"{g.get('severity')} {g.get('kind')}: {g.get('detail')}"
+                                   for g in r.get("governance_violations") or []) or "-",
+                         r.get("derivation", "-")])
+    return html.heading("Repetitions") + html.table(
+        ["repetition", "mode", "comparability", "status", "timing_band", "timing_credit", "official_task_success",
+         "elapsed_s", "T_soft s", "T_hard s", "used by the case", "hard-fail rules", "governance", "derivation"], rows,
+        keys=["", "", "comparability", "status", "", "", "", "", "", "", "", "", "", ""])
+
+
+@plot.styled
+def _metrics_figure(cases: list[dict[str, Any]]):
+    names = [str(c["case_id"]) for c in cases]
+    n = len(cases)
+    fig = plot.new_figure(9, 1.0 + 0.42 * max(3, n))
+    ax_ts, ax_rel, ax_at = fig.subplots(1, 3, sharey=True, width_ratios=[1.2, 1.2, 1])
+    for i, c in enumerate(cases):
+        m = c["metrics"]
+        incomplete = c["status"] != "formal"
+        hatch = "xx" if incomplete else ""
+        ts, untimed = m.get("task_success"), False
+        if ts is None and m.get("untimed_task_success") is not None:
+            ts, untimed = m["untimed_task_success"], True
+        if ts is None:
+            ax_ts.text(0.02, i, c["status"] or "n/a", va="center", fontsize=8, color=plot.BAD)
+        else:
+            ax_ts.barh(i, ts, color=plot.NEUTRAL if untimed else plot.ACCENT, hatch=hatch, edgecolor="black",
+                       linewidth=0.4, height=0.6)
+            ax_ts.text(ts + 0.02, i, f"{ts:.3f}" + (" untimed" if untimed else ""), va="center", fontsize=7)
+        rel = m.get("reliability")
+        if rel is None:
+            ax_rel.text(2, i, "n/a" if not incomplete else str(c["status"]), va="center", fontsize=8,
+                        color=plot.BAD if incomplete else "black")
+        else:
+            ax_rel.barh(i, rel, color=plot.PALETTE[2], hatch=hatch, edgecolor="black", linewidth=0.4, height=0.6)
+            ax_rel.text(rel + 2, i, f"{rel:.1f}", va="center", fontsize=7)
+        for j, key in enumerate(AT_METRICS):
+            v = m.get(key)
+            text, colour = ("yes", plot.GOOD) if v is True else ("no", plot.BAD) if v is False else ("n/a", "#eeeeee")
+            ax_at.add_patch(plot.Rectangle((j - 0.45, i - 0.4), 0.9, 0.8, color=colour))
+            ax_at.text(j, i, text, ha="center", va="center", fontsize=8,
+                       color="white" if v in (True, False) else "black", fontweight="bold")
+    ax_ts.set_yticks(range(n), [f"{nm} ({c['status']})" if c["status"] != "formal" else nm
+                                for nm, c in zip(names, cases, strict=True)])
+    ax_ts.set_ylim(n - 0.5, -0.5)
+    ax_ts.set_xlim(0, 1.3)
+    ax_ts.set_title("Task Success")
+    ax_rel.set_xlim(0, 130)
+    ax_rel.set_title("Reliability (%)")
+    ax_at.set_xlim(-0.5, len(AT_METRICS) - 0.5)
+    ax_at.set_xticks(range(len(AT_METRICS)), [AT_LABELS[k] for k in AT_METRICS])
+    ax_at.xaxis.tick_top()
+    ax_at.grid(False)
+    for side in ("left", "bottom"):
+        ax_at.spines[side].set_visible(False)
+    return fig
+
+
+_MULTIPLE = re.compile(r"([0-9]+(?:\.[0-9]+)?) x T_soft")
+
+
+def _band_edges(cases: list[dict[str, Any]]) -> list[float]:
+    """The multiples of T_soft that the repetitions' timing_band labels name (e.g. 1.25, 1.5)."""
+    found = {float(x) for c in cases for r in c["reps"] for x in _MULTIPLE.findall(str(r.get("timing_band") or ""))}
+    return sorted(found)
+
+
+@plot.styled
+def _timing_figure(cases: list[dict[str, Any]]):
+    n = len(cases)
+    ratios = [r["elapsed_s"] / c["t_soft"] for c in cases for r in c["reps"] if r.get("elapsed_s") is not None]
+    hard = [c["t_hard"] / c["t_soft"] for c in cases if c["t_hard"]]
+    right = max([2.2, *ratios, *(h * 1.1 for h in hard)]) * 1.08
+    fig = plot.new_figure(9, 1.2 + 0.55 * n)
+    ax = fig.add_subplot()
+    ax.grid(False)
+    for i, c in enumerate(cases):
+        h = c["t_hard"] / c["t_soft"] if c["t_hard"] else None
+        ax.barh(i, 1, left=0, height=0.8, color="#d9f0e3", zorder=0)
+        if h:
+            ax.barh(i, h - 1, left=1, height=0.8, color="#fde8c8", zorder=0)
+            ax.barh(i, right - h, left=h, height=0.8, color="#f9d3cc", zorder=0)
+            ax.plot([h, h], [i - 0.4, i + 0.4], color=plot.BAD, linewidth=1.2)
+            ax.text(h, i - 0.42, f"T_hard {c['t_hard']:g}s", fontsize=6.5, ha="center", va="bottom", color=plot.BAD)
+        ax.plot([1, 1], [i - 0.4, i + 0.4], color="black", linewidth=1.2)
+        ax.text(1, i - 0.42, f"T_soft {c['t_soft']:g}s", fontsize=6.5, ha="center", va="bottom")
+        no_time = []
+        for k, r in enumerate(c["reps"]):
+            rid = r.get("id") or f"{c['case_id']}#{r.get('repetition')}"
+            label = str(r.get("repetition", k + 1))
+            if r.get("elapsed_s") is None:
+                no_time.append(f"#{label} {r.get('status') or r.get('comparability')}")
+                continue
+            marker, colour = STATUS_STYLE.get(r.get("status"), ("P", plot.NEUTRAL))
+            used = rid not in c["excluded"]
+            x = r["elapsed_s"] / c["t_soft"]
+            y = i + ((k % 3) - 1) * 0.18
+            ax.scatter([x], [y], marker=marker, s=48, zorder=3, edgecolors=colour,
+                       facecolors=colour if used else "white", linewidths=1.4)
+            ax.text(x, y + 0.1, label, fontsize=6.5, ha="center", va="top", zorder=4)
+        if no_time:
+            ax.text(right * 0.99, i + 0.25, "no time: " + ", ".join(no_time), fontsize=6.5, ha="right",
+                    va="center", color=plot.BAD)
+    for e in _band_edges(cases):
+        ax.axvline(e, color="black", linewidth=0.5, linestyle=":")
+    handles = [plot.Line2D([], [], marker=m, color=col, linestyle="", label=s)
+               for s, (m, col) in STATUS_STYLE.items()]
+    handles.append(plot.Line2D([], [], marker="o", markerfacecolor="white", color="black",
+                                                linestyle="", label="not used by the case"))
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.18 - 0.4 / n), ncols=6, fontsize=7)
+    ax.set_yticks(range(n), [str(c["case_id"]) for c in cases])
+    ax.set_ylim(n - 0.5, -0.6)
+    ax.set_xlim(0, right)
+    ax.set_xlabel("elapsed / T_soft (dotted: the band edges named by the repetitions' timing_band)")
+    return fig
+
+
+@plot.styled
+def _status_figure(cases: list[dict[str, Any]]):
+    n = len(cases)
+    fig = plot.new_figure(9, 1.0 + 0.4 * max(3, n))
+    ax = fig.add_subplot()
+    reasons = sorted({why for c in cases for why in c["excluded"].values()})
+    labels = [*STATUS_STYLE, "no status", *(f"excluded: {w}" for w in reasons)]
+    colours = [col for _, col in STATUS_STYLE.values()] + ["#ffffff"] + ["#bbbbbb"] * len(reasons)
+    hatches = [""] * len(STATUS_STYLE) + ["--"] + ["//", "..", "xx", "++", "oo"] * len(reasons)
+    left = [0] * n
+    for label, colour, hatch in zip(labels, colours, hatches, strict=False):
+        counts = []
+        for c in cases:
+            k = 0
+            for r in c["reps"]:
+                rid = r.get("id") or f"{c['case_id']}#{r.get('repetition')}"
+                why = c["excluded"].get(rid)
+                k += (label == f"excluded: {why}") if why else (r.get("status") or "no status") == label
+            counts.append(k)
+        if any(counts):
+            ax.barh(range(n), counts, left=left, color=colour, hatch=hatch, edgecolor="#555555", linewidth=0.4,
+                    label=label, height=0.6)
+            for i, k in enumerate(counts):
+                if k:
+                    ax.text(left[i] + k / 2, i, str(k), ha="center", va="center", fontsize=7)
+            left = [a + b for a, b in zip(left, counts, strict=True)]
+    ax.set_yticks(range(n), [str(c["case_id"]) for c in cases])
+    ax.set_ylim(n - 0.5, -0.5)
+    ax.set_xlabel("repetitions")
+    ax.set_xlim(0, max([1, *left]) + 0.5)
+    ax.xaxis.set_major_locator(plot.MaxNLocator(integer=True))
+    ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=7)
+    return fig

@@ -1,0 +1,165 @@
+"""rxn in the HTML report: per dataset (question type) avg_relative_score, exact match or hit rate, the
+counts of invalid/missing/unhit predictions, and the distribution of per-sample relative scores.
+
+Reads the outputs of ``rxn eval-mc`` and ``rxn eval-fib`` (kind ``eval``) as plain dicts; only
+:mod:`benchscore.common` and matplotlib are used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from benchscore.common import html, plot
+from benchscore.common.html import Output
+
+TITLE = "rxn: reaction-condition testset V6"
+KINDS = {"eval": "rxn eval-mc / rxn eval-fib"}
+PER_SAMPLE_KEY = "relative_score"
+
+
+def kind_of(doc: Any) -> str | None:
+    """``eval`` for ``rxn-testsetV6-*`` outputs that carry ``per_dataset`` metrics (a question set does not)."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("provenance"), dict):
+        return None
+    metric = str(doc["provenance"].get("metric_id", ""))
+    if metric.startswith("rxn-testsetV6-") and isinstance(doc.get("per_dataset"), dict) and "overall" in doc:
+        return "eval"
+    return None
+
+
+def _rows(outputs: Sequence[Output]) -> list[tuple[str, dict[str, Any]]]:
+    """(label, metrics) per dataset of every output, then each output's overall."""
+    rows = []
+    for o in outputs:
+        task = o.doc.get("task", "?")
+        for ds, metrics in o.doc["per_dataset"].items():
+            rows.append((f"{task} / {ds}", metrics))
+        if len(o.doc["per_dataset"]) > 1:
+            rows.append((f"{task} / overall", o.doc["overall"]))
+    return rows
+
+
+def _rates(metrics: dict[str, Any]) -> dict[str, float]:
+    return {k: float(v) for k, v in metrics.items() if not k.startswith("num_") and isinstance(v, int | float)
+            and not isinstance(v, bool)}
+
+
+def _counts(metrics: dict[str, Any]) -> dict[str, int]:
+    return {k: int(v) for k, v in metrics.items() if k.startswith("num_") and isinstance(v, int)
+            and not isinstance(v, bool)}
+
+
+def _samples(value: Any, path: str = "") -> list[tuple[str, list[dict[str, Any]]]]:
+    """Every list of per-sample records carrying a numeric ``relative_score``, by JSON path."""
+    found = []
+    if isinstance(value, list) and value and all(isinstance(x, dict) for x in value):
+        if any(isinstance(x.get(PER_SAMPLE_KEY), int | float) for x in value):
+            found.append((path, value))
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            if k != "provenance":
+                found.extend(_samples(v, f"{path}.{k}" if path else k))
+    return found
+
+
+def render(outputs: Sequence[Output]) -> list[str]:
+    rows = _rows(outputs)
+    blocks: list[str] = [
+        html.figure(plot.to_svg(_rates_figure(rows)), "Scores per dataset and question type.",
+                    "For each dataset (question type) of each evaluation: avg_relative_score (the main metric: "
+                    "the mean relative score, 0 for an invalid or missing answer), exact_match_accuracy "
+                    "(multiple choice: the best option was chosen) or hit_rate (fill in the blank: the answer "
+                    "matched a table row), and every other rate the output carries. All are 0-1.", outputs),
+        html.figure(plot.to_svg(_counts_figure(rows)), "Sample counts: invalid, missing, unhit.",
+                    "The outline is num_samples; the bars are the output's counts (num_invalid: an answer "
+                    "outside the option space; num_missing: no answer; num_unhit: a fill-in-the-blank answer "
+                    "matching no table row; num_scored; num_without_yield). A red count is a non-zero "
+                    "invalid/missing/unhit count.", outputs),
+    ]
+    per_sample = [(o, p, s) for o in outputs for p, s in _samples(o.doc)]
+    if per_sample:
+        blocks.append(html.figure(plot.to_svg(_distribution_figure(per_sample)),
+                                  "Distribution of per-sample relative scores.",
+                                  "A histogram of every sample's relative score (0-1) per evaluation.",
+                                  [o for o, _, _ in per_sample]))
+    else:
+        blocks.append(html.not_drawn(
+            "distribution of per-sample relative scores",
+            "the eval-mc / eval-fib outputs carry only per-dataset aggregates; a list of per-sample records "
+            "with a numeric 'relative_score' (and its status: scored / unhit / invalid / missing) is needed"))
+    columns = ["dataset", *dict.fromkeys(k for _, m in rows for k in m)]
+    blocks.append(html.table(columns, [[label, *(m.get(c) for c in columns[1:])] for label, m in rows],
+                             caption="per dataset"))
+    blocks.extend(html.numbers(o) for o in outputs)
+    return [html.article(f"evaluations ({len(outputs)} rxn eval outputs)", blocks, sources=outputs)]
+
+
+@plot.styled
+def _rates_figure(rows: list[tuple[str, dict[str, Any]]]):
+    names = list(dict.fromkeys(k for _, m in rows for k in _rates(m)))
+    n = len(rows)
+    fig = plot.new_figure(9, 1.0 + 0.25 * max(1, len(names)) * n + 0.3)
+    ax = fig.add_subplot()
+    h = 0.8 / max(1, len(names))
+    labelled: set[str] = set()
+    for j, name in enumerate(names):
+        for i, (_, m) in enumerate(rows):
+            v = _rates(m).get(name)
+            if v is None:
+                continue
+            y = i - 0.4 + h * (j + 0.5)
+            ax.barh(y, v, height=h * 0.9, color=plot.PALETTE[j % 7], label=None if name in labelled else name)
+            labelled.add(name)
+            ax.text(v + 0.01, y, f"{v:.3f}", va="center", fontsize=7)
+    ax.set_yticks(range(n), [label for label, _ in rows])
+    ax.set_ylim(n - 0.5, -0.5)
+    ax.set_xlim(0, 1.12)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncols=3, fontsize=7)
+    return fig
+
+
+@plot.styled
+def _counts_figure(rows: list[tuple[str, dict[str, Any]]]):
+    names = [k for k in dict.fromkeys(k for _, m in rows for k in _counts(m)) if k != "num_samples"]
+    n = len(rows)
+    fig = plot.new_figure(9, 1.0 + 0.22 * max(1, len(names)) * n + 0.3)
+    ax = fig.add_subplot()
+    h = 0.8 / max(1, len(names))
+    top = max([1] + [c for _, m in rows for c in _counts(m).values()])
+    labelled: set[str] = set()
+    for i, (_, m) in enumerate(rows):
+        c = _counts(m)
+        if "num_samples" in c:
+            ax.barh(i, c["num_samples"], height=0.9, fill=False, edgecolor="black", linewidth=0.8,
+                    label=None if "num_samples" in labelled else "num_samples")
+            labelled.add("num_samples")
+        for j, name in enumerate(names):
+            if name not in c:
+                continue
+            y = i - 0.4 + h * (j + 0.5)
+            bad = name in ("num_invalid", "num_missing", "num_unhit") and c[name] > 0
+            ax.barh(y, c[name], height=h * 0.8, color=plot.PALETTE[j % 7], label=None if name in labelled else name)
+            labelled.add(name)
+            ax.text(c[name] + top * 0.01, y, f"{name[4:]} {c[name]}", va="center", fontsize=6.5,
+                    color=plot.BAD if bad else "black", fontweight="bold" if bad else "normal")
+    ax.set_yticks(range(n), [label for label, _ in rows])
+    ax.set_ylim(n - 0.5, -0.5)
+    ax.set_xlim(0, top * 1.25)
+    ax.set_xlabel("samples")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), ncols=4, fontsize=7)
+    return fig
+
+
+@plot.styled
+def _distribution_figure(per_sample: list[tuple[Output, str, list[dict[str, Any]]]]):
+    fig = plot.new_figure(9, 1.2 + 1.3 * len(per_sample))
+    axes = fig.subplots(len(per_sample), 1, squeeze=False)[:, 0]
+    for ax, (o, path, samples) in zip(axes, per_sample, strict=True):
+        values = [float(s[PER_SAMPLE_KEY]) for s in samples if isinstance(s.get(PER_SAMPLE_KEY), int | float)]
+        ax.hist(values, bins=[i / 10 for i in range(11)], color=plot.ACCENT, edgecolor="white")
+        ax.set_title(f"{o.doc.get('task')} ({path}): {len(values)} scored of {len(samples)}", fontsize=8)
+        ax.set_xlim(0, 1)
+        ax.set_ylabel("samples")
+    axes[-1].set_xlabel("relative score")
+    return fig
