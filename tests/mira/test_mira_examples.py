@@ -64,3 +64,17 @@ def test_readme_quickstart_writes_the_expected_outputs(tmp_path: Path) -> None:
     for name in ("score.json", "score_incomplete.json", "public.json", "contract_calibrated.json"):
         assert (out / name).read_bytes() == (EX / "expected" / name).read_bytes(), name
     assert orjson.loads((out / "score_judged.json").read_bytes())["status"] == "complete"
+
+
+def test_the_private_score_does_not_copy_the_contracts_credentials(tmp_path: Path) -> None:
+    """Credentials are needed to run a case, never to score it: not even the private score carries them."""
+    from click.testing import CliRunner
+
+    from benchscore.cli import cli
+
+    out = tmp_path / "s.json"
+    result = CliRunner().invoke(cli, ["mira", "score", "--contract", str(EX / "contract.json"), "--repetitions",
+                                      str(EX / "repetitions.jsonl"), "--output", str(out), "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert b"demo-not-a-real-token" in (EX / "contract.json").read_bytes()
+    assert b"demo-not-a-real-token" not in out.read_bytes() and b'"credentials"' not in out.read_bytes()

@@ -50,9 +50,10 @@ def test_no_private_field_reaches_the_projection(tmp_path: Path) -> None:
     assert run("score", "--contract", c, "--repetitions", r, "--deviations", d, "--output", tmp_path / "s.json",
                "--quiet").exit_code == 0
     internal = (tmp_path / "s.json").read_text()
-    # the internal score does carry private material (so the test below can fail) ...
-    for planted in ("fixture", "hidden-evaluator", "credential", "criterion-evaluator", "governance-detail"):
+    # the internal score does carry private material (so the test below can fail), credentials excepted ...
+    for planted in ("fixture", "hidden-evaluator", "criterion-evaluator", "governance-detail"):
         assert f"{CANARY}-{planted}" in internal, planted
+    assert f"{CANARY}-credential" not in internal
     res = run("project", "--score", tmp_path / "s.json", "--output", tmp_path / "public.json")
     assert res.exit_code == 0, res.output
     public_text = (tmp_path / "public.json").read_text()

@@ -427,7 +427,8 @@ def score_cases(cases: list[Case], reps: list[dict[str, Any]]) -> list[dict[str,
     by_case: dict[str, list[dict[str, Any]]] = {c.case_id: [] for c in cases}
     for r in reps:
         by_case[r["case_id"]].append(r)
-    definitions = _CASES.dump_python(cases, mode="json")  # one call for every case definition
+    # one call for every case definition; credentials never leave the contract, not even into the private score
+    definitions = _CASES.dump_python(cases, mode="json", exclude={"__all__": {"credentials"}})
     out = []
     for case, definition in zip(cases, definitions, strict=True):
         mine = by_case[case.case_id]
