@@ -68,47 +68,12 @@ def demo(output_dir: Path, only: tuple[str, ...]) -> None:
         for name in only or DOMAINS:
             console.rule(f"[bold]{name}")
             _domain(name).demo(output_dir / name)
-        _demo_report(output_dir, only or tuple(DOMAINS))
+        from benchscore.report import demo_report
+
+        demo_report(output_dir, only or tuple(DOMAINS))
     console.rule()
     console.print(f"demo outputs are in [bold]{output_dir}[/bold]; the report is [bold]{output_dir / 'index.html'}"
                   "[/bold]")
-
-
-# ---- the HTML report (each domain's ``figures`` module draws its outputs) -------------------------
-def _figures(name: str) -> ModuleType:
-    return importlib.import_module(f"benchscore.{name}.figures")
-
-
-def _read_outputs(paths: list[tuple[Path, str]], *, strict: bool) -> dict[str, list]:
-    """domain -> its outputs (in the order given); an output of no known kind is refused (``strict``)
-    or skipped."""
-    from benchscore.common import html
-
-    found: dict[str, list] = {name: [] for name in DOMAINS}
-    seen: set[Path] = set()
-    for path, label in paths:
-        if path.resolve() in seen:  # the same file given twice is one output
-            continue
-        seen.add(path.resolve())
-        sha256, doc = html.read_output(path)
-        for name in DOMAINS:
-            kind = _figures(name).kind_of(doc)
-            if kind is not None:
-                found[name].append(html.Output(path=path, label=label, sha256=sha256, doc=doc, kind=kind))
-                break
-        else:
-            if strict:
-                raise html.unknown_kind(path, doc, [f"{k} ({cmd})" for n in DOMAINS
-                                                    for k, cmd in _figures(n).KINDS.items()])
-    return found
-
-
-def _report_page(found: dict[str, list], title: str, *, back: str | None = None) -> str:
-    from benchscore.common import html
-
-    sections = [html.Section(name, _figures(name).TITLE, _figures(name).render(outs))
-                for name, outs in found.items() if outs]
-    return html.page(title, sections, [o for outs in found.values() for o in outs], back=back)
 
 
 @cli.command()
@@ -120,27 +85,14 @@ def report(outputs: tuple[Path, ...], output: Path, title: str) -> None:
     """Draw the JSON OUTPUTS of benchscore commands as one self-contained HTML page (figures and tables)."""
     from benchscore.common.atomic import atomic_write_text
     from benchscore.common.report import print_line
+    from benchscore.report import read_outputs, report_page
 
-    found = _read_outputs([(p, str(p)) for p in outputs], strict=True)
-    atomic_write_text(output, _report_page(found, title))
+    found = read_outputs([(p, str(p)) for p in outputs], strict=True)
+    atomic_write_text(output, report_page(found, title))
     for name, outs in found.items():
         for o in outs:
             print_line(f"{name} {o.kind}: {o.label}")
     print_line(f"report: {output}")
-
-
-def _demo_report(out: Path, names: tuple[str, ...]) -> None:
-    """``OUT/index.html`` and ``OUT/<domain>.html``: every demo output of a kind the report draws."""
-    from benchscore.common import html
-    from benchscore.common.atomic import atomic_write_text
-
-    entries = []
-    for name in names:
-        paths = sorted((out / name).rglob("*.json"))
-        found = _read_outputs([(p, str(p.relative_to(out))) for p in paths], strict=False)
-        atomic_write_text(out / f"{name}.html", _report_page(found, f"benchscore demo: {name}", back="index.html"))
-        entries.append((name, _figures(name).TITLE, f"{name}.html", found[name]))
-    atomic_write_text(out / "index.html", html.index_page("benchscore demo report", entries))
 
 
 @cli.command()

@@ -13,6 +13,7 @@ import pytest
 from report_helpers import EXAMPLES, invoke, scalars, visible_text
 
 from benchscore.common import html
+from benchscore.report import read_outputs
 
 TCS = EXAMPLES / "tcsexam" / "seed-example" / "expected"
 MIRA = EXAMPLES / "mira" / "expected"
@@ -40,10 +41,9 @@ def write_json(path: Path, doc) -> Path:
 
 def demo_outputs(demo_out: Path) -> list[Path]:
     """Every demo output the demo's pages draw (the others are inputs and question sets)."""
-    from benchscore import cli
 
     paths = sorted(demo_out.rglob("*.json"))
-    found = cli._read_outputs([(p, str(p)) for p in paths], strict=False)
+    found = read_outputs([(p, str(p)) for p in paths], strict=False)
     return [o.path for outs in found.values() for o in outs]
 
 

@@ -1,0 +1,84 @@
+"""The HTML report: which domain drew an output, one page per set of outputs, the demo's pages.
+
+Each domain's ``figures`` module recognises its own outputs (``kind_of``) and draws them
+(``render``); :mod:`benchscore.common.html` holds the page machinery. This module only wires them,
+like the umbrella CLI (and, like it, it may import every domain).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from benchscore.common import html
+from benchscore.common.atomic import atomic_write_text
+
+DOMAINS = ("tcsexam", "mira", "rxn", "swarm")
+
+
+def figures(name: str) -> ModuleType:
+    return importlib.import_module(f"benchscore.{name}.figures")
+
+
+def read_outputs(paths: list[tuple[Path, str]], *, strict: bool) -> dict[str, list[html.Output]]:
+    """domain -> its outputs (in the order given); an output of no known kind is refused (``strict``)
+    or skipped. The same file given twice is one output."""
+    found: dict[str, list[html.Output]] = {name: [] for name in DOMAINS}
+    seen: set[Path] = set()
+    for path, label in paths:
+        if path.resolve() in seen:
+            continue
+        seen.add(path.resolve())
+        sha256, doc = html.read_output(path)
+        for name in DOMAINS:
+            kind = figures(name).kind_of(doc)
+            if kind is not None:
+                found[name].append(html.Output(path=path, label=label, sha256=sha256, doc=doc, kind=kind))
+                break
+        else:
+            if strict:
+                raise html.unknown_kind(path, doc, [f"{k} ({cmd})" for n in DOMAINS
+                                                    for k, cmd in figures(n).KINDS.items()])
+    return found
+
+
+def report_page(found: dict[str, list[html.Output]], title: str, *, back: str | None = None) -> str:
+    """One self-contained page: a section per domain that has outputs."""
+    sections = [html.Section(name, figures(name).TITLE, figures(name).render(outs))
+                for name, outs in found.items() if outs]
+    return html.page(title, sections, [o for outs in found.values() for o in outs], back=back)
+
+
+def _ignore_sigint() -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle (one line, exit 130)
+
+
+def _demo_page(out: Path, name: str) -> tuple[str, list[html.Output]]:
+    paths = sorted((out / name).rglob("*.json"))
+    found = read_outputs([(p, str(p.relative_to(out))) for p in paths], strict=False)
+    atomic_write_text(out / f"{name}.html", report_page(found, f"benchscore demo: {name}", back="index.html"))
+    return name, found[name]
+
+
+def demo_report(out: Path, names: tuple[str, ...]) -> None:
+    """``OUT/index.html`` and ``OUT/<domain>.html``: every demo output of a kind the report draws.
+
+    The pages are drawn in parallel worker processes (matplotlib is CPU-bound), one per core.
+    """
+    workers = min(len(names), os.cpu_count() or 1)
+    if workers > 1:
+        import matplotlib  # noqa: F401 - imported once here, inherited by the forked workers
+
+        with ProcessPoolExecutor(workers, mp_context=get_context("fork"), initializer=_ignore_sigint) as pool:
+            done = dict(pool.map(_demo_page, [out] * len(names), names))
+    else:
+        done = dict(_demo_page(out, name) for name in names)
+    entries: list[Any] = [(name, figures(name).TITLE, f"{name}.html", done[name]) for name in names]
+    atomic_write_text(out / "index.html", html.index_page("benchscore demo report", entries))
