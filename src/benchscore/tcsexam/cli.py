@@ -16,6 +16,7 @@ import click
 
 from benchscore import __version__
 from benchscore.common.cli import group as _group
+from benchscore.common.cli import refuse_overwriting_inputs
 from benchscore.common.report import print_line, print_table, progress
 
 from .datafolder import DATA_ENV, resolve
@@ -47,6 +48,16 @@ def group() -> None:
 @group.group("reference", cls=type(group))
 def reference_group() -> None:
     """Build, merge and inspect fixed references."""
+
+
+def _resolve_input(value: str, what: str, data_dir: Path | None, output: Path | None) -> Path:
+    """Resolve ``--suite``/``--reference`` and refuse an ``--output`` that is that file: these are
+    string options, which the common pre-check does not see, and the common write guard takes a
+    declared output read by the command for an output, not an input."""
+    path = resolve(value, what, data_dir)
+    if output is not None:
+        refuse_overwriting_inputs([path], [("--output", output)])
+    return path
 
 
 def _num(value: Any) -> str:
@@ -189,7 +200,7 @@ def solver_score_cmd(
         raise click.UsageError(f"{len(records)} --records files need --output-dir (one output each)")
     from .commands import solver_score_file, solver_score_files
 
-    ref_path = resolve(reference, "reference", data_dir)
+    ref_path = _resolve_input(reference, "reference", data_dir, output)
     if output is not None:
         done = [(records[0], output, solver_score_file(task=task, records=records[0], reference=ref_path,
                                                         output=output))]
@@ -242,7 +253,8 @@ def score_cmd(suite: str, attempts: Path, cohort: Path, output: Path, data_dir: 
     """Compute the composite index 30P+30S+30C+10O for each model of a cohort."""
     from .commands import score_file
 
-    out = score_file(suite=resolve(suite, "suite", data_dir), attempts=attempts, cohort=cohort, output=output)
+    out = score_file(suite=_resolve_input(suite, "suite", data_dir, output), attempts=attempts, cohort=cohort,
+                     output=output)
     _print_index(out)
     print_line(f"status {out['status']} -> {output}")
 

@@ -14,7 +14,6 @@ import shutil
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from benchscore.common.atomic import atomic_write_bytes, atomic_write_json
 from benchscore.common.cli import refuse_overwriting_inputs
