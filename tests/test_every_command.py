@@ -73,10 +73,8 @@ SPECS: dict[str, Spec] = {
         {"part1": SEED / "reference.json", "part2": SEED / "reference.json"}, fifo="part1"),
     "tcsexam reference show": Spec(["{ref}"], {"ref": SEED / "reference.json"}, output=None, fifo="ref"),
     "tcsexam solver-score": Spec(
-        ["--task", "maxcut-mqlib", "--records", "{records}", "--records", "{records2}", "--reference", "{reference}",
-         "--output-dir", "{out}/scores"],
-        {"records": SEED / "records.json", "records2": SEED / "records.json", "reference": SEED / "reference.json"},
-        output="--output-dir", fifo="reference", main="records"),
+        ["--task", "maxcut-mqlib", "--records", "{records}", "--reference", "{reference}", "--output", "{out}/s.json"],
+        {"records": SEED / "records.json", "reference": SEED / "reference.json"}, fifo="reference"),
     "tcsexam score": Spec(
         ["--suite", "{suite}", "--attempts", "{attempts}", "--cohort", "{cohort}", "--output", "{out}/index.json"],
         {"suite": SEED / "suite.json", "attempts": SEED / "attempts.csv", "cohort": SEED / "cohort.json"},

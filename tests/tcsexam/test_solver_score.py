@@ -434,3 +434,51 @@ def test_an_output_that_is_the_reference_named_from_the_data_folder_is_refused(t
     result = run("solver-score", "--task", "maxcut-mqlib", "--records", rec, "--reference", ref2, "--output", ref2)
     assert_one_line_error(result, "--output is also an input")
     assert ref2.read_bytes() == before
+
+
+def test_ctrl_c_during_a_batch_exits_130_and_writes_nothing(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    _, files = leaderboard(tmp_path)
+    fifo = tmp_path / "ref-fifo.json"
+    os.mkfifo(fifo)
+    out_dir = tmp_path / "scores"
+    args = ["solver-score", "--task", "maxcut-mqlib", "--reference", str(fifo), "--output-dir", str(out_dir)]
+    for f in files:
+        args += ["--records", str(f)]
+    proc = subprocess.Popen([sys.executable, "-c", "from benchscore.tcsexam.cli import main; main()", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+    writer = None
+    try:
+        deadline = time.monotonic() + 60
+        while writer is None:  # opening the FIFO for writing succeeds once the command reads it
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            try:
+                writer = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:
+                time.sleep(0.02)
+        time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        if writer is not None:
+            os.close(writer)
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stderr
+    assert stderr.splitlines() == ["error: interrupted (Ctrl-C); nothing was written"]
+    assert not out_dir.exists()
+
+
+def test_a_write_failure_in_a_batch_moves_no_output_into_place(tmp_path):
+    ref, files = leaderboard(tmp_path)
+    out_dir = tmp_path / "scores"
+    out_dir.mkdir()
+    (out_dir / "model-1").write_text("a file where a folder is needed")
+    result = batch(ref, files, out_dir)
+    assert_one_line_error(result, "cannot write")
+    assert sorted(p.name for p in out_dir.rglob("*") if p.is_file()) == ["model-1"]
