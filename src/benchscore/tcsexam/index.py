@@ -265,7 +265,7 @@ def score_model(model: str, attempts: list[Attempt], manifest: SuiteManifest, pl
                         unexplained += 1
                         problems.append(
                             f"{a.where}: excluded (replaced) without a recorded reason; "
-                            "the result stays provisional until the reason is recorded"
+                            "the result is provisional at best until the reason is recorded"
                         )
             for a in adopted:
                 adopted_attempts.append(
