@@ -35,7 +35,7 @@ from pathlib import Path
 import orjson
 
 from benchscore.common.atomic import atomic_write_bytes, atomic_write_json
-from benchscore.tcsexam.cli import solver_score_file, write_solver_score
+from benchscore.tcsexam.commands import solver_score_file, write_solver_score
 from benchscore.tcsexam.records import gc_paused, parse_records
 from benchscore.tcsexam.reference import load_reference
 from benchscore.tcsexam.scoring import score_task, solver_score

@@ -13,6 +13,7 @@ import pytest
 from tcsexam_helpers import run
 
 from benchscore.tcsexam import cli as tcs_cli
+from benchscore.tcsexam import commands
 from benchscore.tcsexam.formats import IndexOutput, SolverScoreOutput
 from benchscore.tcsexam.formulas import tcsexam_index, track_mean
 
@@ -22,7 +23,7 @@ DATA = ROOT / "src" / "benchscore" / "tcsexam" / "data"
 
 
 def test_demo_runs_build_score_index(tmp_path, pinned_time):
-    out = tcs_cli.run_demo(tmp_path / "demo", quiet=True)
+    out = commands.run_demo(tmp_path / "demo")
     IndexOutput.model_validate(out)
     assert out["suite"] == "demo-lite" and out["solver_reference_id"] == "demo-k3-synthetic-v1"
     a, b = out["models"]["synthetic-model-a"], out["models"]["synthetic-model-b"]
@@ -33,6 +34,14 @@ def test_demo_runs_build_score_index(tmp_path, pinned_time):
     means = {t: track_mean(v.values()) for t, v in a["task_means"].items()}
     assert a["index"] == pytest.approx(tcsexam_index(means))
     assert a["coverage"]["total"]["tasks_complete"] == 20
+    # the cohort's adoption rule is echoed; raw rewards stay beside the 0/1 conversion
+    assert out["adoption_rule"].startswith("SYNTHETIC demo: the first attempts")
+    partial = [x for x in a["adopted_attempts"] if x["track"] == "theorem" and x["score"] == 0.0]
+    assert partial and all(0 <= x["raw_reward"] < 1 for x in partial)
+    assert any(x["raw_reward"] > 0 for x in partial)
+    assert all(x["raw_reward"] == x["score"] for x in a["adopted_attempts"] if x["track"] == "construction")
+    assert all(x["raw_reward"] is None for x in a["adopted_attempts"] if x["track"] == "solver")
+    assert [e["reason"] for e in b["excluded_attempts"]] == [None]
     # every solver score came from a solver-score output against the demo reference
     for task in a["task_means"]["solver"]:
         ev = json.loads(
@@ -44,7 +53,7 @@ def test_demo_runs_build_score_index(tmp_path, pinned_time):
     ref = json.loads((tmp_path / "demo" / "demo-k3-synthetic-v1.json").read_text())
     assert sorted(ref["tasks"]) == sorted(out["models"]["synthetic-model-a"]["task_means"]["solver"])
     # byte-identical when run again
-    tcs_cli.run_demo(tmp_path / "again", quiet=True)
+    commands.run_demo(tmp_path / "again")
     for name in ("index.json", "attempts.csv", "demo-k3-synthetic-v1.json"):
         assert (tmp_path / "demo" / name).read_bytes() == (tmp_path / "again" / name).read_bytes()
 

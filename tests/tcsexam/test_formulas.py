@@ -94,9 +94,12 @@ def test_averaging_order_repeats_do_not_weigh_more():
 
 
 def test_status_resolution():
-    assert resolve_status(gaps=0, provisional=0) == "complete"
-    assert resolve_status(gaps=0, provisional=2) == "provisional"
-    assert resolve_status(gaps=1, provisional=2) == "incomplete"
+    assert resolve_status(gaps=0, provisional=0, unexplained_exclusions=0) == "complete"
+    assert resolve_status(gaps=0, provisional=2, unexplained_exclusions=0) == "provisional"
+    assert resolve_status(gaps=1, provisional=2, unexplained_exclusions=0) == "incomplete"
+    # an excluded row without its reason: provisional at least, never silently complete
+    assert resolve_status(gaps=0, provisional=0, unexplained_exclusions=1) == "provisional"
+    assert resolve_status(gaps=1, provisional=0, unexplained_exclusions=1) == "incomplete"
     assert worst_status(["complete", "provisional"]) == "provisional"
     assert worst_status(["provisional", "incomplete", "complete"]) == "incomplete"
     assert worst_status([]) == "complete"

@@ -11,7 +11,11 @@ from tcsexam_helpers import assert_one_line_error, run, write_json
 from benchscore.tcsexam.formats import IndexOutput
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tcsexam" / "seed-example"
-HEADER = "model,track,item,attempt,score,adoption_status,score_status,score_type,solver_protocol,reference_id,evidence,reason"
+HEADER = (
+    "model,track,item,attempt,score,adoption_status,score_status,score_type,solver_protocol,reference_id,"
+    "evidence,reason,raw_reward"
+)
+ADOPTION_RULE = "the first complete attempts; a re-run replaces one only after a judge failure"
 SUITE = {
     "suite": "mini",
     "tracks": {"theorem": ["t1", "t2"], "solver": ["s1"], "construction": ["c1"], "conjecture": ["o1"]},
@@ -31,10 +35,14 @@ def row(
     ref="",
     evidence="",
     reason="",
+    raw="",
 ):
     stype = stype or ("fixed_reference_relative" if track == "solver" else "original_task_score")
     protocol = protocol if protocol is not None else ("offline" if track == "solver" else "")
-    return f"{model},{track},{item},{attempt},{score},{adoption},{status},{stype},{protocol},{ref},{evidence},{reason}"
+    return (
+        f"{model},{track},{item},{attempt},{score},{adoption},{status},{stype},{protocol},{ref},{evidence},"
+        f"{reason},{raw}"
+    )
 
 
 def full_rows(attempts=1, model="m"):
@@ -58,6 +66,7 @@ def setup(tmp_path, rows, attempts=1, models=None, cohort_extra=None):
             "solver_protocol": "offline",
             "solver_reference_id": "k3",
             "models": models or {"m": {"attempts_per_task": attempts}},
+            "adoption_rule": ADOPTION_RULE,
             **(cohort_extra or {}),
         },
     )
@@ -105,6 +114,9 @@ def test_seed_example_55_5_and_incomplete(tmp_path, pinned_time, monkeypatch):
     complete = json.loads((tmp_path / "index.json").read_text())
     assert complete["status"] == "complete"
     assert complete["models"]["my-model"]["index"] == 55.5
+    thm_c = next(a for a in complete["models"]["my-model"]["adopted_attempts"] if a["item"] == "thm-c")
+    assert (thm_c["score"], thm_c["raw_reward"]) == (0.0, 0.6)  # partial credit kept, converted to 0
+    assert complete["adoption_rule"].startswith("one attempt per task")
     assert complete["models"]["my-model"]["track_means"] == {
         "theorem": 0.4,
         "solver": 0.25,
@@ -126,12 +138,23 @@ def test_output_shape(tmp_path):
         "suite",
         "solver_protocol",
         "solver_reference_id",
+        "adoption_rule",
         "metric_id",
         "provenance",
     ]
+    assert data["adoption_rule"] == ADOPTION_RULE
     assert data["metric_id"] == "tcsexam-index-original-30303010-v0.1"
     m = data["models"]["m"]
-    assert {"status", "index", "track_means", "task_means", "coverage", "problems"} <= set(m)
+    assert list(m) == [
+        "status",
+        "index",
+        "track_means",
+        "task_means",
+        "coverage",
+        "problems",
+        "adopted_attempts",
+        "excluded_attempts",
+    ]
     assert list(m["track_means"]) == ["theorem", "solver", "construction", "conjecture"]
     assert data["provenance"]["reference"] == {"reference_id": "k3"}
     assert set(data["provenance"]["inputs"]) == {"suite", "attempts", "cohort"}
@@ -237,9 +260,31 @@ def test_excluded_rows_are_kept_never_aggregated(tmp_path):
     assert m["task_means"]["construction"]["c1"] == 1.5
     assert m["task_means"]["theorem"]["t2"] == 0.0
     assert [e["attempt"] for e in m["excluded_attempts"]] == ["old", "0"]
-    assert m["status"] == "complete"
+    assert [e["reason"] for e in m["excluded_attempts"]] == [None, "judge crashed"]
+    # an excluded row without its reason is a problem that makes the result provisional, not complete
+    assert m["status"] == "provisional" and data["status"] == "provisional"
+    assert m["index"] == pytest.approx(30 * 0.5 + 30 * 0.5 + 30 * 1.5)
     assert len(m["problems"]) == 1
     assert "theorem/t2 attempt 'old'" in m["problems"][0] and "without a recorded reason" in m["problems"][0]
+
+
+def test_excluded_rows_with_reasons_leave_the_result_complete(tmp_path):
+    rows = full_rows() + [row("theorem", "t2", "old", "1", adoption="excluded", reason="judge timed out")]
+    data = ok(tmp_path, rows)
+    m = data["models"]["m"]
+    assert m["status"] == "complete" and m["problems"] == []
+    assert m["excluded_attempts"] == [
+        {
+            "track": "theorem",
+            "item": "t2",
+            "attempt": "old",
+            "score": 1.0,
+            "raw_reward": None,
+            "score_status": "valid",
+            "reason": "judge timed out",
+            "line": 7,
+        }
+    ]
 
 
 REFUSED = [
@@ -460,7 +505,10 @@ def test_seed_literal_cohort_and_nine_column_attempts_table(tmp_path):
       "solver_reference_id": "paper-k3-fixed-260925",
       "models": {"my-model": {"attempts_per_task": 1}}
     }""")
-    assert Cohort.model_validate(seed_cohort).models["my-model"].attempts_per_task == 1
+    with pytest.raises(ValueError, match="adoption_rule"):
+        Cohort.model_validate(seed_cohort)
+    declared = Cohort.model_validate({**seed_cohort, "adoption_rule": ADOPTION_RULE})
+    assert declared.models["my-model"].attempts_per_task == 1
     # the seed's own columns only (no reference_id/evidence/reason), and its example solver row
     suite = write_json(
         tmp_path / "suite.json",
@@ -479,11 +527,20 @@ def test_seed_literal_cohort_and_nine_column_attempts_table(tmp_path):
     att.write_text(
         "model,track,item,attempt,score,adoption_status,score_status,score_type,solver_protocol\n"
         "my-model,solver,maxcut-mqlib,1,0.25,selected,valid,fixed_reference_relative,offline\n"
+    )
+    out = tmp_path / "index.json"
+    # the seed's literal cohort declares no adoption rule; the seed asks for one before aggregating
+    result = run("score", "--suite", suite, "--attempts", att, "--cohort", cohort, "--output", out)
+    assert_one_line_error(result, "cohort.json", "field 'adoption_rule'")
+    assert not out.exists()
+    cohort = write_json(tmp_path / "cohort.json", {**seed_cohort, "adoption_rule": ADOPTION_RULE})
+    att.write_text(
+        "model,track,item,attempt,score,adoption_status,score_status,score_type,solver_protocol\n"
+        "my-model,solver,maxcut-mqlib,1,0.25,selected,valid,fixed_reference_relative,offline\n"
         "my-model,theorem,t,1,1,selected,valid,original_task_score,\n"
         "my-model,construction,c,1,1.2,selected,valid,original_task_score,\n"
         "my-model,conjecture,o,1,0,selected,valid,original_task_score,\n"
     )
-    out = tmp_path / "index.json"
     result = run("score", "--suite", suite, "--attempts", att, "--cohort", cohort, "--output", out)
     assert result.exit_code == 0, result.stderr
     data = json.loads(out.read_text())
@@ -508,3 +565,171 @@ def test_the_largest_accepted_construction_reward_gives_a_finite_index(tmp_path)
     data = ok(tmp_path, rows, attempts=3)
     assert data["models"]["m"]["status"] == "complete"
     assert data["models"]["m"]["index"] > 1e300
+
+
+# ---- raw rewards (seed: 评测输出保留任务判分器的原始奖励) -----------------------------------------
+
+
+def test_raw_reward_is_kept_beside_the_converted_score(tmp_path):
+    rows = full_rows(attempts=2)
+    rows = [
+        r.replace("m,theorem,t1,2,0,selected,valid,original_task_score,,,,,", "m,theorem,t1,2,0,selected,valid,"
+                  "original_task_score,,,,,0.6")
+        .replace("m,conjecture,o1,1,0,selected,valid,original_task_score,,,,,", "m,conjecture,o1,1,0,selected,"
+                 "valid,original_task_score,,,,,0.35")
+        .replace("m,construction,c1,1,1.5,selected,valid,original_task_score,,,,,", "m,construction,c1,1,1.5,"
+                 "selected,valid,original_task_score,,,,,1.5")
+        .replace("m,solver,s1,1,0.5,selected,valid,fixed_reference_relative,offline,,,,", "m,solver,s1,1,0.5,"
+                 "selected,valid,fixed_reference_relative,offline,,,,0.83")
+        for r in rows
+    ]
+    rows.append(row("theorem", "t2", "x", "0", adoption="excluded", reason="re-judged", raw="0.9"))
+    data = ok(tmp_path, rows, attempts=2)
+    m = data["models"]["m"]
+    adopted = {(a["track"], a["item"], a["attempt"]): a for a in m["adopted_attempts"]}
+    assert len(adopted) == 10
+    partial = adopted[("theorem", "t1", "2")]
+    assert partial == {
+        "track": "theorem",
+        "item": "t1",
+        "attempt": "2",
+        "adoption_status": "selected",
+        "score": 0.0,
+        "raw_reward": 0.6,
+        "score_status": "valid",
+        "line": 3,
+    }
+    assert adopted[("conjecture", "o1", "1")]["raw_reward"] == 0.35
+    assert adopted[("conjecture", "o1", "1")]["score"] == 0.0
+    assert adopted[("construction", "c1", "1")]["raw_reward"] == 1.5
+    assert adopted[("solver", "s1", "1")]["raw_reward"] == 0.83
+    assert adopted[("theorem", "t1", "1")]["raw_reward"] is None  # an empty cell
+    # the index aggregates the 0/1 conversion, never the raw reward
+    assert m["task_means"]["theorem"]["t1"] == 0.5
+    assert m["task_means"]["conjecture"]["o1"] == 0.5
+    assert m["excluded_attempts"][0]["raw_reward"] == 0.9
+
+
+def test_the_seed_columns_alone_still_work_without_raw_reward(tmp_path):
+    suite, att, cohort = setup(tmp_path, full_rows())
+    lines = att.read_text().splitlines()
+    att.write_text("\n".join(line.rsplit(",", 1)[0] for line in lines) + "\n")  # drop the raw_reward column
+    out = tmp_path / "o.json"
+    result = run("score", "--suite", suite, "--attempts", att, "--cohort", cohort, "--output", out)
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(out.read_text())
+    assert all(a["raw_reward"] is None for a in data["models"]["m"]["adopted_attempts"])
+
+
+RAW_REFUSED = [
+    ("nan", "nan", "finite"),
+    ("inf", "inf", "finite"),
+    ("text", "high", "finite"),
+]
+
+
+@pytest.mark.parametrize("label,value,fragment", RAW_REFUSED, ids=[r[0] for r in RAW_REFUSED])
+def test_raw_reward_must_be_a_finite_number_or_empty(tmp_path, label, value, fragment):
+    rows = full_rows()
+    rows[0] = rows[0] + value  # the first row's raw_reward cell (last column) was empty
+    result, out = score(tmp_path, rows)
+    assert_one_line_error(result, "attempts.csv", "line 2", "field 'raw_reward'", fragment)
+    assert not out.exists()
+
+
+def test_a_construction_score_is_its_raw_reward(tmp_path):
+    rows = [r + ("1.4" if ",c1,1,1.5," in r else "") for r in full_rows()]  # raw_reward 1.4, score 1.5
+    result, out = score(tmp_path, rows)
+    assert_one_line_error(result, "attempts.csv", "line 5", "field 'raw_reward'", "raw reward")
+    assert not out.exists()
+
+
+# ---- the adoption rule (seed: 汇总前声明计划重复次数和采用规则) ------------------------------------
+
+
+@pytest.mark.parametrize("value", [None, "", "   "])
+def test_the_cohort_declares_its_adoption_rule(tmp_path, value):
+    suite, att, cohort = setup(tmp_path, full_rows())
+    data = json.loads(cohort.read_text())
+    if value is None:
+        del data["adoption_rule"]
+    else:
+        data["adoption_rule"] = value
+    write_json(cohort, data)
+    out = tmp_path / "o.json"
+    result = run("score", "--suite", suite, "--attempts", att, "--cohort", cohort, "--output", out)
+    assert_one_line_error(result, "cohort.json", "field 'adoption_rule'")
+    assert not out.exists()
+
+
+# ---- terminal output: every number and count of the JSON, plain and whole when piped -------------
+
+
+def _num(value):
+    return "-" if value is None else repr(value)
+
+
+def _row(stdout, *cells):
+    """The plain-table line whose cells (split on whitespace) are exactly ``cells``."""
+    want = [str(c) for c in cells]
+    hits = [line for line in stdout.splitlines() if line.split() == want]
+    assert hits, (want, stdout)
+
+
+def test_terminal_output_tells_the_whole_truth(tmp_path):
+    long_reason = "the judge crashed on the first run " + "and the re-run was adopted " * 6
+    rows = full_rows(model="a", attempts=2) + [
+        row("theorem", "t1", "old", "1", adoption="excluded", model="a", reason=long_reason, raw="0.75"),
+    ]
+    rows = [r + "0.125" if r.startswith("a,theorem,t2,1,") else r for r in rows]
+    rows += [r for r in full_rows(model="b-with-a-long-model-name", attempts=2) if ",o1," not in r]
+    rows.append(row("construction", "c1", "0", "2", adoption="excluded", model="b-with-a-long-model-name"))
+    result, out = score(
+        tmp_path,
+        rows,
+        models={"a": {"attempts_per_task": 2}, "b-with-a-long-model-name": {"attempts_per_task": 2}},
+    )
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(out.read_text())
+    stdout = result.stdout
+    assert ADOPTION_RULE in stdout
+    assert f"status {data['status']}" in stdout
+    for model, res in data["models"].items():
+        tm = res["track_means"]
+        _row(stdout, model, res["status"], *(_num(tm[t]) for t in tm), _num(res["index"]))
+        for track, cov in res["coverage"].items():
+            _row(stdout, model, track, *cov.values())
+        for track, means in res["task_means"].items():
+            for item, mean in means.items():
+                _row(stdout, model, track, item, _num(mean))
+        for a in res["adopted_attempts"]:
+            _row(stdout, model, a["track"], a["item"], a["attempt"], a["adoption_status"], _num(a["score"]),
+                 _num(a["raw_reward"]), a["score_status"], a["line"], "-")
+        for e in res["excluded_attempts"]:
+            cells = [model, e["track"], e["item"], e["attempt"], "excluded", _num(e["score"]), _num(e["raw_reward"]),
+                     e["score_status"], e["line"]]
+            line = next(x for x in stdout.splitlines() if x.split()[: len(cells)] == [str(c) for c in cells])
+            assert line.endswith(e["reason"].strip() if e["reason"] else "-"), line  # whole, on one line
+        for problem in res["problems"]:
+            assert any(line.strip() == f"{model}: {problem}" for line in stdout.splitlines()), (problem, stdout)
+    assert data["models"]["a"]["adopted_attempts"][2]["raw_reward"] == 0.125
+    assert len(data["models"]["b-with-a-long-model-name"]["problems"]) == 2
+    assert "\x1b" not in stdout and "│" not in stdout and "…" not in stdout  # plain text when piped
+
+
+def test_an_output_that_is_the_suite_named_from_the_data_folder_is_refused(tmp_path):
+    # the common checks cover a path given as a name (no domain check needed)
+    _, att, cohort = setup(tmp_path, full_rows())
+    data = tmp_path / "data"
+    suite = write_json(data / "suites" / "mini.json", SUITE)
+    before = suite.read_bytes()
+    result = run("score", "--suite", "mini", "--data-dir", data, "--attempts", att, "--cohort", cohort,
+                 "--output", suite)
+    assert_one_line_error(result, "inputs are never modified")
+    assert suite.read_bytes() == before
+    # a suite given by path is a plain string option: the domain refuses it as the --output
+    suite2 = write_json(tmp_path / "suite2.json", SUITE)
+    before2 = suite2.read_bytes()
+    result = run("score", "--suite", suite2, "--attempts", att, "--cohort", cohort, "--output", suite2)
+    assert_one_line_error(result, "--output is also an input")
+    assert suite2.read_bytes() == before2

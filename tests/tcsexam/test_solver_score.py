@@ -297,3 +297,188 @@ def test_output_that_is_an_input_is_refused(tmp_path):
         rec,
     )
     assert_one_line_error(result, "--output is also an input")
+
+
+# ---- many --records in one call (a leaderboard re-scored in one process) -------------------------
+
+
+def leaderboard(tmp_path, n_models=3):
+    """records/MODEL/maxcut/attempt-1.json for a few models: the same file name in each folder."""
+    ref = write_json(tmp_path / "ref.json", ISSUE_REFERENCE)
+    files = []
+    for k in range(n_models):
+        recs = [{"instance": "g1", "status": "ok", "A": 10 + k}, {"instance": "g2", "status": "ok", "A": 5 + k / 4}]
+        if k == 1:
+            recs.append({"instance": "g9", "status": "ok", "A": 1})  # an unscored instance
+        files.append(write_json(tmp_path / "records" / f"model-{k}" / "maxcut" / "attempt-1.json", recs))
+    return ref, files
+
+
+def batch(ref, files, out_dir, *extra):
+    args = ["solver-score", "--task", "maxcut-mqlib", "--reference", ref, "--output-dir", out_dir, *extra]
+    for f in files:
+        args += ["--records", f]
+    return run(*args)
+
+
+def test_many_records_files_one_output_each_equal_to_single_calls(tmp_path, pinned_time):
+    ref, files = leaderboard(tmp_path)
+    out_dir = tmp_path / "scores"
+    result = batch(ref, files, out_dir)
+    assert result.exit_code == 0, result.stderr
+    written = sorted(p.relative_to(out_dir).as_posix() for p in out_dir.rglob("*") if p.is_file())
+    # named after each records file, keeping the folders below the records' deepest common folder
+    assert written == [f"model-{k}/maxcut/attempt-1.json" for k in range(3)]
+    for k, rec in enumerate(files):
+        single = tmp_path / f"single-{k}.json"
+        one = run("solver-score", "--task", "maxcut-mqlib", "--records", rec, "--reference", ref, "--output", single)
+        assert one.exit_code == 0, one.stderr
+        assert (out_dir / f"model-{k}" / "maxcut" / "attempt-1.json").read_bytes() == single.read_bytes()
+        data = json.loads(single.read_text())
+        # every number of each output is in the terminal output, with the unscored instance names
+        assert repr(data["relative_score"]) in result.stdout
+        line = next(x for x in result.stdout.splitlines() if x.startswith(str(rec)))
+        assert line.split()[1:4] == [repr(data["relative_score"]), str(data["scored_instance_count"]),
+                                     str(len(data["unscored_instances"]))]
+    assert f"{files[1]}: unscored_instances g9" in result.stdout
+    assert "paper-k3-fixed-260925" in result.stdout
+    assert json.loads(single.read_text())["reference_sha256"] in result.stdout
+
+
+def test_a_single_records_file_into_an_output_dir(tmp_path):
+    ref, files = leaderboard(tmp_path, n_models=1)
+    result = batch(ref, files, tmp_path / "scores")
+    assert result.exit_code == 0, result.stderr
+    assert [p.name for p in (tmp_path / "scores").iterdir()] == ["attempt-1.json"]
+
+
+def test_the_reference_is_loaded_once_for_many_records_files(tmp_path, monkeypatch):
+    from benchscore.tcsexam import commands
+
+    calls = []
+    real = commands.load_reference
+    monkeypatch.setattr(commands, "load_reference", lambda path: calls.append(path) or real(path))
+    ref, files = leaderboard(tmp_path, n_models=4)
+    assert batch(ref, files, tmp_path / "scores").exit_code == 0
+    assert len(calls) == 1
+
+
+@pytest.mark.parametrize("bad", [
+    [{"instance": "g1", "status": "ok", "A": 12}],  # g2 has no record
+    [{"instance": "g1", "status": "infra_error"}, {"instance": "g2", "status": "timeout"}],
+    "not json",
+])
+def test_one_bad_records_file_refuses_the_whole_call_and_writes_nothing(tmp_path, bad):
+    ref, files = leaderboard(tmp_path)
+    if isinstance(bad, str):
+        files[2].write_text(bad)
+    else:
+        write_json(files[2], bad)
+    out_dir = tmp_path / "scores"
+    result = batch(ref, files, out_dir)
+    assert_one_line_error(result, "model-2")
+    assert not out_dir.exists()
+
+
+def test_an_existing_output_dir_keeps_its_files_when_the_call_is_refused(tmp_path):
+    ref, files = leaderboard(tmp_path)
+    out_dir = tmp_path / "scores"
+    assert batch(ref, files, out_dir).exit_code == 0
+    before = {p: p.read_bytes() for p in out_dir.rglob("*")if p.is_file()}
+    write_json(files[0], [{"instance": "g1", "status": "missing"}])
+    assert_one_line_error(batch(ref, files, out_dir), "model-0")
+    assert {p: p.read_bytes() for p in out_dir.rglob("*") if p.is_file()} == before
+    assert not [p for p in out_dir.rglob("*") if p.name.endswith(".tmp")]
+
+
+def test_batch_usage_errors_are_one_line(tmp_path):
+    ref, files = leaderboard(tmp_path)
+    base = ["solver-score", "--task", "maxcut-mqlib", "--reference", ref]
+    two = ["--records", files[0], "--records", files[1]]
+    assert_one_line_error(run(*base, *two, "--output", tmp_path / "o.json"), "--output-dir")
+    assert_one_line_error(run(*base, "--records", files[0]), "--output")
+    assert_one_line_error(
+        run(*base, "--records", files[0], "--output", tmp_path / "o.json", "--output-dir", tmp_path / "d"),
+        "--output-dir",
+    )
+    assert_one_line_error(batch(ref, [files[0], files[0]], tmp_path / "d"), "given twice")
+    assert not (tmp_path / "o.json").exists() and not (tmp_path / "d").exists()
+
+
+def test_a_batch_output_that_would_replace_an_input_is_refused(tmp_path):
+    ref, files = leaderboard(tmp_path, n_models=2)
+    before = {f: f.read_bytes() for f in files}
+    # outputs keep the records' paths below their common folder: records/ as --output-dir hits them
+    assert_one_line_error(batch(ref, files, tmp_path / "records"), "would replace an input")
+    assert {f: f.read_bytes() for f in files} == before
+    # a reference given by path among the outputs
+    ref_here = write_json(tmp_path / "d" / "model-0" / "maxcut" / "attempt-1.json", ISSUE_REFERENCE)
+    ref_before = ref_here.read_bytes()
+    assert_one_line_error(batch(ref_here, files, tmp_path / "d"), "would replace an input")
+    assert ref_here.read_bytes() == ref_before
+    assert not (tmp_path / "d" / "model-1").exists()
+
+
+def test_an_output_that_is_the_reference_named_from_the_data_folder_is_refused(tmp_path):
+    # the common checks cover a path given as a name (no domain check needed)
+    data = tmp_path / "data"
+    ref = write_json(data / "references" / "lite.json", ISSUE_REFERENCE)
+    before = ref.read_bytes()
+    _, rec = seed_files(tmp_path)
+    result = run("solver-score", "--task", "maxcut-mqlib", "--records", rec, "--reference", "lite",
+                 "--data-dir", data, "--output", ref)
+    assert_one_line_error(result, "inputs are never modified")
+    assert ref.read_bytes() == before
+    # a reference given by path is a plain string option: the domain refuses it as the --output
+    ref2 = write_json(tmp_path / "ref2.json", ISSUE_REFERENCE)
+    result = run("solver-score", "--task", "maxcut-mqlib", "--records", rec, "--reference", ref2, "--output", ref2)
+    assert_one_line_error(result, "--output is also an input")
+    assert ref2.read_bytes() == before
+
+
+def test_ctrl_c_during_a_batch_exits_130_and_writes_nothing(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    _, files = leaderboard(tmp_path)
+    fifo = tmp_path / "ref-fifo.json"
+    os.mkfifo(fifo)
+    out_dir = tmp_path / "scores"
+    args = ["solver-score", "--task", "maxcut-mqlib", "--reference", str(fifo), "--output-dir", str(out_dir)]
+    for f in files:
+        args += ["--records", str(f)]
+    proc = subprocess.Popen([sys.executable, "-c", "from benchscore.tcsexam.cli import main; main()", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+    writer = None
+    try:
+        deadline = time.monotonic() + 60
+        while writer is None:  # opening the FIFO for writing succeeds once the command reads it
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            try:
+                writer = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:
+                time.sleep(0.02)
+        time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        if writer is not None:
+            os.close(writer)
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stderr
+    assert stderr.splitlines() == ["error: interrupted (Ctrl-C); nothing was written"]
+    assert not out_dir.exists()
+
+
+def test_a_write_failure_in_a_batch_moves_no_output_into_place(tmp_path):
+    ref, files = leaderboard(tmp_path)
+    out_dir = tmp_path / "scores"
+    out_dir.mkdir()
+    (out_dir / "model-1").write_text("a file where a folder is needed")
+    result = batch(ref, files, out_dir)
+    assert_one_line_error(result, "cannot write")
+    assert sorted(p.name for p in out_dir.rglob("*") if p.is_file()) == ["model-1"]

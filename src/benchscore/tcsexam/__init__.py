@@ -1,80 +1,70 @@
 """benchscore.tcsexam: the TCSExam composite index (30P+30S+30C+10O) and fixed-reference Solver scores.
 
-Seed: 000_1a69c1833059069f.txt. Public API re-exported here; the modules are:
-``formulas`` (pure maths), ``formats`` (pydantic file formats), ``records`` (instance-record
-parsing), ``reference`` (references and suites), ``scoring`` (solver-score), ``index`` (score),
-``cli`` (the ``tcsexam`` commands).
+Seed: 000_1a69c1833059069f.txt. Public API re-exported here, each name imported on first use
+(PEP 562), so ``import benchscore.tcsexam`` (and the ``tcsexam`` command's start-up) loads no
+numpy, scipy or pydantic. The modules are: ``formulas`` (pure maths), ``formats`` (pydantic file
+formats), ``records`` (instance-record parsing), ``reference`` (references and suites),
+``datafolder`` (named suites and references), ``scoring`` (solver-score), ``index`` (score),
+``commands`` (what each command does, as functions), ``cli`` (the ``tcsexam`` commands).
 """
 
-from .formats import (
-    AttemptRow,
-    Cohort,
-    IndexOutput,
-    InstanceRecord,
-    Reference,
-    SolverScoreOutput,
-    SuiteManifest,
-    TaskReference,
-)
-from .formulas import (
-    METRIC_ID,
-    SOLVER_METRIC_ID,
-    TRACKS,
-    WEIGHTS,
-    instance_scale,
-    instance_score,
-    instance_z,
-    reference_stats,
-    resolve_status,
-    scored_instance_scores,
-    task_mean,
-    task_score,
-    tcsexam_index,
-    track_mean,
-    worst_status,
-)
-from .index import load_cohort, read_attempts, score_cohort
-from .records import RecordColumns, parse_records
-from .reference import LoadedReference, build_task_reference, load_reference, load_suite, resolve
-from .scoring import SolverScore, score_columns, score_task, solver_score, solver_score_result
+from __future__ import annotations
 
-__all__ = [
-    "METRIC_ID",
-    "SOLVER_METRIC_ID",
-    "TRACKS",
-    "WEIGHTS",
-    "AttemptRow",
-    "Cohort",
-    "IndexOutput",
-    "InstanceRecord",
-    "LoadedReference",
-    "RecordColumns",
-    "Reference",
-    "SolverScore",
-    "SolverScoreOutput",
-    "SuiteManifest",
-    "TaskReference",
-    "build_task_reference",
-    "instance_scale",
-    "instance_score",
-    "instance_z",
-    "load_cohort",
-    "load_reference",
-    "load_suite",
-    "parse_records",
-    "read_attempts",
-    "reference_stats",
-    "resolve",
-    "resolve_status",
-    "score_cohort",
-    "score_columns",
-    "score_task",
-    "scored_instance_scores",
-    "solver_score",
-    "solver_score_result",
-    "task_mean",
-    "task_score",
-    "tcsexam_index",
-    "track_mean",
-    "worst_status",
-]
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "AttemptRow": "formats",
+    "Cohort": "formats",
+    "IndexOutput": "formats",
+    "InstanceRecord": "formats",
+    "Reference": "formats",
+    "SolverScoreOutput": "formats",
+    "SuiteManifest": "formats",
+    "TaskReference": "formats",
+    "METRIC_ID": "formulas",
+    "SOLVER_METRIC_ID": "formulas",
+    "TRACKS": "formulas",
+    "WEIGHTS": "formulas",
+    "instance_scale": "formulas",
+    "instance_score": "formulas",
+    "instance_z": "formulas",
+    "reference_stats": "formulas",
+    "resolve_status": "formulas",
+    "scored_instance_scores": "formulas",
+    "task_mean": "formulas",
+    "task_score": "formulas",
+    "tcsexam_index": "formulas",
+    "track_mean": "formulas",
+    "worst_status": "formulas",
+    "load_cohort": "index",
+    "read_attempts": "index",
+    "score_cohort": "index",
+    "RecordColumns": "records",
+    "parse_records": "records",
+    "LoadedReference": "reference",
+    "build_task_reference": "reference",
+    "load_reference": "reference",
+    "load_suite": "reference",
+    "resolve": "datafolder",
+    "SolverScore": "scoring",
+    "score_columns": "scoring",
+    "score_task": "scoring",
+    "solver_score": "scoring",
+    "solver_score_result": "scoring",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'benchscore.tcsexam' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

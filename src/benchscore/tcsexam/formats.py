@@ -95,25 +95,31 @@ class ModelPlan(Format):
 
 
 class Cohort(Format):
-    """cohort.json: the suite, Solver protocol, fixed reference and each model's planned repeats."""
+    """cohort.json: the suite, Solver protocol, fixed reference, each model's planned repeats and the
+    adoption rule, all declared before aggregating (seed: 汇总前声明计划重复次数和采用规则)."""
 
     suite: Name
     solver_protocol: Literal["online", "offline"]
     solver_reference_id: Name
     models: dict[Name, ModelPlan] = Field(min_length=1)
-    adoption_rule: str | None = Field(
-        default=None, description="How adopted attempts are chosen (free text, declared before scoring)."
+    adoption_rule: Name = Field(
+        description="How adopted attempts are chosen and when one replaces another (free text, required)."
     )
 
 
 class AttemptRow(Format):
-    """One row of attempts.csv (all values arrive as CSV strings; empty optional cells are null)."""
+    """One row of attempts.csv (all values arrive as CSV strings; empty optional cells are null).
+
+    ``score`` is what the index aggregates (theorem and conjecture: the 0/1 conversion);
+    ``raw_reward`` is the task judge's raw reward, kept beside it and never aggregated.
+    """
 
     model: Name
     track: Literal["theorem", "solver", "construction", "conjecture"]
     item: Name
     attempt: Name
     score: float | None
+    raw_reward: float | None = None
     adoption_status: Literal["selected", "selected_provisional", "excluded"]
     score_status: Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$")]
     score_type: Literal["fixed_reference_relative", "original_task_score"]
@@ -122,7 +128,7 @@ class AttemptRow(Format):
     evidence: Name | None = None
     reason: str | None = None
 
-    @field_validator("score", mode="before")
+    @field_validator("score", "raw_reward", mode="before")
     @classmethod
     def _empty_is_null(cls, value: Any) -> Any:
         return None if value == "" else value
@@ -167,6 +173,34 @@ class TrackCoverage(Format):
     attempts_adopted_valid: int
 
 
+class AdoptedAttempt(Format):
+    """An adopted attempt in a ``tcsexam score`` output: the aggregated ``score`` beside the judge's
+    ``raw_reward`` (null when the table gives none); ``line`` is its line in attempts.csv."""
+
+    track: str
+    item: str
+    attempt: str
+    adoption_status: Literal["selected", "selected_provisional"]
+    score: float | None
+    raw_reward: float | None
+    score_status: str
+    line: int
+
+
+class ExcludedAttempt(Format):
+    """An excluded attempt in a ``tcsexam score`` output (kept, never aggregated) with its reason
+    (null when none was recorded: a problem that makes the result provisional at least)."""
+
+    track: str
+    item: str
+    attempt: str
+    score: float | None
+    raw_reward: float | None
+    score_status: str
+    reason: str | None
+    line: int
+
+
 class ModelResult(Format):
     """One model's result in a ``tcsexam score`` output; ``index`` is null unless complete or provisional."""
 
@@ -176,7 +210,8 @@ class ModelResult(Format):
     task_means: dict[str, dict[str, float | None]]
     coverage: dict[str, TrackCoverage]
     problems: list[str]
-    excluded_attempts: list[dict[str, Any]]
+    adopted_attempts: list[AdoptedAttempt]
+    excluded_attempts: list[ExcludedAttempt]
 
 
 class IndexOutput(Format):
@@ -187,6 +222,7 @@ class IndexOutput(Format):
     suite: str
     solver_protocol: Literal["online", "offline"]
     solver_reference_id: str
+    adoption_rule: str
     metric_id: str
     provenance: dict[str, Any]
 

@@ -11,7 +11,6 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
-from scipy.special import ndtr
 
 #: the metric id of the composite index, exactly as the seed names it
 METRIC_ID = "tcsexam-index-original-30303010-v0.1"
@@ -66,10 +65,17 @@ def instance_z(a, mu, scale, direction: str):
     raise ValueError(f"direction must be 'maximize' or 'minimize', got {direction!r}")
 
 
+def _phi(z):
+    """The standard normal CDF ``Phi`` (``scipy.special.ndtr``; scipy is imported on first use)."""
+    from scipy.special import ndtr
+
+    return ndtr(z)
+
+
 def instance_score(a, mu, scale, direction: str):
     """Instance score ``Phi(z)`` (standard normal CDF) of a valid candidate value ``A``; a valid
     value equal to ``mu`` scores 0.5. Seed: "固定参照下的 Solver 计分"."""
-    return ndtr(instance_z(a, mu, scale, direction))
+    return _phi(instance_z(a, mu, scale, direction))
 
 
 def scored_instance_scores(a, ok, mu, scale, direction: str) -> tuple[np.ndarray, np.ndarray]:
@@ -81,7 +87,7 @@ def scored_instance_scores(a, ok, mu, scale, direction: str) -> tuple[np.ndarray
     with np.errstate(invalid="ignore"):
         z = instance_z(a, mu, scale, direction)
     z = np.where(ok, z, np.nan)
-    score = np.where(ok, ndtr(np.where(ok, z, 0.0)), 0.0)
+    score = np.where(ok, _phi(np.where(ok, z, 0.0)), 0.0)
     return score, z
 
 
@@ -130,12 +136,14 @@ def worst_status(statuses: Iterable[str]) -> str:
     return STATUS_ORDER[worst]
 
 
-def resolve_status(*, gaps: int, provisional: int) -> str:
+def resolve_status(*, gaps: int, provisional: int, unexplained_exclusions: int) -> str:
     """``incomplete`` when any planned task or attempt is missing or not valid (``gaps`` > 0),
-    else ``provisional`` when an adopted attempt is ``selected_provisional``, else ``complete``.
-    Seed: "按以下顺序求平均" (缺少任务结果或计划中的重复尝试时，结果标为不完整 ... 暂定)."""
+    else ``provisional`` when an adopted attempt is ``selected_provisional`` or an excluded attempt
+    carries no reason (``unexplained_exclusions`` > 0), else ``complete``.
+    Seed: "按以下顺序求平均" (缺少任务结果或计划中的重复尝试时，结果标为不完整 ... 暂定) and "尝试记录表"
+    (如果替换某次尝试，将原行保留为 excluded，并记录采用替代结果的原因)."""
     if gaps > 0:
         return "incomplete"
-    if provisional > 0:
+    if provisional > 0 or unexplained_exclusions > 0:
         return "provisional"
     return "complete"

@@ -31,7 +31,8 @@ REQUIRED_COLUMNS = (
     "score_type",
     "solver_protocol",
 )
-OPTIONAL_COLUMNS = ("reference_id", "evidence", "reason")
+#: raw_reward: the task judge's raw reward, kept beside the score (seed: 评测输出保留任务判分器的原始奖励)
+OPTIONAL_COLUMNS = ("raw_reward", "reference_id", "evidence", "reason")
 ADOPTED = ("selected", "selected_provisional")
 #: the largest construction reward accepted: far above any real reward (the seed sets no upper
 #: bound), and low enough that summing attempts (math.fsum) and 30 * C + 70 stay finite
@@ -50,7 +51,7 @@ class Attempt:
 
 
 def read_attempts(path: str | Path) -> list[Attempt]:
-    """Read attempts.csv: the seed's columns plus optional reference_id, evidence, reason."""
+    """Read attempts.csv: the seed's columns plus optional raw_reward, reference_id, evidence, reason."""
     rows = read_csv(path, required=REQUIRED_COLUMNS, optional=OPTIONAL_COLUMNS)
     out = []
     for raw in rows:
@@ -58,8 +59,9 @@ def read_attempts(path: str | Path) -> list[Attempt]:
         record = f"line {line}"
         data: dict[str, Any] = {k: (v if v != "" else None) for k, v in raw.items()}
         score_text = raw.get("score", "")
-        if score_text != "":
-            data["score"] = parse_finite_float(score_text, source=path, record=record, field="score")
+        for field in ("score", "raw_reward"):
+            if raw.get(field, "") != "":
+                data[field] = parse_finite_float(raw[field], source=path, record=record, field=field)
         out.append(Attempt(line, validate(AttemptRow, data, source=path, record=record), score_text))
     return out
 
@@ -172,6 +174,17 @@ def check_attempts(
                     f"(at most {MAX_CONSTRUCTION_SCORE:g})",
                     "score",
                 )
+            if (
+                row.track == "construction"
+                and score is not None
+                and row.raw_reward is not None
+                and row.raw_reward != score
+            ):
+                raise bad(
+                    f"a construction score is the task's raw reward; raw reward {row.raw_reward!r} "
+                    f"differs from score {att.score_text}",
+                    "raw_reward",
+                )
         if row.adoption_status in ADOPTED:
             task_key = (row.model, row.track, row.item)
             adopted[task_key] += 1
@@ -221,7 +234,9 @@ def score_model(model: str, attempts: list[Attempt], manifest: SuiteManifest, pl
     task_means: dict[str, dict[str, float | None]] = {}
     track_means: dict[str, float | None] = {}
     coverage: dict[str, dict[str, int]] = {}
+    adopted_attempts: list[dict[str, Any]] = []
     excluded: list[dict[str, Any]] = []
+    unexplained = 0
     for track in TRACKS:
         items = getattr(manifest.tracks, track)
         task_means[track] = {}
@@ -240,14 +255,31 @@ def score_model(model: str, attempts: list[Attempt], manifest: SuiteManifest, pl
                             "item": item,
                             "attempt": a.row.attempt,
                             "score": a.row.score,
+                            "raw_reward": a.row.raw_reward,
                             "score_status": a.row.score_status,
                             "reason": a.row.reason,
                             "line": a.line,
                         }
                     )
                     if not a.row.reason:
-                        problems.append(f"{a.where}: excluded (replaced) without a recorded reason")
+                        unexplained += 1
+                        problems.append(
+                            f"{a.where}: excluded (replaced) without a recorded reason; "
+                            "the result is provisional at best until the reason is recorded"
+                        )
             for a in adopted:
+                adopted_attempts.append(
+                    {
+                        "track": track,
+                        "item": item,
+                        "attempt": a.row.attempt,
+                        "adoption_status": a.row.adoption_status,
+                        "score": a.row.score,
+                        "raw_reward": a.row.raw_reward,
+                        "score_status": a.row.score_status,
+                        "line": a.line,
+                    }
+                )
                 if a.row.score_status != "valid":
                     problems.append(
                         f"{a.where}: score_status {a.row.score_status!r} is not a valid observation"
@@ -268,7 +300,7 @@ def score_model(model: str, attempts: list[Attempt], manifest: SuiteManifest, pl
         track_means[track] = None if any(v is None for v in values) else track_mean(values)  # type: ignore[arg-type]
         coverage[track] = _coverage(*cov)
     coverage["total"] = _coverage(*(sum(coverage[t][k] for t in TRACKS) for k in coverage["theorem"]))
-    status = resolve_status(gaps=gaps, provisional=provisional)
+    status = resolve_status(gaps=gaps, provisional=provisional, unexplained_exclusions=unexplained)
     index = None if status == "incomplete" else tcsexam_index(track_means)  # type: ignore[arg-type]
     if index is not None and not math.isfinite(index):  # pragma: no cover - inputs are finite
         raise BadInput(f"model {model!r}: the index is not finite")
@@ -279,6 +311,7 @@ def score_model(model: str, attempts: list[Attempt], manifest: SuiteManifest, pl
         "task_means": task_means,
         "coverage": coverage,
         "problems": problems,
+        "adopted_attempts": adopted_attempts,
         "excluded_attempts": excluded,
     }
 
@@ -310,6 +343,7 @@ def score_cohort(
         "suite": manifest.suite,
         "solver_protocol": cohort.solver_protocol,
         "solver_reference_id": cohort.solver_reference_id,
+        "adoption_rule": cohort.adoption_rule,
         "metric_id": METRIC_ID,
         "evidence_sha256": evidence,
     }

@@ -7,7 +7,9 @@ reference runs per Solver task (frozen by ``tcsexam reference build`` into the r
 ``demo-k3-synthetic-v1``), and a cohort of two made-up models: ``synthetic-model-a`` is complete
 (2 attempts per task, one replaced attempt kept as excluded with a reason) and
 ``synthetic-model-b`` is incomplete (a missing conjecture task, a judge failure, and an attempt
-excluded without a reason). None of these numbers are TCSExam results.
+excluded without a reason). The attempts table keeps each judge's raw reward beside the score:
+theorem and conjecture rows with partial raw rewards score 0 (the seed's conversion);
+construction scores are their raw rewards. None of these numbers are TCSExam results.
 """
 
 from __future__ import annotations
@@ -138,9 +140,20 @@ def main(out: Path = OUT) -> None:
     dump(out / "demo.json", spec)
 
     rows = []
+    raw_rng = random.Random(SEED + 1)  # raw rewards: a stream of their own, so the scores stay as they were
+
+    def raw_reward(track: str, score: str) -> str:
+        if score == "" or track == "construction":
+            return score  # no reward from a failed judge; a construction score is its raw reward
+        if score == "1":
+            return "1"
+        return f"{raw_rng.choice([0.0, raw_rng.uniform(0.05, 0.95)]):.3f}"  # partial credit, converted to 0
 
     def row(model, track, item, attempt, score, adoption="selected", status="valid", reason=""):
-        rows.append([model, track, item, attempt, score, adoption, status, "original_task_score", "", reason])
+        rows.append(
+            [model, track, item, attempt, score, raw_reward(track, score), adoption, status,
+             "original_task_score", "", reason]
+        )
 
     for model, attempts in MODELS.items():
         strong = model.endswith("-a")
@@ -185,6 +198,7 @@ def main(out: Path = OUT) -> None:
             "item",
             "attempt",
             "score",
+            "raw_reward",
             "adoption_status",
             "score_status",
             "score_type",
