@@ -29,12 +29,17 @@ def test_a_file_read_inside_a_command_cannot_be_replaced(tmp_path):
     atomic_write_json(src, {"a": 3})  # outside a command nothing is recorded
 
 
-def test_a_declared_output_may_be_read_before_it_is_written(tmp_path):
+def test_an_output_read_as_its_previous_content_may_be_replaced_any_other_read_makes_an_input(tmp_path):
+    from benchscore.common.readers import read_bytes
+
     out = tmp_path / "out.json"
     out.write_text('{"a": 1}')
-    with inputs_guard([out]):
-        read_json(out)  # e.g. to compare with what is about to be written
+    with inputs_guard():
+        read_bytes(out, existing_output=True)  # to compare with what is about to be written
         atomic_write_json(out, {"a": 2})
+        read_json(out)  # read as an input (e.g. --reference out.json --output out.json)
+        with pytest.raises(BadInput, match="also an input"):
+            atomic_write_json(out, {"a": 3})
 
 
 def test_refuse_overwriting_inputs(tmp_path):

@@ -409,12 +409,12 @@ def test_a_batch_output_that_would_replace_an_input_is_refused(tmp_path):
     ref, files = leaderboard(tmp_path, n_models=2)
     before = {f: f.read_bytes() for f in files}
     # outputs keep the records' paths below their common folder: records/ as --output-dir hits them
-    assert_one_line_error(batch(ref, files, tmp_path / "records"), "would replace an input")
+    assert_one_line_error(batch(ref, files, tmp_path / "records"), "is also an input")
     assert {f: f.read_bytes() for f in files} == before
     # a reference given by path among the outputs
     ref_here = write_json(tmp_path / "d" / "model-0" / "maxcut" / "attempt-1.json", ISSUE_REFERENCE)
     ref_before = ref_here.read_bytes()
-    assert_one_line_error(batch(ref_here, files, tmp_path / "d"), "would replace an input")
+    assert_one_line_error(batch(ref_here, files, tmp_path / "d"), "is also an input")
     assert ref_here.read_bytes() == ref_before
     assert not (tmp_path / "d" / "model-1").exists()
 

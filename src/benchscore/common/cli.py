@@ -53,33 +53,39 @@ def _paths(value: Any) -> Iterator[Path]:
         yield Path(value)
 
 
-def _same(a: Path, b: Path) -> bool:
+def _file_keys(path: Path) -> set:
+    """What identifies a file: its real path and, when it exists, its device and inode (hard links)."""
+    keys: set = {os.path.realpath(path)}
     try:
-        return os.path.samefile(a, b)
+        st = os.stat(path)
     except OSError:
-        return a.resolve() == b.resolve()
-
-
-def _inside(child: Path, folder: Path) -> bool:
-    child, folder = child.resolve(), folder.resolve()
-    return child == folder or folder in child.parents
+        return keys
+    keys.add((st.st_dev, st.st_ino))
+    return keys
 
 
 def refuse_overwriting_inputs(inputs: list[Path], outputs: list[tuple[str, Path]]) -> None:
-    """Refuse an output that is an input file, or that lies in or is an input folder."""
+    """Refuse an output that is an input file, or that lies in or is an input folder (linear in files)."""
+    files: set = set()
+    folders: set[str] = set()
+    for src in inputs:
+        if src.is_dir():
+            folders.add(os.path.realpath(src))
+        else:
+            files |= _file_keys(src)
     for option, out in outputs:
-        for src in inputs:
-            if src.is_dir():
-                if _inside(out, src):
-                    raise BadInput(f"{option} lies in the input folder {src}; inputs are never modified: "
-                                   "write the output elsewhere", source=out)
-            elif _same(out, src):
-                raise BadInput(f"{option} is also an input of this command; inputs are never modified: "
+        if not files.isdisjoint(_file_keys(out)):
+            raise BadInput(f"{option} is also an input of this command; inputs are never modified: "
+                           "write the output elsewhere", source=out)
+        real = Path(os.path.realpath(out))
+        for folder in (real, *real.parents):
+            if str(folder) in folders:
+                raise BadInput(f"{option} lies in the input folder {folder}; inputs are never modified: "
                                "write the output elsewhere", source=out)
 
 
-def _check_paths(ctx: click.Context) -> list[Path]:
-    """Refuse outputs that are inputs (see the module docstring); returns the output paths."""
+def _check_paths(ctx: click.Context) -> None:
+    """Refuse outputs that are inputs (see the module docstring)."""
     inputs: list[Path] = []
     outputs: list[tuple[str, Path]] = []
     for param in ctx.command.params:
@@ -92,16 +98,15 @@ def _check_paths(ctx: click.Context) -> list[Path]:
         else:
             inputs.extend(values)
     refuse_overwriting_inputs(inputs, outputs)
-    return [p for _, p in outputs]
 
 
 class Command(click.Command):
     """A click command that checks its paths before running and turns Ctrl-C into exit 130."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        outputs = _check_paths(ctx)
+        _check_paths(ctx)
         try:
-            with guard.inputs_guard(outputs):
+            with guard.inputs_guard():
                 return super().invoke(ctx)
         except KeyboardInterrupt:
             raise Interrupted("interrupted (Ctrl-C); nothing was written") from None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -17,7 +17,6 @@ from .errors import BadInput
 
 _lock = threading.Lock()
 _inputs: set[str] | None = None
-_outputs: frozenset[str] = frozenset()
 
 
 def _key(path: str | os.PathLike[str]) -> str:
@@ -25,27 +24,22 @@ def _key(path: str | os.PathLike[str]) -> str:
 
 
 @contextmanager
-def inputs_guard(outputs: Iterable[str | os.PathLike[str]] = ()) -> Iterator[None]:
-    """Record the inputs read inside the block and refuse writes over them.
-
-    ``outputs`` are the command's declared output paths: reading one of them (to compare with what is
-    about to be written, say) does not make it an input.
-    """
-    global _inputs, _outputs
+def inputs_guard() -> Iterator[None]:
+    """Record the inputs read inside the block and refuse writes over them."""
+    global _inputs
     with _lock:
-        previous = _inputs, _outputs
-        _inputs, _outputs = set(), frozenset(_key(p) for p in outputs)
+        previous, _inputs = _inputs, set()
     try:
         yield
     finally:
         with _lock:
-            _inputs, _outputs = previous
+            _inputs = previous
 
 
 def note_input(path: str | os.PathLike[str]) -> None:
     with _lock:
-        if _inputs is not None and (key := _key(path)) not in _outputs:
-            _inputs.add(key)
+        if _inputs is not None:
+            _inputs.add(_key(path))
 
 
 def refuse_if_input(path: str | os.PathLike[str]) -> None:

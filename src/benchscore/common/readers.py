@@ -36,8 +36,12 @@ M = TypeVar("M", bound=BaseModel)
 DUPLICATE_KEY = "key appears twice in the same JSON object (duplicate key)"
 
 
-def read_bytes(path: str | Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
-    """Read a whole input file, refusing missing files, folders and files over ``max_bytes``."""
+def read_bytes(path: str | Path, *, max_bytes: int = DEFAULT_MAX_BYTES, existing_output: bool = False) -> bytes:
+    """Read a whole input file, refusing missing files, folders and files over ``max_bytes``.
+
+    Inside a command the file becomes an input that no write may replace (see ``guard``), unless
+    ``existing_output``: the command reads its own output's previous content to compare with it.
+    """
     p = Path(path)
     try:
         size = p.stat().st_size
@@ -47,7 +51,8 @@ def read_bytes(path: str | Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes
         raise BadInput("is a folder, expected a file", source=p)
     if size > max_bytes:
         raise BadInput(f"file is {size} bytes, larger than the limit of {max_bytes}", source=p)
-    note_input(p)
+    if not existing_output:
+        note_input(p)
     return p.read_bytes()
 
 

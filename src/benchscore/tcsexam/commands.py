@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from benchscore.common.atomic import atomic_write_bytes, atomic_write_json
+from benchscore.common.cli import refuse_overwriting_inputs
 from benchscore.common.errors import BadInput
 from benchscore.common.provenance import provenance
 from benchscore.common.readers import loads_json, read_bytes, validate
@@ -193,29 +194,11 @@ def solver_score_files(
     return [(r, o, res.summary) for r, o, res in zip(records, outputs, results, strict=True)]
 
 
-def _file_keys(path: Path) -> set:
-    """What identifies a file: its real path, and (when it exists) its device and inode."""
-    keys: set = {os.path.realpath(path)}
-    try:
-        st = os.stat(path)
-    except OSError:
-        return keys
-    keys.add((st.st_dev, st.st_ino))
-    return keys
-
-
 def _refuse_replacing_inputs(inputs: Sequence[Path], outputs: Sequence[Path]) -> None:
     """Refuse a batch output that is one of the inputs, or a folder. The common pre-check sees
-    ``--output-dir``, not the files inside it, nor a reference given by name; this check is linear
-    in the number of files (the common ``refuse_overwriting_inputs`` compares every pair)."""
-    taken = set().union(*map(_file_keys, inputs))
+    ``--output-dir``, not the files inside it, nor a reference given by name."""
+    refuse_overwriting_inputs(list(inputs), [("--output-dir", out) for out in outputs])
     for out in outputs:
-        if not taken.isdisjoint(_file_keys(out)):
-            raise BadInput(
-                "--output-dir: this output would replace an input of this command; inputs are never "
-                "modified: write the outputs elsewhere",
-                source=out,
-            )
         if out.is_dir():
             raise BadInput("is a folder; the output of a records file must be a file", source=out)
 

@@ -359,7 +359,7 @@ def existing_conflict(output: Path, new: dict[str, Any]) -> str | None:
     holds different content under the same id, None if it is absent or holds another id."""
     if not output.exists():
         return None
-    old = loads_json(read_bytes(output), output)
+    old = loads_json(read_bytes(output, existing_output=True), output)
     if not isinstance(old, dict) or old.get("reference_id") != new["reference_id"]:
         return None
     if reference_content(old) == reference_content(new):
