@@ -138,6 +138,7 @@ SPECS: dict[str, Spec] = {
                          {"junit": ROOT / "tests" / "data" / "junit-swarm.xml"}, main="junit", sigint_when="swarm.db"),
     "demo": Spec(["--output-dir", "{out}/demo"], output="--output-dir", sigint_when="demo/tcsexam"),
     "schema": Spec(["tcsexam-reference"], output=None, no_sigint="prints a schema at once"),
+    "list": Spec([], output=None, no_sigint="prints a list at once"),
     "report": Spec(["{score}", "{index}", "--output", "{out}/report.html"],
                    {"score": MIRA / "expected" / "score.json", "index": SEED / "expected" / "index.json"},
                    fifo="score"),

@@ -95,6 +95,37 @@ def report(outputs: tuple[Path, ...], output: Path, title: str) -> None:
     print_line(f"report: {output}")
 
 
+@cli.command("list")
+def list_() -> None:
+    """Print every domain, command, metric id and file format, one per line."""
+    from benchscore.common.report import print_line
+
+    for name, summary in DOMAINS.items():
+        module = _domain(name)
+        print_line(f"{name}: {summary}")
+        for path, command in _leaves(module.group, (name,)):
+            print_line(f"  command    benchscore {path}  {command.get_short_help_str(120)}")
+        for metric, what in getattr(module, "METRIC_IDS", {}).items():
+            print_line(f"  metric id  {metric}  {what}")
+        for key, model in sorted(getattr(module, "FORMATS", {}).items()):
+            doc = (model.__doc__ or "").strip().splitlines()
+            print_line(f"  format     {key}  {doc[0] if doc else ''}")
+    print_line("benchscore: shared commands")
+    for path, command in _leaves(cli, ()):
+        if path.split()[0] not in DOMAINS:
+            print_line(f"  command    benchscore {path}  {command.get_short_help_str(120)}")
+
+
+def _leaves(group: click.Group, path: tuple[str, ...]):
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        if isinstance(command, click.Group):
+            yield from _leaves(command, (*path, name))
+        elif not command.hidden:
+            yield " ".join((*path, name)), command
+
+
 @cli.command()
 @click.argument("name", required=False)
 def schema(name: str | None) -> None:

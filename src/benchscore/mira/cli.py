@@ -36,6 +36,15 @@ def _formats() -> dict[str, type]:
     }
 
 
+#: the provenance metric ids this domain's outputs carry -> what writes them (``benchscore list``)
+METRIC_IDS = {
+    "mira:{benchmark_id}@{contract_version}/score": "mira score: the formal score of a run",
+    "mira:{benchmark_id}@{contract_version}/public": "mira project: the public projection of a score",
+    "mira:{benchmark_id}@{contract_version}/calibrate": "mira calibrate: a contract with calibrated T_soft",
+    "mira:{benchmark_id}@{contract_version}/judge-packets": "mira judge-packets: the judge's packet index",
+    "mira:judge/{model}": "mira judge: the verdicts of one judge model",
+}
+
 #: format name -> pydantic model, for `benchscore schema`; built on first access (see __getattr__)
 FORMATS: dict[str, type]
 

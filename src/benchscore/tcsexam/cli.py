@@ -30,6 +30,14 @@ data_dir_option = click.option(
 )
 
 
+#: the provenance metric ids this domain's outputs carry -> what writes them (``benchscore list``)
+METRIC_IDS = {
+    "tcsexam-index-original-30303010-v0.1": "tcsexam score: the composite index 30P+30S+30C+10O",
+    "fixed_reference_relative": "tcsexam solver-score: relative_score against a frozen reference",
+    "tcsexam-reference": "tcsexam reference build / merge: a frozen reference",
+}
+
+
 def __getattr__(name: str) -> Any:
     """``FORMATS``: format name -> pydantic model, for ``benchscore schema`` (pydantic loads on first use)."""
     if name == "FORMATS":
