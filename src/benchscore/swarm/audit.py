@@ -34,11 +34,13 @@ from pydantic import Field
 
 from benchscore.common.models import Format
 
-from .ledger import GENESIS, LedgerHead, event_digest
+from .ledger import GENESIS, LedgerHead, row_digest
 from .stores.base import TaskPool, output_digest
-from .tasks import FAILURE_PENALTY, Task
+from .tasks import FAILURE_PENALTY
 
 MAX_LISTED = 100
+#: the task table as the audit reads it (TaskPool.task_states)
+TASK_STATE_COLUMNS = ("task_id", "status", "pheromone", "score", "attempts", "claimed_by", "capability", "output")
 
 
 class Violation(Format):
@@ -139,12 +141,12 @@ def _close(a: float | None, b: float | None) -> bool:
 
 
 def audit_events(
-    rows: Iterable[tuple], *, run_id: str, history: bool = False, tasks: Sequence[Task] | None = None,
+    rows: Iterable[tuple], *, run_id: str, history: bool = False, tasks: Sequence[tuple] | None = None,
     head: LedgerHead | None = None, expect_head: str | None = None,
 ) -> AuditReport:
     """Replay ledger rows ``(seq, run_id, task_id, kind, agent, attempt, value, delta, note, at, hash)``
-    in order; check them against the task table ``tasks`` and the recorded chain ``head`` when given,
-    and against a head recorded earlier (``expect_head``, hex)."""
+    in order; check them against the task table ``tasks`` (rows in :data:`TASK_STATE_COLUMNS` order)
+    and the recorded chain ``head`` when given, and against a head recorded earlier (``expect_head``, hex)."""
     replays: dict[int, _Replay] = {}
     counts = {"create": 0, "claim": 0, "complete": 0, "fail": 0, "pheromone": 0, "lease_expired": 0}
     agents: set[str] = set()
@@ -178,12 +180,12 @@ def audit_events(
             t.owed = None
 
     for row in rows:
-        seq, run, task_id, kind, agent, attempt, value, delta, note, _at, stored = row
+        seq, _run, task_id, kind, agent, attempt, value, delta, note, _at, stored = row
         n += 1
         last_row = row
-        digest = event_digest(prev, run, task_id, kind, agent, attempt, value, delta, note)
-        content = digest if synced else event_digest(content, run, task_id, kind, agent, attempt, value, delta, note)
-        if stored is None or bytes(stored) != digest:
+        digest = row_digest(prev, row)
+        content = digest if synced else row_digest(content, row)
+        if stored != digest:
             chain_breaks += 1
             synced = False
             violate(task_id, seq, attempt, agent,
@@ -282,18 +284,17 @@ def audit_events(
     # ---- the task table against the replay ---------------------------------------------------
     mismatched: set[int] = set()
     if tasks is not None:
-        in_table = {t.task_id for t in tasks}
+        in_table = {row[0] for row in tasks}
         for row in tasks:
-            t = replays.get(row.task_id)
+            t = replays.get(row[0])
             if t is None:
-                mismatched.add(row.task_id)
-                violate(row.task_id, None, None, None, "in the task table but the ledger has no history of it")
+                mismatched.add(row[0])
+                violate(row[0], None, None, None, "in the task table but the ledger has no history of it")
                 continue
             diffs = _table_diffs(row, t)
             if diffs:
-                mismatched.add(row.task_id)
-                violate(row.task_id, t.last_seq, None, None,
-                        "task table differs from its ledger replay: " + "; ".join(diffs))
+                mismatched.add(row[0])
+                violate(row[0], t.last_seq, None, None, "task table differs from its ledger replay: " + "; ".join(diffs))
         for task_id in sorted(set(replays) - in_table):
             mismatched.add(task_id)
             violate(task_id, replays[task_id].last_seq, None, None, "in the ledger but not in the task table")
@@ -339,30 +340,21 @@ def audit_events(
     )
 
 
-def _table_diffs(row: Task, t: _Replay) -> list[str]:
-    """What a task row says that its ledger replay does not ("field table vs ledger")."""
-    want = {
-        "status": _STATUS[t.state],
-        "P_t": t.pheromone,
-        "score": t.score,
-        "attempts": t.last_attempt,
-        "claimed_by": t.open_agent,
-        "capability": t.capability,
-        "output sha256": t.output if t.state == _DONE else None,
-    }
-    have = {
-        "status": row.status.value,
-        "P_t": row.pheromone,
-        "score": row.score,
-        "attempts": row.attempts,
-        "claimed_by": row.claimed_by,
-        "capability": row.capability,
-        "output sha256": output_digest(row.output or "") if t.state == _DONE else None,
-    }
-    return [f"{k} {have[k]!r} (table) vs {want[k]!r} (ledger)" for k in want if have[k] != want[k]]
+_TABLE_FIELDS = ("status", "P_t", "score", "attempts", "claimed_by", "capability", "output sha256")
+
+
+def _table_diffs(row: tuple, t: _Replay) -> list[str]:
+    """What a task row (TASK_STATE_COLUMNS) says that its ledger replay does not ("field table vs ledger")."""
+    done = t.state == _DONE
+    want = (_STATUS[t.state], t.pheromone, t.score, t.last_attempt, t.open_agent, t.capability,
+            t.output if done else None)
+    have = (*row[1:7], output_digest(row[7] or "") if done else None)
+    if have == want:
+        return []
+    return [f"{k} {h!r} (table) vs {w!r} (ledger)" for k, h, w in zip(_TABLE_FIELDS, have, want, strict=True) if h != w]
 
 
 def audit_pool(pool: TaskPool, *, history: bool = False, expect_head: str | None = None) -> AuditReport:
     """Audit the run of ``pool``: its ledger, its recorded chain head and its task table."""
-    return audit_events(pool.event_rows(), run_id=pool.run_id, history=history, tasks=pool.tasks(),
+    return audit_events(pool.event_rows(), run_id=pool.run_id, history=history, tasks=pool.task_states(),
                         head=pool.ledger_head(), expect_head=expect_head)

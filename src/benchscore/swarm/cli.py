@@ -99,7 +99,7 @@ def _open(store: str, run_id: str, redis_url: str | None = None):
 
 def report_rows(body: dict[str, Any], *, skip: tuple[str, ...] = (), prefix: str = "") -> list[tuple[str, Any]]:
     """Every value of a report as a table row (nested objects as ``outer.inner``; a list as its
-    length and first items), so the terminal shows every number the JSON holds."""
+    length and first 8 items), so the terminal shows every number the JSON holds."""
     rows: list[tuple[str, Any]] = []
     for key, value in body.items():
         if key in skip or key == "provenance":
@@ -109,10 +109,23 @@ def report_rows(body: dict[str, Any], *, skip: tuple[str, ...] = (), prefix: str
             rows += report_rows(value, prefix=name + ".") if value else [(name, "{}")]
         elif isinstance(value, list):
             shown = ", ".join(str(v) for v in value[:8]) + (", ..." if len(value) > 8 else "")
-            rows.append((name, f"{len(value)}: {shown}" if value else "0"))
+            rows.append((name, f"{len(value)} items: {shown}" if value else "0 items"))
         else:
             rows.append((name, value))
     return rows
+
+
+def kv_table(title: str, rows: list[tuple[str, Any]], *, digits: int = 4, columns: tuple[str, str] = ("key", "value")):
+    """A two-column table whose long values (hashes, URLs) wrap instead of being cut."""
+    t = table(title, list(columns), rows, digits=digits)
+    t.columns[-1].overflow = "fold"
+    return t
+
+
+def service_rows(service: dict[str, Any]) -> list[tuple[str, Any]]:
+    """Retries per service and the number of incidents (their text is in the JSON)."""
+    return report_rows({"retries": service["retries"]}, prefix="service.") + [
+        ("service.incidents", len(service["incidents"]))]
 
 
 def print_violations(violations: list, total: int) -> None:
@@ -121,10 +134,10 @@ def print_violations(violations: list, total: int) -> None:
         task = "-" if v.task_id is None else v.task_id
         seq = "-" if v.seq is None else v.seq
         console.print(f"violation: task {task} seq {seq} attempt {v.attempt if v.attempt is not None else '-'} "
-                      f"agent {v.agent or '-'}: {v.reason}", markup=False, highlight=False)
+                      f"agent {v.agent or '-'}: {v.reason}", markup=False, highlight=False, soft_wrap=True)
     if total > len(violations):
         console.print(f"... and {total - len(violations)} more violations (the JSON lists the first {len(violations)})",
-                      markup=False, highlight=False)
+                      markup=False, highlight=False, soft_wrap=True)
 
 
 # ---- run ---------------------------------------------------------------------------------------
@@ -169,10 +182,8 @@ def run_cmd(tasks_file: Path, agents_file: Path, store: str, redis_url: str | No
             blob_root=blobs, on_progress=lambda c: bar.update(job, completed=c["done"] + c["failed"]),
         )
     body = report.model_dump(exclude={"wall_time_s", "tasks_per_second"})
-    rows = report_rows(report.model_dump(), skip=("service",))
-    rows += [("service.retries." + k, v) for k, v in report.service["retries"].items()]
-    rows.append(("service.incidents", len(report.service["incidents"])))
-    console.print(table("swarm run", ["key", "value"], rows))
+    rows = report_rows(report.model_dump(), skip=("service",)) + service_rows(report.service)
+    console.print(kv_table("swarm run", rows))
     body["provenance"] = provenance("swarm.run", {"tasks": tasks_raw, "agents": agents_raw},
                                     extra={"store": report.store})
     _write(output, body)
@@ -216,14 +227,13 @@ def status_cmd(run_id: str, store: str, redis_url: str | None, as_json: bool) ->
     if as_json:
         click.echo(orjson.dumps(body, option=orjson.OPT_INDENT_2).decode())
         return
-    console.print(table(f"swarm status {run_id}", ["key", "value"],
-                        report_rows(body, skip=("convergence", "pheromone_leaders"))))
+    console.print(kv_table(f"swarm status {run_id}", report_rows(body, skip=("convergence", "pheromone_leaders"))))
     for scope, c in conv.items():
         console.print(f"converged ({scope}): task {c['accepted_task_id']} score {c['accepted_score']} "
-                      f"blob {c['blob_sha256'] or '-'}", markup=False, highlight=False)
+                      f"blob {c['blob_sha256'] or '-'}", markup=False, highlight=False, soft_wrap=True)
     for cap, items in top.items():
         console.print(f"pheromone leaders {cap}: " + ", ".join(f"task {t} P={p:.3f}" for t, p in items),
-                      markup=False, highlight=False)
+                      markup=False, highlight=False, soft_wrap=True)
 
 
 @group.command("audit")
@@ -246,7 +256,10 @@ def audit_cmd(run_id: str, store: str, history: bool, expect_head: str | None, o
         report = audit_pool(pool, history=history, expect_head=expect_head)
     rows = report_rows(report.model_dump(), skip=("violations", "final_pheromone", "pheromone_history",
                                                   "pheromone_points"))
-    console.print(table(f"swarm audit {run_id}", ["check", "value"], rows))
+    if report.pheromone_points is not None:
+        rows.append(("pheromone_points (tasks: points, each seq/P_t/event in the JSON)",
+                     f"{len(report.pheromone_points)}: {sum(map(len, report.pheromone_points.values()))}"))
+    console.print(kv_table(f"swarm audit {run_id}", rows, columns=("check", "value")))
     print_violations(report.violations, report.violation_count)
     body = report.model_dump()
     body["provenance"] = provenance("swarm.audit", {}, extra={"store": redact(store), "run_id": run_id})
@@ -279,11 +292,9 @@ def stress_cmd(total_agents: int, total_tasks: int, store: str, redis_url: str |
         except ValueError as exc:
             raise BadInput(str(exc)) from None
     d = report.model_dump()
-    rows = report_rows(d, skip=("service", "L01_PASS"))
-    rows += [("service.retries." + k, v) for k, v in report.service["retries"].items()]
-    rows.append(("service.incidents", len(report.service["incidents"])))
+    rows = report_rows(d, skip=("service", "L01_PASS")) + service_rows(report.service)
     rows.append(("L01_PASS", "reduced (not the seed's size)" if report.L01_verdict == "reduced" else report.L01_PASS))
-    console.print(table(f"L01 stress ({report.store})", ["key", "value"], rows, digits=3))
+    console.print(kv_table(f"L01 stress ({report.store})", rows, digits=3))
     body = dict(d)
     body["provenance"] = provenance("swarm.L01", {}, extra={"store": report.store})
     _write(output, body)
@@ -302,7 +313,7 @@ def budget_cmd(target_tpm: int, tokens_per_task: int, agent_count: int, store: s
     """L02: a swarm run whose tasks reserve tokens in discrete minute windows before each model call."""
     report = run_l02(target_tpm, tokens_per_task, agent_count=agent_count, url=store)
     d = report.model_dump()
-    console.print(table("L02 TPM budget", ["key", "value"], report_rows(d, skip=("windows",)), digits=3))
+    console.print(kv_table("L02 TPM budget", report_rows(d, skip=("windows",)), digits=3))
     console.print(table("L02 minute windows", ["minute", "reserved_tokens", "actual_tokens", "target_tpm"],
                         [(w.minute, w.reserved_tokens, w.actual_tokens, w.target_tpm) for w in report.windows]))
     body = dict(d)

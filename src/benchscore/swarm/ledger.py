@@ -13,7 +13,8 @@ whose stored hash no longer matches. What it cannot prove: someone who rewrites 
 recomputes every hash after it (and the head in ``swarm_runs``) leaves a valid chain; only a copy
 of the head recorded elsewhere (the run report, an earlier audit report) exposes that. ``at`` (the
 time of an event) is not part of the content hashed: no proof rests on it, and leaving it out makes
-the head a deterministic fingerprint of the run's logical history.
+the head a deterministic fingerprint of the run's logical history (with one worker process, the same
+inputs give the same head).
 """
 
 from __future__ import annotations
@@ -93,21 +94,26 @@ _dumps = orjson.dumps
 def event_digest(prev: bytes, run_id: str, task_id: int, kind: str, agent: str | None, attempt: int,
                  value: float | None, delta: float | None, note: str | None) -> bytes:
     """``sha256(prev || JSON [run_id, task_id, kind, agent, attempt, value, delta, note])``: the hash a
-    ledger row stores. Numbers are canonical (value and delta as floats, ``-0.0`` as ``0.0``), so
-    the digest of a row read back from either store equals the digest computed when it was written."""
-    return _sha256(prev + _dumps((
-        run_id, task_id, kind, agent, attempt,
-        None if value is None else float(value) + 0.0,
-        None if delta is None else float(delta) + 0.0,
-        note,
-    ))).digest()
+    ledger row stores, computed from the values as stored (ints for task and attempt, floats for
+    value and delta; the pool writes ``0.0`` for ``-0.0``, which SQLite would not keep)."""
+    return _sha256(prev + _dumps((run_id, task_id, kind, agent, attempt, value, delta, note))).digest()
 
 
-def chain_hashes(prev: bytes, events: Iterable[tuple]) -> list[bytes]:
-    """The hashes of event rows ``(run_id, task_id, kind, agent, attempt, value, delta, note, at)``
-    appended after a row whose hash is ``prev``."""
+def event_contents(events: Iterable[tuple]) -> list[bytes]:
+    """What :func:`event_digest` hashes after ``prev``, for event rows
+    ``(run_id, task_id, kind, agent, attempt, value, delta, note, at)``."""
+    return [_dumps(e[:8]) for e in events]
+
+
+def chain_hashes(prev: bytes, contents: Iterable[bytes]) -> list[bytes]:
+    """The hashes of rows with these :func:`event_contents`, appended after a row whose hash is ``prev``."""
     out = []
-    for run_id, task_id, kind, agent, attempt, value, delta, note, _at in events:
-        prev = event_digest(prev, run_id, task_id, kind, agent, attempt, value, delta, note)
+    for content in contents:
+        prev = _sha256(prev + content).digest()
         out.append(prev)
     return out
+
+
+def row_digest(prev: bytes, row: tuple) -> bytes:
+    """:func:`event_digest` of a ledger row in :data:`LEDGER_COLUMNS` order."""
+    return _sha256(prev + _dumps(row[1:9])).digest()

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import Field
@@ -23,7 +23,7 @@ from pydantic import Field
 from benchscore.common.models import Format
 
 from .agents import Agent, noop_handler
-from .audit import audit_events
+from .audit import audit_pool
 from .blob import BlobStore
 from .pool import open_pool
 from .run import redact, run_workers
@@ -58,26 +58,6 @@ def l01_verdict(checks_pass: bool, *, total_agents: int, total_tasks: int) -> st
     if not checks_pass:
         return "FAIL"
     return "PASS" if total_agents >= SEED_AGENTS and total_tasks >= SEED_TASKS else "reduced"
-
-
-def completion_profile(rows: Iterable[tuple], start: float) -> tuple[dict[str, int], list[int]]:
-    """From ledger rows: completions per capability (shard) and per second since ``start``
-    (index i counts the completions in [start + i, start + i + 1))."""
-    capability: dict[int, str] = {}
-    per_shard: dict[str, int] = {}
-    per_second: list[int] = []
-    for row in rows:
-        kind = row[3]
-        if kind == "create":
-            capability[row[2]] = row[8]
-        elif kind == "complete":
-            cap = capability.get(row[2], "?")
-            per_shard[cap] = per_shard.get(cap, 0) + 1
-            second = max(0, int(row[9] - start))
-            if second >= len(per_second):
-                per_second.extend([0] * (second + 1 - len(per_second)))
-            per_second[second] += 1
-    return dict(sorted(per_shard.items())), per_second
 
 
 def default_batch(total_tasks: int, total_agents: int) -> int:
@@ -166,10 +146,8 @@ def run_stress(
                 digest = blobs.put_json({"run_id": run_id, "shard": shard, **result.model_dump()}) if blobs else None
                 pool.record_convergence(shard, result, digest)
                 converged += 1
-        rows = pool.event_rows()
-        audit = audit_events(rows, run_id=run_id, tasks=pool.tasks(), head=pool.ledger_head())
-        per_shard, per_second = completion_profile(rows, run_start)
-        del rows
+        audit = audit_pool(pool)
+        per_shard, per_second = pool.completions_per_capability(), pool.completions_per_second(run_start)
         counts = pool.counts()
         mirror = pool.mirror.reconcile(pool) if pool.mirror is not None else None
         for k, v in pool.service_log.retries.items():

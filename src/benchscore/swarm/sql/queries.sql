@@ -108,6 +108,10 @@ SELECT EXISTS (
 SELECT id, capability, payload, status, pheromone, score, output, attempts, max_attempts, claimed_by
 FROM swarm_tasks WHERE run_id = %(run_id)s ORDER BY id;
 
+-- name: task_states
+SELECT id, status, pheromone, score, attempts, claimed_by, capability, output
+FROM swarm_tasks WHERE run_id = %(run_id)s ORDER BY id;
+
 -- name: capabilities
 SELECT DISTINCT capability FROM swarm_tasks WHERE run_id = %(run_id)s ORDER BY capability;
 
@@ -142,6 +146,14 @@ FROM swarm_events WHERE run_id = %(run_id)s ORDER BY seq;
 -- name: events_after
 SELECT seq, run_id, task_id, kind, agent, attempt, value, delta, note, at, hash
 FROM swarm_events WHERE run_id = %(run_id)s AND seq > %(seq)s ORDER BY seq;
+
+-- name: completions_per_capability
+SELECT t.capability, count(*) FROM swarm_events e JOIN swarm_tasks t ON t.id = e.task_id
+WHERE e.run_id = %(run_id)s AND e.kind = 'complete' GROUP BY t.capability ORDER BY t.capability;
+
+-- name: completions_per_second
+SELECT greatest(0, floor(at - %(start)s))::bigint AS second, count(*) FROM swarm_events
+WHERE run_id = %(run_id)s AND kind = 'complete' GROUP BY second ORDER BY second;
 
 -- name: budget_lock
 SELECT pg_advisory_xact_lock(hashtext(%(budget_id)s));

@@ -51,15 +51,20 @@ WHERE id IN (
 )
 RETURNING id, attempts, capability, payload, pheromone, max_attempts;
 
+-- name: holders
+-- the fence of completions and failures: who holds each of these tasks at which attempt
+SELECT id, attempts, claimed_by FROM swarm_tasks
+WHERE id IN (SELECT value FROM json_each(:ids)) AND run_id = :run_id AND status = 'claimed';
+
 -- name: complete_task
 UPDATE swarm_tasks
 SET status = 'done', score = ?, output = ?, pheromone = ?, claimed_by = NULL, lease_expires_at = NULL
-WHERE id = ? AND run_id = ? AND status = 'claimed' AND attempts = ? AND claimed_by = ?;
+WHERE id = ?;
 
 -- name: fail_task
 UPDATE swarm_tasks
 SET status = ?, output = ?, pheromone = ?, claimed_by = NULL, lease_expires_at = NULL
-WHERE id = ? AND run_id = ? AND status = 'claimed' AND attempts = ? AND claimed_by = ?;
+WHERE id = ?;
 
 -- name: counts
 SELECT status, count(*) FROM swarm_tasks WHERE run_id = :run_id GROUP BY status;
@@ -75,6 +80,10 @@ SELECT EXISTS (
 
 -- name: tasks
 SELECT id, capability, payload, status, pheromone, score, output, attempts, max_attempts, claimed_by
+FROM swarm_tasks WHERE run_id = :run_id ORDER BY id;
+
+-- name: task_states
+SELECT id, status, pheromone, score, attempts, claimed_by, capability, output
 FROM swarm_tasks WHERE run_id = :run_id ORDER BY id;
 
 -- name: capabilities
@@ -111,6 +120,14 @@ FROM swarm_events WHERE run_id = :run_id ORDER BY seq;
 -- name: events_after
 SELECT seq, run_id, task_id, kind, agent, attempt, value, delta, note, at, hash
 FROM swarm_events WHERE run_id = :run_id AND seq > :seq ORDER BY seq;
+
+-- name: completions_per_capability
+SELECT t.capability, count(*) FROM swarm_events e JOIN swarm_tasks t ON t.id = e.task_id
+WHERE e.run_id = :run_id AND e.kind = 'complete' GROUP BY t.capability ORDER BY t.capability;
+
+-- name: completions_per_second
+SELECT max(0, CAST(at - :start AS INTEGER)) AS second, count(*) FROM swarm_events
+WHERE run_id = :run_id AND kind = 'complete' GROUP BY second ORDER BY second;
 
 -- name: budget_first_open_window
 SELECT minute, tokens, reserved FROM swarm_budget_windows

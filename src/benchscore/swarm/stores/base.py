@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import orjson
 
 from ..lease import DEFAULT_LEASE_SECONDS, CrashPolicy, resolve_expired_lease
-from ..ledger import GENESIS, EventKind, LedgerEvent, LedgerHead
+from ..ledger import GENESIS, EventKind, LedgerEvent, LedgerHead, event_contents
 from ..retry import ServiceLog
 from ..tasks import (
     Claim,
@@ -51,6 +51,18 @@ class EventBatch:
     events: list[EventRow] = field(default_factory=list)
     changes: list[tuple[int, str, int, float]] = field(default_factory=list)
 
+    def contents(self) -> list[bytes]:
+        """What the hash chain hashes of each event (computed outside the writer lock when it can be)."""
+        return event_contents(self.events)
+
+    def only(self, keep: Sequence[bool], per_item: int) -> EventBatch:
+        """The batch without the events of the items not kept (each item wrote ``per_item`` events,
+        in order)."""
+        kept = [i for i in range(len(self.events)) if keep[i // per_item]]
+        where = {old: new for new, old in enumerate(kept)}
+        return EventBatch(self.run_id, [self.events[i] for i in kept],
+                          [(where[i], *rest) for i, *rest in self.changes if i in where])
+
     def add(self, task_id: int, kind: str, agent: str | None, attempt: int, value: float | None, delta: float | None,
             note: str | None, at: float, *, capability: str | None = None) -> None:
         """One event; ``capability`` marks an event that sets the task's P_t to ``value``."""
@@ -78,9 +90,13 @@ class Appended:
     changes: list[tuple]
 
 
+_EMPTY_OUTPUT = hashlib.sha256(b"").hexdigest()
+_CREATE, _CLAIM, _COMPLETE, _FAIL, _PHEROMONE, _LEASE_EXPIRED = (k.value for k in EventKind)
+
+
 def output_digest(output: str) -> str:
     """sha256 (hex) of a task output, recorded as the ``note`` of its ``complete`` event."""
-    return hashlib.sha256(output.encode()).hexdigest()
+    return hashlib.sha256(output.encode()).hexdigest() if output else _EMPTY_OUTPUT
 
 
 class StaleClaim(Exception):
@@ -184,7 +200,9 @@ class TaskPool(ABC):
         """Insert tasks (with their ``create`` events); returns their ids, oldest first."""
         self.settings  # noqa: B018 - the run must exist
         specs = list(specs)
-        rows = [(s.capability, orjson.dumps(s.payload).decode(), float(s.pheromone), s.max_attempts) for s in specs]
+        # + 0.0: -0.0 becomes 0.0 (SQLite would store 0.0, and the ledger hashes what is stored)
+        rows = [(s.capability, orjson.dumps(s.payload).decode(), float(s.pheromone) + 0.0, s.max_attempts)
+                for s in specs]
         if not rows:
             return []
         ids, appended = self._insert_tasks(rows, time.time())
@@ -193,8 +211,10 @@ class TaskPool(ABC):
 
     def _create_events(self, ids: Sequence[int], rows: Sequence[tuple], now: float) -> EventBatch:
         batch = self._batch()
-        for task_id, (capability, _payload, p, _m) in zip(ids, rows, strict=True):
-            batch.add(task_id, EventKind.create.value, None, 0, p, None, capability, now, capability=capability)
+        run = self.run_id
+        batch.events = [(run, task_id, _CREATE, None, 0, p, None, cap, now)
+                        for task_id, (cap, _payload, p, _m) in zip(ids, rows, strict=True)]
+        batch.changes = [(i, r[0], task_id, r[2]) for i, (task_id, r) in enumerate(zip(ids, rows, strict=True))]
         return batch
 
     def claim(self, agent_id: str, capabilities: Sequence[str], *, limit: int = 1) -> list[Claim]:
@@ -222,7 +242,7 @@ class TaskPool(ABC):
         """Complete several claims in one transaction; True where accepted, False where stale."""
         rows = []
         for claim, score, output in results:
-            score = float(score)
+            score = float(score) + 0.0
             if score != score or score in (float("inf"), float("-inf")):
                 raise ValueError(f"task {claim.task_id}: score must be finite")
             rows.append((claim, score, str(output), pheromone_on_success(claim.pheromone, score)))
@@ -308,6 +328,11 @@ class TaskPool(ABC):
             Task(r[0], r[1], r[2], TaskStatus(r[3]), r[4], r[5], r[6], r[7], r[8], r[9]) for r in self._tasks()
         ]
 
+    def task_states(self) -> list[tuple]:
+        """Every task row of the run as :data:`~benchscore.swarm.audit.TASK_STATE_COLUMNS` (what the
+        audit compares with the ledger), oldest first."""
+        return self._task_states()
+
     def pheromones(self) -> list[PheromoneChange]:
         """(task_id, capability, P_t) of every task of the run."""
         return [(int(r[0]), r[1], float(r[2])) for r in self._pheromones()]
@@ -327,6 +352,19 @@ class TaskPool(ABC):
             raise RunNotFound(f"no run {self.run_id!r} in {self.display_url}")
         return head_from_row(row[2:5])
 
+    def completions_per_capability(self) -> dict[str, int]:
+        """Completed tasks per capability, counted from the ledger's ``complete`` events."""
+        return {cap: int(n) for cap, n in self._completions("completions_per_capability", {})}
+
+    def completions_per_second(self, start: float) -> list[int]:
+        """Completions (ledger ``complete`` events) in each second from ``start`` (epoch seconds) on."""
+        counts = {int(s): int(n) for s, n in self._completions("completions_per_second", {"start": start})}
+        return [counts.get(s, 0) for s in range(max(counts) + 1)] if counts else []
+
+    @abstractmethod
+    def _completions(self, query: str, params: dict) -> list[tuple]:
+        """Rows of one of the named completion-count queries for the run."""
+
     @abstractmethod
     def event_rows(self) -> Iterable[tuple]:
         """The run's ledger as plain tuples in :data:`~benchscore.swarm.ledger.LEDGER_COLUMNS` order."""
@@ -344,35 +382,37 @@ class TaskPool(ABC):
         for task_id, attempts, max_attempts, pheromone, agent, capability in expired:
             status, new_p = resolve_expired_lease(policy, attempts, max_attempts, pheromone)
             updates.append((status.value, new_p, task_id, attempts))
-            batch.add(task_id, EventKind.lease_expired.value, agent, attempts, None, None, status.value, now)
+            batch.add(task_id, _LEASE_EXPIRED, agent, attempts, None, None, status.value, now)
             if new_p != pheromone:
-                batch.add(task_id, EventKind.pheromone.value, agent, attempts, new_p, new_p - pheromone,
-                          EventKind.lease_expired.value, now, capability=capability)
+                batch.add(task_id, _PHEROMONE, agent, attempts, new_p, new_p - pheromone, _LEASE_EXPIRED, now,
+                          capability=capability)
         return updates
 
     @staticmethod
     def _claim_events(claims: Sequence[Claim], now: float, batch: EventBatch) -> None:
-        for c in claims:
-            batch.add(c.task_id, EventKind.claim.value, c.agent_id, c.attempt, c.pheromone, None, None, now)
+        run = batch.run_id
+        batch.events += [(run, c.task_id, _CLAIM, c.agent_id, c.attempt, c.pheromone, None, None, now) for c in claims]
 
     @staticmethod
     def _complete_events(rows: Sequence[tuple], now: float, batch: EventBatch) -> None:
+        run, events, changes = batch.run_id, batch.events, batch.changes
         for claim, score, output, new_p in rows:
-            batch.add(claim.task_id, EventKind.complete.value, claim.agent_id, claim.attempt, score, None,
-                      output_digest(output), now)
-            batch.add(claim.task_id, EventKind.pheromone.value, claim.agent_id, claim.attempt, new_p,
-                      new_p - claim.pheromone, EventKind.complete.value, now, capability=claim.capability)
+            events.append((run, claim.task_id, _COMPLETE, claim.agent_id, claim.attempt, score, None,
+                           output_digest(output), now))
+            changes.append((len(events), claim.capability, claim.task_id, new_p))
+            events.append((run, claim.task_id, _PHEROMONE, claim.agent_id, claim.attempt, new_p,
+                           new_p - claim.pheromone, _COMPLETE, now))
 
     @staticmethod
     def _fail_events(rows: Sequence[tuple], now: float, batch: EventBatch) -> None:
         for claim, status, _error, new_p in rows:
-            batch.add(claim.task_id, EventKind.fail.value, claim.agent_id, claim.attempt, None, None, status.value,
-                      now)
-            batch.add(claim.task_id, EventKind.pheromone.value, claim.agent_id, claim.attempt, new_p,
-                      new_p - claim.pheromone, EventKind.fail.value, now, capability=claim.capability)
+            batch.add(claim.task_id, _FAIL, claim.agent_id, claim.attempt, None, None, status.value, now)
+            batch.add(claim.task_id, _PHEROMONE, claim.agent_id, claim.attempt, new_p,
+                      new_p - claim.pheromone, _FAIL, now, capability=claim.capability)
 
     # ---- what each store implements ----------------------------------------------------------
-    # Every write returns the Appended of its transaction (None when it appended nothing).
+    # Every write returns the Appended of its transaction for the mirror (None when it appended
+    # nothing or no mirror is attached).
     @abstractmethod
     def _close(self) -> None: ...
     @abstractmethod
@@ -407,6 +447,8 @@ class TaskPool(ABC):
     def _tasks(self) -> list[tuple]: ...
     @abstractmethod
     def _pheromones(self) -> list[tuple]: ...
+    @abstractmethod
+    def _task_states(self) -> list[tuple]: ...
     @abstractmethod
     def _capabilities(self) -> list[str]: ...
 

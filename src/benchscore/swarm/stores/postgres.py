@@ -136,18 +136,20 @@ class PostgresPool(TaskPool):
             raise RunNotFound(f"no run {self.run_id!r} in {self.display_url}")
         return head_from_row(row)
 
-    def _append(self, c: psycopg.Connection, head: LedgerHead, batch: EventBatch) -> Appended | None:
-        """Extend the run's hash chain by the batch's events (the run's row is locked)."""
+    def _append(self, c: psycopg.Connection, head: LedgerHead, batch: EventBatch,
+                contents: list[bytes] | None = None) -> Appended | None:
+        """Extend the run's hash chain by the batch's events (the run's row is locked; ``contents``:
+        the batch's event contents when they were computed before taking the lock)."""
         if not batch.events:
             return None
-        hashes = chain_hashes(head.hash, batch.events)
+        hashes = chain_hashes(head.hash, batch.contents() if contents is None else contents)
         cols = list(zip(*batch.events, strict=True))
         seqs = [r[0] for r in c.execute(Q["append_events"], {
             "run_id": self.run_id, "task_ids": list(cols[1]), "kinds": list(cols[2]), "agents": list(cols[3]),
             "attempts": list(cols[4]), "values": list(cols[5]), "deltas": list(cols[6]), "notes": list(cols[7]),
             "ats": list(cols[8]), "hashes": hashes, "head": hashes[-1], "n": len(hashes),
         }).fetchall()]
-        return batch.appended(head.seq, seqs)
+        return batch.appended(head.seq, seqs) if self.mirror is not None else None
 
     def _delete_run(self) -> None:
         def tx(c: psycopg.Connection) -> None:
@@ -168,7 +170,7 @@ class PostgresPool(TaskPool):
             head = self._lock(c)
             ids = sorted(r[0] for r in c.execute(Q["allocate_task_ids"], {"n": len(rows)}).fetchall())
             batch = self._create_events(ids, rows, now)
-            hashes = chain_hashes(head.hash, batch.events)
+            hashes = chain_hashes(head.hash, batch.contents())
             seqs = sorted(r[0] for r in c.execute(Q["allocate_event_seqs"], {"n": len(rows)}).fetchall())
             run = self.run_id
             with c.cursor() as cur:
@@ -180,7 +182,7 @@ class PostgresPool(TaskPool):
                         copy.write_row((q, *e, h))
             c.execute(Q["set_ledger_head"], {"run_id": run, "head": hashes[-1], "events": head.events + len(hashes),
                                              "seq": seqs[-1]})
-            return ids, batch.appended(head.seq, seqs)
+            return ids, batch.appended(head.seq, seqs) if self.mirror is not None else None
 
         out = self._do(tx, "add_tasks")
         if len(rows) >= 500:  # fresh statistics, so claims walk the pending index in order
@@ -225,6 +227,10 @@ class PostgresPool(TaskPool):
                                             "agent": agent, "lease": lease}).fetchall()
 
     def _complete(self, rows, now):
+        prepared = self._batch()
+        self._complete_events(rows, now, prepared)  # before the lock; stale claims dropped inside
+        contents = prepared.contents()
+
         def tx(c: psycopg.Connection):
             head = self._lock(c)
             done = {r[0] for r in c.execute(Q["complete_batch"], {
@@ -234,13 +240,16 @@ class PostgresPool(TaskPool):
                 "outputs": [r[2] for r in rows], "pheromones": [r[3] for r in rows],
             }).fetchall()}
             accepted = [r[0].task_id in done for r in rows]
-            batch = self._batch()
-            self._complete_events([r for r, ok in zip(rows, accepted, strict=True) if ok], now, batch)
-            return accepted, self._append(c, head, batch)
+            if all(accepted):
+                return accepted, self._append(c, head, prepared, contents)
+            return accepted, self._append(c, head, prepared.only(accepted, 2))
 
         return self._do(tx, "complete")
 
     def _fail(self, rows, now):
+        prepared = self._batch()
+        self._fail_events(rows, now, prepared)
+
         def tx(c: psycopg.Connection):
             head = self._lock(c)
             failed = {r[0] for r in c.execute(Q["fail_batch"], {
@@ -250,9 +259,7 @@ class PostgresPool(TaskPool):
                 "errors": [r[2] for r in rows], "pheromones": [r[3] for r in rows],
             }).fetchall()}
             accepted = [r[0].task_id in failed for r in rows]
-            batch = self._batch()
-            self._fail_events([r for r, ok in zip(rows, accepted, strict=True) if ok], now, batch)
-            return accepted, self._append(c, head, batch)
+            return accepted, self._append(c, head, prepared.only(accepted, 2))
 
         return self._do(tx, "fail")
 
@@ -287,6 +294,9 @@ class PostgresPool(TaskPool):
     def _tasks(self):
         return self._all("tasks", {"run_id": self.run_id})
 
+    def _task_states(self):
+        return self._all("task_states", {"run_id": self.run_id})
+
     def _pheromones(self):
         return self._all("pheromones", {"run_id": self.run_id})
 
@@ -295,6 +305,9 @@ class PostgresPool(TaskPool):
 
     def event_rows(self):
         return self._all("events", {"run_id": self.run_id})
+
+    def _completions(self, query, params):
+        return self._all(query, {"run_id": self.run_id, **params})
 
     def event_rows_after(self, seq):
         return self._all("events_after", {"run_id": self.run_id, "seq": seq})
