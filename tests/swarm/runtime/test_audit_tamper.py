@@ -200,3 +200,30 @@ def test_run_report_carries_the_head_the_audit_recomputes(tmp_path, pinned_time)
     audit_report = orjson.loads((tmp_path / "audit.json").read_bytes())
     assert audit_report["ledger_head"] == audit_report["ledger_head_stored"] == run["ledger_head"]
     assert audit_report["ledger_events_stored"] == audit_report["events"] == run["ledger_events"]
+
+
+OLD_SCHEMA = [  # the tables as stores created before the hash chain had them
+    "CREATE TABLE swarm_runs (run_id TEXT PRIMARY KEY, crash_policy TEXT NOT NULL, lease_seconds REAL NOT NULL, "
+    "created_at REAL NOT NULL)",
+    "CREATE TABLE swarm_events (seq INTEGER PRIMARY KEY, run_id TEXT NOT NULL, task_id INTEGER NOT NULL, "
+    "kind TEXT NOT NULL, agent TEXT, attempt INTEGER NOT NULL, value REAL, delta REAL, note TEXT, at REAL NOT NULL)",
+    "CREATE TABLE swarm_budget_windows (budget_id TEXT NOT NULL, minute INTEGER NOT NULL, tokens INTEGER NOT NULL, "
+    "PRIMARY KEY (budget_id, minute))",
+]
+
+
+def test_store_created_before_the_chain_is_upgraded_and_its_old_runs_say_so(store_url):
+    for statement in OLD_SCHEMA:
+        sql(store_url, statement.replace("INTEGER PRIMARY KEY,", "bigserial PRIMARY KEY,")
+            if urlsplit(store_url).scheme != "sqlite" else statement)
+    sql(store_url, "INSERT INTO swarm_runs VALUES ('old', 'requeue', 30, 0)")
+    with open_pool(store_url, "new") as pool:  # adds the missing columns
+        pool.create_run()
+        pool.add_tasks([TaskSpec(capability="a", payload={})])
+        pool.complete(pool.claim("x", ["a"])[0], 0.5, "ok")
+        assert audit_pool(pool).verdict == "PASS"
+    (task_id,) = sql(store_url, "SELECT id FROM swarm_tasks WHERE run_id = 'new'")[0]
+    sql(store_url, "INSERT INTO swarm_events (run_id, task_id, kind, agent, attempt, value, delta, note, at) "
+                   "VALUES ('old', :t, 'create', NULL, 0, 0.0, NULL, 'a', 0)", {"t": task_id + 1000})
+    r = audit(store_url, "old")
+    assert r.verdict == "FAIL" and r.violations[0].reason == "ledger row without a chain hash"

@@ -8,8 +8,9 @@ VALUES (%(run_id)s, %(crash_policy)s, %(lease_seconds)s, %(now)s);
 SELECT crash_policy, lease_seconds, ledger_head, ledger_events, ledger_seq FROM swarm_runs WHERE run_id = %(run_id)s;
 
 -- name: lock_ledger
--- the first statement of every write transaction of a run: serialises the run's ledger appends
--- (and so its hash chain); NO KEY UPDATE leaves the foreign key checks of task inserts unblocked
+-- taken by every transaction of a run just before it appends ledger rows, held to its commit:
+-- serialises the run's appends (and so its hash chain); NO KEY UPDATE leaves the foreign key
+-- checks of task inserts unblocked
 SELECT ledger_head, ledger_events, ledger_seq FROM swarm_runs WHERE run_id = %(run_id)s FOR NO KEY UPDATE;
 
 -- name: append_events

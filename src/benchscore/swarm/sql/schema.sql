@@ -5,7 +5,7 @@ CREATE TABLE IF NOT EXISTS swarm_runs (
     lease_seconds double precision NOT NULL CHECK (lease_seconds > 0),
     created_at double precision NOT NULL,
     -- the head of the run's ledger hash chain: last row's hash, number of rows, last row's seq;
-    -- every write transaction of the run locks this row first (FOR NO KEY UPDATE)
+    -- a transaction locks this row (FOR NO KEY UPDATE) just before it appends ledger rows
     ledger_head bytea,
     ledger_events bigint NOT NULL DEFAULT 0,
     ledger_seq bigint NOT NULL DEFAULT 0

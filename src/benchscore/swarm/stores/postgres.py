@@ -1,8 +1,10 @@
 """The PostgreSQL store (``postgresql://...``): the source of truth for agents on many machines.
 
-Every write transaction of a run first locks the run's row (``lock_ledger``): the run's ledger
-appends, and so its hash chain, are serialised (agents of other runs are not held up). Claims take
-a batch in pheromone order with ``FOR UPDATE SKIP LOCKED``; completions and failures of a batch are
+Every write transaction of a run that appends ledger rows locks the run's row (``lock_ledger``)
+after its task changes and just before the append: the run's ledger appends, and so its hash chain,
+are serialised from that point to the commit (agents of other runs are not held up). The run's row
+is the last lock a transaction takes and nothing waits after it, so the lock adds no deadlock. Claims
+take a batch in pheromone order with ``FOR UPDATE SKIP LOCKED``; completions and failures of a batch are
 one ``UPDATE ... FROM unnest(...)`` fenced by attempt and agent; every change is committed together
 with its ledger rows (synchronous commit kept). All SQL lives in ``sql/schema.sql`` and the named
 queries of ``sql/queries.sql``. A dropped connection is retried with backoff (reconnecting) and
@@ -130,18 +132,19 @@ class PostgresPool(TaskPool):
         self.conn.close()
 
     def _lock(self, c: psycopg.Connection) -> LedgerHead:
-        """Lock the run's row (the first statement of every write transaction); its chain head."""
+        """Lock the run's row (held to the commit) and read its chain head."""
         row = c.execute(Q["lock_ledger"], {"run_id": self.run_id}).fetchone()
         if row is None:
             raise RunNotFound(f"no run {self.run_id!r} in {self.display_url}")
         return head_from_row(row)
 
-    def _append(self, c: psycopg.Connection, head: LedgerHead, batch: EventBatch,
-                contents: list[bytes] | None = None) -> Appended | None:
-        """Extend the run's hash chain by the batch's events (the run's row is locked; ``contents``:
-        the batch's event contents when they were computed before taking the lock)."""
+    def _append(self, c: psycopg.Connection, batch: EventBatch, contents: list[bytes] | None = None
+                ) -> Appended | None:
+        """Lock the run's row and extend its hash chain by the batch's events (the last statements
+        of a transaction; ``contents``: the batch's event contents when computed beforehand)."""
         if not batch.events:
             return None
+        head = self._lock(c)
         hashes = chain_hashes(head.hash, batch.contents() if contents is None else contents)
         cols = list(zip(*batch.events, strict=True))
         seqs = [r[0] for r in c.execute(Q["append_events"], {
@@ -167,16 +170,17 @@ class PostgresPool(TaskPool):
 
     def _insert_tasks(self, rows, now):
         def tx(c: psycopg.Connection) -> tuple[list[int], Appended | None]:
-            head = self._lock(c)
             ids = sorted(r[0] for r in c.execute(Q["allocate_task_ids"], {"n": len(rows)}).fetchall())
             batch = self._create_events(ids, rows, now)
-            hashes = chain_hashes(head.hash, batch.contents())
-            seqs = sorted(r[0] for r in c.execute(Q["allocate_event_seqs"], {"n": len(rows)}).fetchall())
+            contents = batch.contents()
             run = self.run_id
             with c.cursor() as cur:
                 with cur.copy(Q["copy_tasks"]) as copy:
                     for i, (cap, payload, p, m) in zip(ids, rows, strict=True):
                         copy.write_row((i, run, cap, payload, p, m, now))
+                head = self._lock(c)
+                hashes = chain_hashes(head.hash, contents)
+                seqs = sorted(r[0] for r in c.execute(Q["allocate_event_seqs"], {"n": len(rows)}).fetchall())
                 with cur.copy(Q["copy_events"]) as copy:
                     for q, e, h in zip(seqs, batch.events, hashes, strict=True):
                         copy.write_row((q, *e, h))
@@ -202,7 +206,6 @@ class PostgresPool(TaskPool):
         # Expired leases are swept at most every min(1 s, lease/2) per connection, and always
         # before reporting that nothing is claimable.
         def tx(c: psycopg.Connection):
-            head = self._lock(c)
             batch = self._batch()
             now = time.time()
             swept = False
@@ -218,7 +221,7 @@ class PostgresPool(TaskPool):
             rows.sort(key=lambda r: (-r[4], r[0]))
             claims = [Claim(r[0], r[1], agent, r[2], r[3], r[4], r[5], r[6]) for r in rows]
             self._claim_events(claims, now, batch)
-            return claims, self._append(c, head, batch)
+            return claims, self._append(c, batch)
 
         return self._do(tx, "claim")
 
@@ -232,7 +235,6 @@ class PostgresPool(TaskPool):
         contents = prepared.contents()
 
         def tx(c: psycopg.Connection):
-            head = self._lock(c)
             done = {r[0] for r in c.execute(Q["complete_batch"], {
                 "run_id": self.run_id,
                 "ids": [r[0].task_id for r in rows], "attempts": [r[0].attempt for r in rows],
@@ -241,8 +243,8 @@ class PostgresPool(TaskPool):
             }).fetchall()}
             accepted = [r[0].task_id in done for r in rows]
             if all(accepted):
-                return accepted, self._append(c, head, prepared, contents)
-            return accepted, self._append(c, head, prepared.only(accepted, 2))
+                return accepted, self._append(c, prepared, contents)
+            return accepted, self._append(c, prepared.only(accepted, 2))
 
         return self._do(tx, "complete")
 
@@ -251,7 +253,6 @@ class PostgresPool(TaskPool):
         self._fail_events(rows, now, prepared)
 
         def tx(c: psycopg.Connection):
-            head = self._lock(c)
             failed = {r[0] for r in c.execute(Q["fail_batch"], {
                 "run_id": self.run_id,
                 "ids": [r[0].task_id for r in rows], "attempts": [r[0].attempt for r in rows],
@@ -259,16 +260,15 @@ class PostgresPool(TaskPool):
                 "errors": [r[2] for r in rows], "pheromones": [r[3] for r in rows],
             }).fetchall()}
             accepted = [r[0].task_id in failed for r in rows]
-            return accepted, self._append(c, head, prepared.only(accepted, 2))
+            return accepted, self._append(c, prepared.only(accepted, 2))
 
         return self._do(tx, "fail")
 
     def _expire(self, policy, now):
         def tx(c: psycopg.Connection):
-            head = self._lock(c)
             batch = self._batch()
             n = self._sweep(c, policy, now, batch)
-            return n, self._append(c, head, batch)
+            return n, self._append(c, batch)
 
         return self._do(tx, "expire_leases")
 
