@@ -34,7 +34,7 @@ from pydantic import Field
 
 from benchscore.common.models import Format
 
-from .ledger import GENESIS, LedgerHead, row_digest
+from .ledger import LedgerHead, verify_chain
 from .stores.base import TaskPool, output_digest
 from .tasks import FAILURE_PENALTY
 
@@ -154,13 +154,7 @@ def audit_events(
     violations: list[Violation] = []
     n_violations = 0
     consistent = True
-    chain_breaks = 0
-    prev = GENESIS  # the stored chain
-    content = GENESIS  # the chain recomputed from the rows' contents
-    synced = True
-    found_at: int | None = None
-    n = 0
-    last_row: tuple | None = None
+    rows = rows if isinstance(rows, list) else list(rows)
 
     def violate(task_id: int | None, seq: int | None, attempt: int | None, agent: str | None, reason: str,
                 duplicate: bool = False) -> None:
@@ -179,23 +173,16 @@ def audit_events(
             violate(task_id, seq, attempt, agent, f"missing pheromone change {t.owed[1]} after {t.owed[0]}")
             t.owed = None
 
-    for row in rows:
-        seq, _run, task_id, kind, agent, attempt, value, delta, note, _at, stored = row
-        n += 1
-        last_row = row
-        digest = row_digest(prev, row)
-        content = digest if synced else row_digest(content, row)
-        if stored != digest:
-            chain_breaks += 1
-            synced = False
-            violate(task_id, seq, attempt, agent,
-                    "ledger row without a chain hash" if stored is None else
-                    "hash chain broken: this row was edited, or a row before it was deleted, inserted or moved")
-            prev = digest if stored is None else bytes(stored)
-        else:
-            prev = digest
-        if expect_head is not None and found_at is None and content.hex() == expect_head:
-            found_at = seq
+    # ---- the hash chain ------------------------------------------------------------------------
+    broken, content, prev, found_at = verify_chain(rows, expect_head)
+    for row, reason in broken:
+        violate(row[2], row[0], row[5], row[4], reason)
+    chain_breaks = len(broken)
+    n = len(rows)
+    last_row = rows[-1] if rows else None
+
+    # ---- the protocol, task by task ----------------------------------------------------------
+    for seq, _run, task_id, kind, agent, attempt, value, delta, note, _at, _hash in rows:
         counts[kind] = counts.get(kind, 0) + 1
         t = replays.get(task_id)
         if t is not None:

@@ -20,7 +20,7 @@ inputs give the same head).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -114,6 +114,34 @@ def chain_hashes(prev: bytes, contents: Iterable[bytes]) -> list[bytes]:
     return out
 
 
-def row_digest(prev: bytes, row: tuple) -> bytes:
-    """:func:`event_digest` of a ledger row in :data:`LEDGER_COLUMNS` order."""
-    return _sha256(prev + _dumps(row[1:9])).digest()
+BROKEN = "hash chain broken: this row was edited, or a row before it was deleted, inserted or moved"
+UNCHAINED = "ledger row without a chain hash"
+
+
+def verify_chain(rows: Sequence[tuple], expect_head: str | None = None
+                 ) -> tuple[list[tuple[tuple, str]], bytes, bytes, int | None]:
+    """Check each ledger row's stored hash (last column) against ``sha256(previous row's stored hash
+    || content)``. Returns the rows that fail with a reason, the head recomputed from the contents
+    alone, the last stored hash, and the seq of the row where the recomputed chain equals
+    ``expect_head`` (hex; None when it never does)."""
+    sha256, dumps = _sha256, _dumps
+    broken: list[tuple[tuple, str]] = []
+    prev = content = GENESIS  # the stored chain; the chain recomputed from the contents
+    found_at = None
+    expect = bytes.fromhex(expect_head) if expect_head is not None else None
+    for row in rows:
+        body = dumps(row[1:9])
+        digest = sha256(prev + body).digest()
+        # content follows the stored chain until the first break, then is recomputed on its own
+        content = sha256(content + body).digest() if broken else digest
+        stored = row[10]
+        if stored != digest:
+            if not broken:
+                content = digest
+            broken.append((row, UNCHAINED if stored is None else BROKEN))
+            prev = digest if stored is None else bytes(stored)
+        else:
+            prev = digest
+        if content == expect and found_at is None:
+            found_at = row[0]
+    return broken, content, prev, found_at

@@ -187,3 +187,35 @@ def test_stale_mirror_is_repaired_by_reconcile(store_url, redis_prefix):
         assert result["repaired"] and result["consistent"] and result["before"]["pheromone_mismatches"] == 1
         _mirror_matches_store(pool)
         client.close()
+
+
+def test_mirror_applies_transactions_once_and_in_ledger_order(redis_prefix):
+    """The append script: out-of-order publishes wait for their predecessor, repeats are dropped, an
+    overlapping transaction adds only its new events, and an older P_t never overwrites a newer one."""
+    from benchscore.common.services import redis_url
+    from benchscore.swarm.retry import ServiceLog
+    from benchscore.swarm.stores.base import Appended
+    from benchscore.swarm.stores.redis_mirror import APPLIED, WAITING, RedisMirror
+
+    url, prefix = redis_prefix
+    mirror = RedisMirror.connect(f"{redis_url()}?prefix={prefix}", "order", ServiceLog())
+
+    def tx(prev, seqs, changes=()):
+        return Appended(prev, [(q, 1, "claim", "ag", 1, 0.0, None, None, 0.0) for q in seqs], list(changes))
+
+    a = tx(0, [1, 2, 3], [(1, "cap", 1, 0.1)])
+    b = tx(3, [4, 5], [(4, "cap", 1, 0.3)])
+    c = tx(5, [6, 7, 8], [(7, "cap", 1, 0.5)])
+    assert mirror._append(a)[0] == APPLIED
+    assert mirror._append(c) == (WAITING, 3, 1)  # its predecessor b has not arrived
+    assert mirror._append(b) == (APPLIED, 8, 0)  # b applied, then c from pending
+    assert mirror._append(b) == (APPLIED, 8, 0)  # a repeat changes nothing
+    assert mirror.pheromones("cap") == {1: 0.5}
+    d = tx(6, [7, 8, 9, 10], [(7, "cap", 1, 0.5), (10, "cap", 1, 0.9)])  # overlaps c
+    assert mirror._append(d) == (APPLIED, 10, 0)
+    assert [e[0] for e in mirror.stream_events()] == list(range(1, 11))
+    ids = [i for i, _ in mirror.client.xrange(mirror.events_key)]
+    assert ids == [b"1-0", b"4-0", b"6-0", b"9-0"]
+    assert mirror.pheromones("cap") == {1: 0.9}
+    assert mirror.client.hgetall(mirror.marker_key) == {b"seq": b"10", b"events": b"10", b"entries": b"4"}
+    mirror.close()

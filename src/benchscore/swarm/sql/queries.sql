@@ -14,13 +14,13 @@ SELECT crash_policy, lease_seconds, ledger_head, ledger_events, ledger_seq FROM 
 SELECT ledger_head, ledger_events, ledger_seq FROM swarm_runs WHERE run_id = %(run_id)s FOR NO KEY UPDATE;
 
 -- name: append_events
--- the events of one transaction (hashes computed by the caller) and the run's new chain head
+-- the events of one transaction, a JSON list of [task_id, kind, agent, attempt, value, delta, note,
+-- at, hash hex] (hashes computed by the caller), and the run's new chain head
 WITH ins AS (
     INSERT INTO swarm_events (run_id, task_id, kind, agent, attempt, value, delta, note, at, hash)
-    SELECT %(run_id)s, v.task_id, v.kind, v.agent, v.attempt, v.value, v.delta, v.note, v.at, v.hash
-    FROM unnest(%(task_ids)s::bigint[], %(kinds)s::text[], %(agents)s::text[], %(attempts)s::int[],
-                %(values)s::float8[], %(deltas)s::float8[], %(notes)s::text[], %(ats)s::float8[], %(hashes)s::bytea[])
-         WITH ORDINALITY AS v (task_id, kind, agent, attempt, value, delta, note, at, hash, ord)
+    SELECT %(run_id)s, (v.e->>0)::bigint, v.e->>1, v.e->>2, (v.e->>3)::int, (v.e->>4)::float8, (v.e->>5)::float8,
+           v.e->>6, (v.e->>7)::float8, decode(v.e->>8, 'hex')
+    FROM json_array_elements(%(events)s::json) WITH ORDINALITY AS v (e, ord)
     ORDER BY v.ord
     RETURNING seq
 ), head AS (
@@ -75,22 +75,31 @@ WHERE t.id = picked.id
 RETURNING t.id, t.attempts, t.capability, t.payload, t.pheromone, t.max_attempts, t.lease_expires_at;
 
 -- name: complete_batch
+-- rows: a JSON list of [id, attempt, agent, score, output, pheromone]; the fence: still held by this
+-- agent at this attempt (swarm_tasks_holder makes that imply status = 'claimed')
+WITH v AS MATERIALIZED (
+    SELECT (e->>0)::bigint AS id, (e->>1)::int AS attempt, e->>2 AS agent, (e->>3)::float8 AS score,
+           e->>4 AS output, (e->>5)::float8 AS pheromone
+    FROM json_array_elements(%(rows)s::json) AS r (e)
+)
 UPDATE swarm_tasks t
 SET status = 'done', score = v.score, output = v.output, pheromone = v.pheromone,
     claimed_by = NULL, lease_expires_at = NULL
-FROM unnest(%(ids)s::bigint[], %(attempts)s::int[], %(agents)s::text[], %(scores)s::float8[],
-            %(outputs)s::text[], %(pheromones)s::float8[]) AS v (id, attempt, agent, score, output, pheromone)
-WHERE t.id = ANY (%(ids)s::bigint[])
-  AND t.id = v.id AND t.run_id = %(run_id)s AND t.attempts = v.attempt AND t.claimed_by = v.agent
+FROM v
+WHERE t.id = v.id AND t.run_id = %(run_id)s AND t.attempts = v.attempt AND t.claimed_by = v.agent
 RETURNING t.id;
 
 -- name: fail_batch
+-- rows: a JSON list of [id, attempt, agent, status, error, pheromone]
+WITH v AS MATERIALIZED (
+    SELECT (e->>0)::bigint AS id, (e->>1)::int AS attempt, e->>2 AS agent, e->>3 AS status, e->>4 AS error,
+           (e->>5)::float8 AS pheromone
+    FROM json_array_elements(%(rows)s::json) AS r (e)
+)
 UPDATE swarm_tasks t
 SET status = v.status, output = v.error, pheromone = v.pheromone, claimed_by = NULL, lease_expires_at = NULL
-FROM unnest(%(ids)s::bigint[], %(attempts)s::int[], %(agents)s::text[], %(statuses)s::text[],
-            %(errors)s::text[], %(pheromones)s::float8[]) AS v (id, attempt, agent, status, error, pheromone)
-WHERE t.id = ANY (%(ids)s::bigint[])
-  AND t.id = v.id AND t.run_id = %(run_id)s AND t.attempts = v.attempt AND t.claimed_by = v.agent
+FROM v
+WHERE t.id = v.id AND t.run_id = %(run_id)s AND t.attempts = v.attempt AND t.claimed_by = v.agent
 RETURNING t.id;
 
 -- name: counts

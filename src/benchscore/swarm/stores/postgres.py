@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+import orjson
 import psycopg
 
 from benchscore.common.errors import BadInput, ServiceUnavailable
@@ -146,12 +147,9 @@ class PostgresPool(TaskPool):
             return None
         head = self._lock(c)
         hashes = chain_hashes(head.hash, batch.contents() if contents is None else contents)
-        cols = list(zip(*batch.events, strict=True))
+        events = orjson.dumps([(*e[1:], h.hex()) for e, h in zip(batch.events, hashes, strict=True)]).decode()
         seqs = [r[0] for r in c.execute(Q["append_events"], {
-            "run_id": self.run_id, "task_ids": list(cols[1]), "kinds": list(cols[2]), "agents": list(cols[3]),
-            "attempts": list(cols[4]), "values": list(cols[5]), "deltas": list(cols[6]), "notes": list(cols[7]),
-            "ats": list(cols[8]), "hashes": hashes, "head": hashes[-1], "n": len(hashes),
-        }).fetchall()]
+            "run_id": self.run_id, "events": events, "head": hashes[-1], "n": len(hashes)}).fetchall()]
         return batch.appended(head.seq, seqs) if self.mirror is not None else None
 
     def _delete_run(self) -> None:
@@ -233,14 +231,10 @@ class PostgresPool(TaskPool):
         prepared = self._batch()
         self._complete_events(rows, now, prepared)  # before the lock; stale claims dropped inside
         contents = prepared.contents()
+        payload = orjson.dumps([(r[0].task_id, r[0].attempt, r[0].agent_id, r[1], r[2], r[3]) for r in rows]).decode()
 
         def tx(c: psycopg.Connection):
-            done = {r[0] for r in c.execute(Q["complete_batch"], {
-                "run_id": self.run_id,
-                "ids": [r[0].task_id for r in rows], "attempts": [r[0].attempt for r in rows],
-                "agents": [r[0].agent_id for r in rows], "scores": [r[1] for r in rows],
-                "outputs": [r[2] for r in rows], "pheromones": [r[3] for r in rows],
-            }).fetchall()}
+            done = {r[0] for r in c.execute(Q["complete_batch"], {"run_id": self.run_id, "rows": payload}).fetchall()}
             accepted = [r[0].task_id in done for r in rows]
             if all(accepted):
                 return accepted, self._append(c, prepared, contents)
@@ -251,14 +245,11 @@ class PostgresPool(TaskPool):
     def _fail(self, rows, now):
         prepared = self._batch()
         self._fail_events(rows, now, prepared)
+        payload = orjson.dumps([(r[0].task_id, r[0].attempt, r[0].agent_id, r[1].value, r[2], r[3])
+                                for r in rows]).decode()
 
         def tx(c: psycopg.Connection):
-            failed = {r[0] for r in c.execute(Q["fail_batch"], {
-                "run_id": self.run_id,
-                "ids": [r[0].task_id for r in rows], "attempts": [r[0].attempt for r in rows],
-                "agents": [r[0].agent_id for r in rows], "statuses": [r[1].value for r in rows],
-                "errors": [r[2] for r in rows], "pheromones": [r[3] for r in rows],
-            }).fetchall()}
+            failed = {r[0] for r in c.execute(Q["fail_batch"], {"run_id": self.run_id, "rows": payload}).fetchall()}
             accepted = [r[0].task_id in failed for r in rows]
             return accepted, self._append(c, prepared.only(accepted, 2))
 

@@ -67,7 +67,9 @@ APPLIED, WAITING, LOST = 0, 1, 2
 
 APPEND_LUA = """
 -- KEYS: marker, stream, pending
--- ARGV: pheromone key prefix, prev_seq, last_seq, n, n x (seq, event JSON), m x (seq, capability, task, P_t)
+-- ARGV: pheromone key prefix, prev_seq, last_seq, the events' seqs (comma-separated),
+--       the events (a JSON list), each event's 1-based byte offset in it (comma-separated),
+--       the pheromone changes (a JSON list of [seq, capability, task, P_t as text])
 local marker, stream, pending = KEYS[1], KEYS[2], KEYS[3]
 local zprefix = ARGV[1]
 local top_s = redis.call('HGET', marker, 'seq')
@@ -80,28 +82,31 @@ local top = tonumber(top_s)
 local events = tonumber(redis.call('HGET', marker, 'events') or '0')
 local entries = tonumber(redis.call('HGET', marker, 'entries') or '0')
 
--- apply one transaction in ledger order; false when its predecessor has not been applied
-local function apply(prev, last_s, evs, chs)
+local function split(csv)
+  local out = {}
+  for x in string.gmatch(csv, '%d+') do out[#out + 1] = x end
+  return out
+end
+
+-- apply one transaction in ledger order (only its events after the last seq mirrored); false when
+-- its predecessor has not been applied yet
+local function apply(prev_s, last_s, seqs_csv, body, offsets_csv, changes)
   local last = tonumber(last_s)
   if last <= top then return true end
-  if prev > top then return false end
-  local parts, first, n = {}, nil, 0
-  for i = 1, #evs, 2 do
-    if tonumber(evs[i]) > top then
-      first = first or evs[i]
-      n = n + 1
-      parts[n] = evs[i + 1]
-    end
-  end
-  redis.call('XADD', stream, first .. '-0', 'n', n, 'events', '[' .. table.concat(parts, ',') .. ']')
+  if tonumber(prev_s) > top then return false end
+  local seqs = split(seqs_csv)
+  local k = 1
+  while tonumber(seqs[k]) <= top do k = k + 1 end
+  if k > 1 then body = '[' .. string.sub(body, tonumber(split(offsets_csv)[k])) end
+  redis.call('XADD', stream, seqs[k] .. '-0', 'n', #seqs - k + 1, 'events', body)
   local by = {}
-  for i = 1, #chs, 4 do
-    if tonumber(chs[i]) > top then
-      local key = zprefix .. chs[i + 1]
+  for _, c in ipairs(cjson.decode(changes)) do
+    if c[1] > top then
+      local key = zprefix .. c[2]
       local t = by[key]
       if not t then t = {}; by[key] = t end
-      t[#t + 1] = chs[i + 3]
-      t[#t + 1] = chs[i + 2]
+      t[#t + 1] = c[4]
+      t[#t + 1] = c[3]
     end
   end
   for key, t in pairs(by) do
@@ -109,17 +114,14 @@ local function apply(prev, last_s, evs, chs)
       redis.call('ZADD', key, unpack(t, j, math.min(j + 999, #t)))
     end
   end
-  top, top_s, events, entries = last, last_s, events + n, entries + 1
+  top, top_s, events, entries = last, last_s, events + #seqs - k + 1, entries + 1
   return true
 end
 
-local n = tonumber(ARGV[4])
-local evs, chs = {}, {}
-for i = 5, 4 + 2 * n do evs[#evs + 1] = ARGV[i] end
-for i = 5 + 2 * n, #ARGV do chs[#chs + 1] = ARGV[i] end
 local state = 0
-if lost or not apply(tonumber(ARGV[2]), ARGV[3], evs, chs) then
-  redis.call('HSET', pending, ARGV[2] .. ':' .. ARGV[3], cmsgpack.pack({ARGV[2], ARGV[3], evs, chs}))
+if lost or not apply(ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]) then
+  redis.call('HSET', pending, ARGV[2] .. ':' .. ARGV[3],
+             cmsgpack.pack({ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]}))
   state = lost and 2 or 1
 else
   local progress = redis.call('HLEN', pending) > 0
@@ -128,7 +130,7 @@ else
     local all = redis.call('HGETALL', pending)
     for i = 1, #all, 2 do
       local e = cmsgpack.unpack(all[i + 1])
-      if apply(tonumber(e[1]), e[2], e[3], e[4]) then
+      if apply(e[1], e[2], e[3], e[4], e[5], e[6]) then
         redis.call('HDEL', pending, all[i])
         progress = true
       end
@@ -204,11 +206,15 @@ class RedisMirror:
     # ---- writing ---------------------------------------------------------------------------
     def _append(self, appended: Appended, retries: int | None = None) -> tuple[int, int, int]:
         """Apply one transaction with the append script: (state, last seq mirrored, transactions pending)."""
-        args: list[Any] = [self.pheromone_prefix, appended.prev_seq, appended.events[-1][0], len(appended.events)]
-        for e in appended.events:
-            args += (e[0], orjson.dumps(e))
-        for seq, capability, task_id, p in appended.changes:
-            args += (seq, capability, task_id, repr(float(p)))
+        parts = [orjson.dumps(e) for e in appended.events]
+        offsets, at = [], 2  # Lua strings are 1-based; the list starts with "["
+        for part in parts:
+            offsets.append(at)
+            at += len(part) + 1
+        args = [self.pheromone_prefix, appended.prev_seq, appended.events[-1][0],
+                ",".join(str(e[0]) for e in appended.events), b"[" + b",".join(parts) + b"]",
+                ",".join(map(str, offsets)),
+                orjson.dumps([(seq, cap, str(task_id), repr(float(p))) for seq, cap, task_id, p in appended.changes])]
         state, top, pending = self._call(
             lambda: self._append_script(keys=[self.marker_key, self.events_key, self.pending_key], args=args,
                                         client=self.client),
