@@ -359,6 +359,8 @@ class TaskPool(ABC):
     def completions_per_second(self, start: float) -> list[int]:
         """Completions (ledger ``complete`` events) in each second from ``start`` (epoch seconds) on."""
         counts = {int(s): int(n) for s, n in self._completions("completions_per_second", {"start": start})}
+        if counts and max(counts) > 10**6:
+            raise ValueError(f"start {start}: more than 10^6 seconds before the last completion")
         return [counts.get(s, 0) for s in range(max(counts) + 1)] if counts else []
 
     @abstractmethod
