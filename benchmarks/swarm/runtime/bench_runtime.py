@@ -13,10 +13,13 @@ Sections:
 - l01-pg: `run_stress` on PostgreSQL with the Redis mirror.
 - naive-pg: one-task-per-statement SKIP LOCKED claim/complete loop, no ledger (synchronous commit on).
 - noop: the same number of no-op tasks and worker processes through this pool (SQLite, and
-  PostgreSQL+Redis), Celery (Redis broker) and Dramatiq (Redis broker). The figure compared is the
-  drain time: for Celery/Dramatiq last task finished minus first task finished, for the pool last
-  completion minus first claim (from its ledger); enqueueing and worker start-up are excluded for
-  all four. Celery/Dramatiq tasks do one Redis pipeline to record their finish.
+  PostgreSQL+Redis), each with its default claim batch and with batch=1 (one claim and one
+  completion transaction per task: per-task semantics), Celery (Redis broker) and Dramatiq (Redis
+  broker), whose prefetch settings are printed (both reserve several messages per worker ahead,
+  i.e. they batch too). The figure compared is the drain time: for Celery/Dramatiq last task
+  finished minus first task finished, for the pool last completion minus first claim (from its
+  ledger); enqueueing and worker start-up are excluded for all. Celery/Dramatiq tasks do one Redis
+  pipeline to record their finish.
 
 Figures are wall-clock on a shared machine: noisy, compare within one run.
 """
@@ -136,13 +139,16 @@ def naive_pg(tasks: int) -> None:
 
 
 # ---- no-op comparison ------------------------------------------------------------------------
-def pool_noop(store: str, redis_url_: str | None, tasks: int, label: str) -> float:
+def default_noop_batch(tasks: int) -> int:
+    return max(1, min(512, tasks // (CPUS * 4)))
+
+
+def pool_noop(store: str, redis_url_: str | None, tasks: int, label: str, batch: int) -> float:
     run_id = f"noop-{uuid.uuid4().hex[:8]}"
     with open_pool(store, run_id, redis_url=redis_url_) as pool:
         pool.create_run()
         pool.add_tasks(TaskSpec(capability="noop", payload={}) for _ in range(tasks))
         agents = [Agent(f"a{i}", ["noop"], noop_handler) for i in range(CPUS)]
-        batch = max(1, min(512, tasks // (CPUS * 4)))
         t0 = time.perf_counter()
         run_workers(store, run_id, agents, processes=CPUS, batch=batch, redis_url=redis_url_)
         outer = time.perf_counter() - t0
@@ -151,7 +157,7 @@ def pool_noop(store: str, redis_url_: str | None, tasks: int, label: str) -> flo
         first_claim = min(e[9] for e in rows if e[3] == "claim")
         assert len(done) == tasks, (len(done), tasks)
     drain = max(done) - first_claim  # from the first claim: a batch's work is inside the window
-    return line(f"no-op: this pool, {label}", drain, tasks, f"(incl. process start: {outer:.2f} s)")
+    return line(f"no-op: this pool, {label}, batch={batch}", drain, tasks, f"(incl. process start: {outer:.2f} s)")
 
 
 CELERY_APP = """
@@ -216,6 +222,17 @@ def external_noop(kind: str, tasks: int) -> float:
     sys.path.insert(0, str(tmp))
     try:
         module = __import__(f"bs_{kind}_app")
+        if kind == "celery":
+            conf = module.app.conf
+            settings = (f"worker_prefetch_multiplier={conf.worker_prefetch_multiplier} x concurrency {CPUS} = "
+                        f"{conf.worker_prefetch_multiplier * CPUS} messages reserved ahead, "
+                        f"task_acks_late={conf.task_acks_late}")
+        else:
+            from dramatiq.worker import QUEUE_PREFETCH
+
+            settings = (f"queue_prefetch={QUEUE_PREFETCH or 2} per worker process (2 x --threads 1 unless "
+                        f"dramatiq_queue_prefetch is set), {CPUS} processes, acks after the actor returns")
+        print(f"   {kind} prefetch: {settings}", flush=True)
         for _ in range(tasks):  # enqueue everything first (not timed)
             if kind == "celery":
                 module.noop.apply_async()
@@ -271,13 +288,16 @@ def main() -> None:
         if "noop" in only:
             n = args.noop_tasks
             print(f"-- {n} no-op tasks, {CPUS} worker processes each; drain time = last finish - first finish")
-            ours_sqlite = pool_noop(f"sqlite:///{tmp}/noop.db", None, n, "SQLite")
-            ours_pg = pool_noop(pg_store, redis_store, n, "PostgreSQL + Redis mirror")
-            celery = external_noop("celery", n)
-            dram = external_noop("dramatiq", n)
-            print(f"ratios (tasks/s): pool SQLite / Celery = {ours_sqlite / celery:.1f}x, "
-                  f"pool SQLite / Dramatiq = {ours_sqlite / dram:.1f}x, pool PG+Redis / Celery = {ours_pg / celery:.1f}x, "
-                  f"pool PG+Redis / Dramatiq = {ours_pg / dram:.1f}x")
+            batch = default_noop_batch(n)
+            pools = {
+                f"SQLite batch={batch}": pool_noop(f"sqlite:///{tmp}/noop.db", None, n, "SQLite", batch),
+                "SQLite batch=1": pool_noop(f"sqlite:///{tmp}/noop1.db", None, n, "SQLite", 1),
+                f"PG+Redis batch={batch}": pool_noop(pg_store, redis_store, n, "PostgreSQL + Redis mirror", batch),
+                "PG+Redis batch=1": pool_noop(pg_store, redis_store, n, "PostgreSQL + Redis mirror", 1),
+            }
+            others = {"Celery": external_noop("celery", n), "Dramatiq": external_noop("dramatiq", n)}
+            print("ratios (tasks/s): " + ", ".join(
+                f"pool {p} / {o} = {pools[p] / others[o]:.2f}x" for p in pools for o in others))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         with psycopg.connect(pg_dsn(), autocommit=True) as conn:

@@ -1,47 +1,70 @@
-"""Audit a run from its ledger alone: duplicate claims, every task accounted for, participating
-agents, pheromone history.
+"""Audit a run: its ledger (hash chain and protocol), and the task table against the ledger.
 
-:func:`audit_events` is a pure function of the ledger rows; it replays them task by task and
-refutes the run at the first event that breaks the protocol:
+:func:`audit_events` is a pure function of the ledger rows (and, when given, the task table and the
+chain head the store records). It replays the rows in ``seq`` order and refutes the run at every
+row that breaks one of these rules, naming the task and the ledger ``seq``:
 
-- a duplicate claim is a claim of a task that is still claimed by someone, a claim of a task
+- **hash chain**: every row's stored hash is ``sha256(previous row's hash || the row's content)``
+  (:func:`benchscore.swarm.ledger.event_digest`), and the run's recorded head (last hash, number
+  of rows, last seq) matches the last row. A row edited, deleted, inserted or moved breaks the
+  chain at the first row whose hash no longer matches. ``ledger_head`` is the head recomputed from
+  the rows' contents: compare it with a copy recorded earlier (``expect_head``) to detect a history
+  rewritten together with all the hashes after the change;
+- **duplicate claims**: a claim of a task that is still claimed by someone, a claim of a task
   already done or failed, a claim reusing an attempt number, a completion or failure that does not
   match the task's current claim (agent and attempt), or a second completion;
-- a task is accounted for when its last state is ``done`` or ``failed``;
-- participating agents are the agents with at least one claim;
-- the pheromone history is consistent when every ``pheromone`` event's value equals the previous
-  value plus its delta, starting from the ``create`` event's initial P_t; when every change
-  follows the seed's rule (section 4): the change after a ``complete`` is ``+task.score`` (the
-  completion's value), after a ``fail`` or a lease expiry that fails the task ``-1.0``, a lease
-  expiry that requeues the task changes nothing, and no change happens without one of these
-  causes; and when every ``claim`` records the P_t the history holds at that point.
+- **every task accounted for**: each task's last state is ``done`` or ``failed``;
+- **participating agents** are the agents with at least one claim;
+- **pheromone history**: every ``pheromone`` event's value equals the previous value plus its
+  delta, starting from the ``create`` event's initial P_t; every change follows the seed's rule
+  (section 4): ``+task.score`` (the completion's value) after a ``complete``, ``-1.0`` after a
+  ``fail`` or a lease expiry that fails the task, nothing after a lease expiry that requeues it, and
+  no change without one of these causes; every ``claim`` records the P_t the history holds;
+- **task table** (when given): every task of the table has a ledger history and every task of the
+  ledger a row; each row's status, P_t, score, attempts, holder, capability and output (its sha256,
+  recorded by the ``complete`` event) equal what the replay of its ledger history gives.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from pydantic import Field
 
 from benchscore.common.models import Format
 
-from .stores.base import TaskPool
+from .ledger import LedgerHead, verify_chain
+from .stores.base import TaskPool, output_digest
 from .tasks import FAILURE_PENALTY
 
 MAX_LISTED = 100
+#: the task table as the audit reads it (TaskPool.task_states)
+TASK_STATE_COLUMNS = ("task_id", "status", "pheromone", "score", "attempts", "claimed_by", "capability", "output")
 
 
 class Violation(Format):
-    task_id: int
-    seq: int
-    attempt: int
+    """One broken rule: the task and the ledger row (``seq``) it concerns. ``task_id`` is None
+    for a rule about the whole run (its chain head); ``seq`` is None when the task has no ledger row."""
+
+    task_id: int | None
+    seq: int | None
+    attempt: int | None
     agent: str | None
     reason: str
 
 
+class PheromonePoint(Format):
+    """One value of a task's P_t: the ledger row that set it and the event that caused it
+    (``create``, ``complete``, ``fail`` or ``lease_expired``)."""
+
+    seq: int
+    P_t: float
+    event: str
+
+
 class AuditReport(Format):
-    """What the ledger of one run proves (``verdict`` PASS) or refutes (FAIL)."""
+    """What the ledger and the task table of one run prove (``verdict`` PASS) or refute (FAIL)."""
 
     run_id: str
     events: int
@@ -57,57 +80,118 @@ class AuditReport(Format):
     pheromone_changes: int
     duplicate_claims: list[int] = Field(description="ids of tasks with a duplicate claim (first 100)")
     duplicate_claim_count: int
-    violations: list[Violation] = Field(description="the first 100 protocol violations")
+    violations: list[Violation] = Field(description="the first 100 violations, each naming its task and ledger seq")
+    violation_count: int = Field(description="all violations found (the list holds the first 100)")
     participating_agents: list[str]
     pheromone_consistent: bool = Field(
         description="every pheromone change adds up and follows the seed's rule (+score, -1.0), every claim "
                     "records the current P_t")
+    chain_intact: bool = Field(description="every row's hash chains to the previous row and the recorded head "
+                                           "matches the last row")
+    chain_breaks: int = Field(description="rows whose stored hash does not match (edited, or a row before them "
+                                          "deleted, inserted or moved)")
+    ledger_head: str = Field(description="sha256 chain head recomputed from the rows' contents (hex); record it to "
+                                         "compare with a later audit")
+    ledger_head_stored: str | None = Field(description="the head the store records for the run (hex); None when not "
+                                                       "read")
+    ledger_events_stored: int | None = Field(description="the number of ledger rows the store records for the run")
+    expected_head: str | None = Field(default=None, description="a head recorded earlier (--expect-head)")
+    expected_head_found_at: int | None = Field(
+        default=None, description="seq of the row whose recomputed chain hash is expected_head; None when absent")
+    tasks_in_table: int | None = Field(description="rows of the task table; None when the table was not checked")
+    tasks_table_consistent: bool | None = Field(
+        description="every task row equals its ledger replay and every task has both; None when not checked")
+    tasks_table_mismatches: list[int] = Field(
+        description="ids of tasks whose row differs from the ledger, or that have a row or a history only (first 100)")
+    tasks_table_mismatch_count: int
     final_pheromone: dict[str, float] | None = Field(
         default=None, description="task id -> final P_t (with --history)")
     pheromone_history: dict[str, list[float]] | None = Field(
         default=None, description="task id -> P_t after each change, initial value first (with --history)")
-    verdict: str = Field(description="PASS when no duplicate claim, every task accounted for and history consistent")
+    pheromone_points: dict[str, list[PheromonePoint]] | None = Field(
+        default=None, description="task id -> every P_t with the ledger seq that set it and its cause, initial value "
+                                  "first (with --history)")
+    verdict: str = Field(description="PASS when no rule above is broken")
 
 
-_OPEN, _PENDING, _DONE, _FAILED = 1, 0, 2, 3
+_PENDING, _OPEN, _DONE, _FAILED = 0, 1, 2, 3
 _STATE = {"pending": _PENDING, "failed": _FAILED}
+_STATUS = {_PENDING: "pending", _OPEN: "claimed", _DONE: "done", _FAILED: "failed"}
 
 
-def audit_events(rows: Iterable[tuple], *, run_id: str, history: bool = False) -> AuditReport:
-    """Replay ledger rows ``(seq, run_id, task_id, kind, agent, attempt, value, delta, note, at)``."""
-    # per task: [state, open_attempt, open_agent, last_attempt, pheromone, history, expected_delta]
-    # expected_delta: the pheromone change the last complete/fail/lease expiry owes (None: none owed)
-    tasks: dict[int, list] = {}
+class _Replay:
+    """The state of one task as its ledger history so far leaves it."""
+
+    __slots__ = ("state", "open_attempt", "open_agent", "last_attempt", "pheromone", "owed", "score", "output",
+                 "capability", "last_seq", "points")
+
+    def __init__(self, pheromone: float, capability: str | None, seq: int, history: bool) -> None:
+        self.state, self.open_attempt, self.open_agent, self.last_attempt = _PENDING, 0, None, 0
+        self.pheromone = pheromone
+        self.owed: tuple | None = None  # the pheromone change the last complete/fail/lease expiry owes
+        self.score: float | None = None
+        self.output: str | None = None
+        self.capability = capability
+        self.last_seq = seq
+        self.points = [PheromonePoint(seq=seq, P_t=pheromone, event="create")] if history else None
+
+
+def _close(a: float | None, b: float | None) -> bool:
+    return a is not None and b is not None and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
+
+
+def audit_events(
+    rows: Iterable[tuple], *, run_id: str, history: bool = False, tasks: Sequence[tuple] | None = None,
+    head: LedgerHead | None = None, expect_head: str | None = None,
+) -> AuditReport:
+    """Replay ledger rows ``(seq, run_id, task_id, kind, agent, attempt, value, delta, note, at, hash)``
+    in order; check them against the task table ``tasks`` (rows in :data:`TASK_STATE_COLUMNS` order)
+    and the recorded chain ``head`` when given, and against a head recorded earlier (``expect_head``, hex)."""
+    replays: dict[int, _Replay] = {}
     counts = {"create": 0, "claim": 0, "complete": 0, "fail": 0, "pheromone": 0, "lease_expired": 0}
     agents: set[str] = set()
     dup_tasks: set[int] = set()
     violations: list[Violation] = []
+    n_violations = 0
     consistent = True
-    n = 0
+    rows = rows if isinstance(rows, list) else list(rows)
 
-    def violate(task_id: int, seq: int, attempt: int, agent: str | None, reason: str, duplicate: bool) -> None:
-        if duplicate:
+    def violate(task_id: int | None, seq: int | None, attempt: int | None, agent: str | None, reason: str,
+                duplicate: bool = False) -> None:
+        nonlocal n_violations
+        if duplicate and task_id is not None:
             dup_tasks.add(task_id)
+        n_violations += 1
         if len(violations) < MAX_LISTED:
             violations.append(Violation(task_id=task_id, seq=seq, attempt=attempt, agent=agent, reason=reason))
 
-    def owed(task_id: int, t: list, seq: int, attempt: int, agent: str | None) -> None:
+    def owed(task_id: int, t: _Replay, seq: int, attempt: int | None, agent: str | None) -> None:
         """A complete/fail/failing lease expiry not followed by its pheromone change."""
         nonlocal consistent
-        if t[6] is not None:
+        if t.owed is not None:
             consistent = False
-            violate(task_id, seq, attempt, agent, f"missing pheromone change {t[6][1]} after {t[6][0]}", False)
-            t[6] = None
+            violate(task_id, seq, attempt, agent, f"missing pheromone change {t.owed[1]} after {t.owed[0]}")
+            t.owed = None
 
-    for seq, _run, task_id, kind, agent, attempt, value, delta, note, _at in rows:
-        n += 1
+    # ---- the hash chain ------------------------------------------------------------------------
+    broken, content, prev, found_at = verify_chain(rows, expect_head)
+    for row, reason in broken:
+        violate(row[2], row[0], row[5], row[4], reason)
+    chain_breaks = len(broken)
+    n = len(rows)
+    last_row = rows[-1] if rows else None
+
+    # ---- the protocol, task by task ----------------------------------------------------------
+    for seq, _run, task_id, kind, agent, attempt, value, delta, note, _at, _hash in rows:
         counts[kind] = counts.get(kind, 0) + 1
-        t = tasks.get(task_id)
+        t = replays.get(task_id)
+        if t is not None:
+            t.last_seq = seq
         if kind == "create":
             if t is not None:
-                violate(task_id, seq, attempt, agent, "created twice", False)
+                violate(task_id, seq, attempt, agent, "created twice")
                 continue
-            tasks[task_id] = [_PENDING, 0, None, 0, value, [value] if history else None, None]
+            replays[task_id] = _Replay(value, note, seq, history)
             continue
         if t is None:
             violate(task_id, seq, attempt, agent, f"{kind} of a task never created", kind == "claim")
@@ -115,63 +199,101 @@ def audit_events(rows: Iterable[tuple], *, run_id: str, history: bool = False) -
         if kind != "pheromone":
             owed(task_id, t, seq, attempt, agent)
         if kind == "claim":
-            if value is None or not math.isclose(value, t[4], rel_tol=1e-9, abs_tol=1e-9):
+            if not _close(value, t.pheromone):
                 consistent = False
-                violate(task_id, seq, attempt, agent, f"claim records P_t {value}, the history holds {t[4]}", False)
+                violate(task_id, seq, attempt, agent, f"claim records P_t {value}, the history holds {t.pheromone}")
             agents.add(agent)
-            if t[0] == _OPEN:
-                violate(task_id, seq, attempt, agent, f"claimed while claimed by {t[2]} (attempt {t[1]})", True)
-            elif t[0] in (_DONE, _FAILED):
+            if t.state == _OPEN:
+                violate(task_id, seq, attempt, agent,
+                        f"claimed while claimed by {t.open_agent} (attempt {t.open_attempt})", True)
+            elif t.state in (_DONE, _FAILED):
                 violate(task_id, seq, attempt, agent, "claimed after it was finished", True)
-            elif attempt <= t[3]:
+            elif attempt <= t.last_attempt:
                 violate(task_id, seq, attempt, agent, f"attempt {attempt} reused", True)
-            t[0], t[1], t[2], t[3] = _OPEN, attempt, agent, max(attempt, t[3])
+            t.state, t.open_attempt, t.open_agent = _OPEN, attempt, agent
+            t.last_attempt = max(attempt, t.last_attempt)
         elif kind == "complete":
-            if t[0] == _DONE:
+            if t.state == _DONE:
                 violate(task_id, seq, attempt, agent, "completed twice", True)
-            elif t[0] != _OPEN or t[1] != attempt or t[2] != agent:
+            elif t.state != _OPEN or t.open_attempt != attempt or t.open_agent != agent:
                 violate(task_id, seq, attempt, agent, "completed without the current claim", True)
-            t[0], t[1], t[2] = _DONE, 0, None
-            t[6] = ("complete", value, "+task.score")
+            t.state, t.open_attempt, t.open_agent = _DONE, 0, None
+            t.score, t.output = value, note
+            t.owed = ("complete", value, "+task.score")
         elif kind in ("fail", "lease_expired"):
-            if t[0] != _OPEN or t[1] != attempt or (kind == "fail" and t[2] != agent):
+            if t.state != _OPEN or t.open_attempt != attempt or (kind == "fail" and t.open_agent != agent):
                 violate(task_id, seq, attempt, agent, f"{kind} without the current claim", True)
-            t[0], t[1], t[2] = _STATE.get(note, _FAILED), 0, None
-            if kind == "fail" or t[0] == _FAILED:
-                t[6] = (kind, -FAILURE_PENALTY, f"-{FAILURE_PENALTY}")
+            t.state, t.open_attempt, t.open_agent = _STATE.get(note, _FAILED), 0, None
+            if kind == "fail" or t.state == _FAILED:
+                t.owed = (kind, -FAILURE_PENALTY, f"-{FAILURE_PENALTY}")
         elif kind == "pheromone":
-            if value is None or delta is None or not math.isclose(t[4] + delta, value, rel_tol=1e-9, abs_tol=1e-9):
+            if value is None or delta is None or not _close(t.pheromone + delta, value):
                 consistent = False
-                violate(task_id, seq, attempt, agent, f"pheromone {value} != {t[4]} + {delta}", False)
-            cause = t[6]
+                violate(task_id, seq, attempt, agent, f"pheromone {value} != {t.pheromone} + {delta}")
+            cause = t.owed
             if cause is None:
                 consistent = False
                 violate(task_id, seq, attempt, agent, f"pheromone change {delta} without a completion, failure "
-                        "or failing lease expiry", False)
-            elif (value is None or cause[1] is None
-                  or not math.isclose(value, t[4] + cause[1], rel_tol=1e-9, abs_tol=1e-9)):
+                        "or failing lease expiry")
+            elif cause[1] is None or not _close(value, t.pheromone + cause[1]):
                 consistent = False
                 violate(task_id, seq, attempt, agent, f"pheromone change {delta} after {cause[0]}: the seed's rule "
-                        f"is {cause[2]} ({cause[1]})", False)
-            t[6] = None
-            t[4] = value
+                        f"is {cause[2]} ({cause[1]})")
+            t.owed = None
+            t.pheromone = value
             if history:
-                t[5].append(value)
+                t.points.append(PheromonePoint(seq=seq, P_t=value, event=note or "?"))
         else:
-            violate(task_id, seq, attempt, agent, f"unknown event kind {kind!r}", False)
+            violate(task_id, seq, attempt, agent, f"unknown event kind {kind!r}")
             consistent = False
 
-    for task_id, t in tasks.items():
-        owed(task_id, t, -1, t[3], None)
-    done = sum(1 for t in tasks.values() if t[0] == _DONE)
-    failed = sum(1 for t in tasks.values() if t[0] == _FAILED)
-    unaccounted = len(tasks) - done - failed
+    for task_id, t in replays.items():
+        owed(task_id, t, t.last_seq, t.last_attempt, None)
+        if t.state in (_PENDING, _OPEN):
+            violate(task_id, t.last_seq, t.last_attempt, t.open_agent,
+                    f"not accounted for: its ledger history ends {_STATUS[t.state]}")
+
+    # ---- the chain head the store records ----------------------------------------------------
+    last_seq = last_row[0] if last_row is not None else None
+    last_task = last_row[2] if last_row is not None else None
+    if head is not None:
+        if head.events != n or (last_seq or 0) != head.seq:
+            chain_breaks += 1
+            violate(last_task, last_seq, None, None, f"the run records {head.events} ledger rows up to seq {head.seq}, "
+                    f"the ledger holds {n} up to seq {last_seq}: rows were deleted or added")
+        elif head.hash != prev:
+            chain_breaks += 1
+            violate(last_task, last_seq, None, None, "the run's recorded chain head does not match its last ledger row")
+    if expect_head is not None and found_at is None:
+        violate(None, None, None, None, f"the head recorded earlier ({expect_head[:16]}...) is not in this ledger's "
+                "chain: the history up to it was rewritten")
+
+    # ---- the task table against the replay ---------------------------------------------------
+    mismatched: set[int] = set()
+    if tasks is not None:
+        in_table = {row[0] for row in tasks}
+        for row in tasks:
+            t = replays.get(row[0])
+            if t is None:
+                mismatched.add(row[0])
+                violate(row[0], None, None, None, "in the task table but the ledger has no history of it")
+                continue
+            diffs = _table_diffs(row, t)
+            if diffs:
+                mismatched.add(row[0])
+                violate(row[0], t.last_seq, None, None, "task table differs from its ledger replay: " + "; ".join(diffs))
+        for task_id in sorted(set(replays) - in_table):
+            mismatched.add(task_id)
+            violate(task_id, replays[task_id].last_seq, None, None, "in the ledger but not in the task table")
+
+    done = sum(1 for t in replays.values() if t.state == _DONE)
+    failed = sum(1 for t in replays.values() if t.state == _FAILED)
+    unaccounted = len(replays) - done - failed
     accounted = unaccounted == 0 and not any(v.reason == "created twice" for v in violations)
-    ok = not dup_tasks and accounted and consistent and len(violations) == 0
     return AuditReport(
         run_id=run_id,
         events=n,
-        tasks_created=len(tasks),
+        tasks_created=len(replays),
         tasks_done=done,
         tasks_failed=failed,
         tasks_unaccounted=unaccounted,
@@ -184,14 +306,42 @@ def audit_events(rows: Iterable[tuple], *, run_id: str, history: bool = False) -
         duplicate_claims=sorted(dup_tasks)[:MAX_LISTED],
         duplicate_claim_count=len(dup_tasks),
         violations=violations,
+        violation_count=n_violations,
         participating_agents=sorted(agents),
         pheromone_consistent=consistent,
-        final_pheromone={str(k): t[4] for k, t in sorted(tasks.items())} if history else None,
-        pheromone_history={str(k): t[5] for k, t in sorted(tasks.items())} if history else None,
-        verdict="PASS" if ok else "FAIL",
+        chain_intact=chain_breaks == 0,
+        chain_breaks=chain_breaks,
+        ledger_head=content.hex(),
+        ledger_head_stored=head.hash.hex() if head is not None else None,
+        ledger_events_stored=head.events if head is not None else None,
+        expected_head=expect_head,
+        expected_head_found_at=found_at,
+        tasks_in_table=len(tasks) if tasks is not None else None,
+        tasks_table_consistent=not mismatched if tasks is not None else None,
+        tasks_table_mismatches=sorted(mismatched)[:MAX_LISTED],
+        tasks_table_mismatch_count=len(mismatched),
+        final_pheromone={str(k): t.pheromone for k, t in sorted(replays.items())} if history else None,
+        pheromone_history={str(k): [p.P_t for p in t.points] for k, t in sorted(replays.items())} if history else None,
+        pheromone_points={str(k): t.points for k, t in sorted(replays.items())} if history else None,
+        verdict="PASS" if n_violations == 0 else "FAIL",
     )
 
 
-def audit_pool(pool: TaskPool, *, history: bool = False) -> AuditReport:
-    """Audit the run of ``pool`` from its ledger."""
-    return audit_events(pool.event_rows(), run_id=pool.run_id, history=history)
+_TABLE_FIELDS = ("status", "P_t", "score", "attempts", "claimed_by", "capability", "output sha256")
+
+
+def _table_diffs(row: tuple, t: _Replay) -> list[str]:
+    """What a task row (TASK_STATE_COLUMNS) says that its ledger replay does not ("field table vs ledger")."""
+    done = t.state == _DONE
+    want = (_STATUS[t.state], t.pheromone, t.score, t.last_attempt, t.open_agent, t.capability,
+            t.output if done else None)
+    have = (*row[1:7], output_digest(row[7] or "") if done else None)
+    if have == want:
+        return []
+    return [f"{k} {h!r} (table) vs {w!r} (ledger)" for k, h, w in zip(_TABLE_FIELDS, have, want, strict=True) if h != w]
+
+
+def audit_pool(pool: TaskPool, *, history: bool = False, expect_head: str | None = None) -> AuditReport:
+    """Audit the run of ``pool``: its ledger, its recorded chain head and its task table."""
+    return audit_events(pool.event_rows(), run_id=pool.run_id, history=history, tasks=pool.task_states(),
+                        head=pool.ledger_head(), expect_head=expect_head)

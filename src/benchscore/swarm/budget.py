@@ -3,14 +3,17 @@
 A task reserves its tokens *before* its model call and reconciles with the real usage after it.
 A reservation goes to the earliest minute window, from the current one on, that still has room
 for it (``tokens_by_minute + tokens <= target_tpm``); with a wall clock the caller then waits for
-that minute to begin. The check and the increment happen in one transaction under a lock shared
-by every process (SQLite: an exclusive file lock and ``BEGIN IMMEDIATE``; PostgreSQL: a
-transaction-scoped advisory lock), so concurrent callers cannot overshoot the target between
-reading and writing (the failure of litellm issue 18730).
+that minute to begin. Reading the clock, the check and the increment happen in one transaction
+under a lock shared by every process (SQLite: an exclusive file lock and ``BEGIN IMMEDIATE``;
+PostgreSQL: a transaction-scoped advisory lock), so concurrent callers cannot overshoot the target
+between reading and writing (the failure of litellm issue 18730), and a caller that waited for the
+lock across a minute boundary cannot put tokens into a minute that has already ended.
 
 Reconciliation gives unused tokens back to the reservation's window; usage beyond the
 reservation is charged to the earliest windows with room from the reservation's window on (a
-debt paid by later minutes), so no window's total ever exceeds the target.
+debt paid by later minutes), so no window's total ever exceeds the target. Each window keeps the
+tokens it holds after reconciliation (``actual_tokens``) and every token reserved in it
+(``reserved_tokens``).
 
 :class:`TPMBudget` satisfies the ``budget`` protocol of :mod:`benchscore.common.llm`:
 ``reserve(tokens) -> reservation`` and ``reconcile(reservation, actual_tokens)``.
@@ -34,7 +37,7 @@ from pydantic import Field
 from benchscore.common.errors import BadInput
 from benchscore.common.models import Format
 
-from .sql import queries, read_sql
+from .sql import queries, read_sql, upgrade_sqlite
 
 Q = queries("sqlite_queries.sql")
 PGQ = queries("queries.sql")
@@ -145,6 +148,7 @@ class TPMBudget:
             try:
                 self._conn.execute("PRAGMA busy_timeout = 60000")
                 self._conn.executescript("BEGIN IMMEDIATE;\n" + read_sql("sqlite_schema.sql") + "\nCOMMIT;")
+                upgrade_sqlite(self._conn)
             finally:
                 fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
         elif scheme in ("postgresql", "postgres"):
@@ -175,18 +179,21 @@ class TPMBudget:
                 cur.execute(PGQ["budget_lock"], {"budget_id": self.budget_id})
                 yield cur
 
-    def _read(self, cur, start: int) -> dict[int, int]:
+    def _rows(self, cur, start: int) -> list[tuple[int, int, int]]:
+        """(minute, tokens held, tokens reserved) of the windows from ``start`` on."""
         if self._kind == "sqlite":
             rows = cur.execute(Q["budget_first_open_window"], {"budget_id": self.budget_id, "minute": start})
         else:
             rows = cur.execute(PGQ["budget_windows_from"], {"budget_id": self.budget_id, "minute": start}).fetchall()
-        return {int(m): int(t) for m, t in rows}
+        return [(int(m), int(t), int(r)) for m, t, r in rows]
 
-    def _add(self, cur, minute: int, tokens: int) -> None:
-        if self._kind == "sqlite":
-            cur.execute(Q["budget_add"], {"budget_id": self.budget_id, "minute": minute, "tokens": tokens})
-        else:
-            cur.execute(PGQ["budget_add"], {"budget_id": self.budget_id, "minute": minute, "tokens": tokens})
+    def _read(self, cur, start: int) -> dict[int, int]:
+        return {m: t for m, t, _r in self._rows(cur, start)}
+
+    def _add(self, cur, minute: int, tokens: int, *, reserved: bool) -> None:
+        params = {"budget_id": self.budget_id, "minute": minute, "tokens": tokens,
+                  "reserved": tokens if reserved else 0}
+        cur.execute((Q if self._kind == "sqlite" else PGQ)["budget_add"], params)
 
     def _release(self, cur, minute: int, tokens: int) -> None:
         if self._kind == "sqlite":
@@ -204,11 +211,11 @@ class TPMBudget:
             raise ValueError("tokens must be >= 0")
         if tokens > self.target_tpm:
             raise ValueError(f"a reservation of {tokens} tokens exceeds the whole budget of {self.target_tpm} per minute")
-        start = self._current_minute()
         with self._tx() as cur:
+            start = self._current_minute()  # inside the lock: the minute when the window is chosen
             minute = first_fitting_window(self._read(cur, start), start, tokens, self.target_tpm)
             if tokens:
-                self._add(cur, minute, tokens)
+                self._add(cur, minute, tokens, reserved=True)
         if not self.simulated:
             wait = minute * 60 - self.clock()
             if wait > 0:
@@ -228,12 +235,18 @@ class TPMBudget:
             else:
                 for minute, take in spread_overshoot(self._read(cur, reservation.minute), reservation.minute,
                                                      diff, self.target_tpm):
-                    self._add(cur, minute, take)
+                    self._add(cur, minute, take, reserved=False)
 
     def windows(self) -> dict[int, int]:
         """minute -> tokens (reserved, after reconciliation) of every window used."""
+        return {w.minute: w.actual_tokens for w in self.window_usage() if w.actual_tokens > 0}
+
+    def window_usage(self) -> list[BudgetWindow]:
+        """Every window that ever held a reservation, oldest first: reserved and actual tokens."""
         with self._tx() as cur:
-            return {m: t for m, t in sorted(self._read(cur, -(2**62)).items()) if t > 0}
+            rows = self._rows(cur, -(2**62))
+        return [BudgetWindow(minute=m, reserved_tokens=r, actual_tokens=t, target_tpm=self.target_tpm)
+                for m, t, r in rows if t > 0 or r > 0]
 
     def close(self) -> None:
         self._conn.close()
@@ -249,6 +262,15 @@ class TPMBudget:
 
 # ---- L02: a swarm run under the budget ---------------------------------------------------------
 
+class BudgetWindow(Format):
+    """One minute window of a TPM budget."""
+
+    minute: int = Field(description="simulated minute index (L02) or epoch minute (wall clock)")
+    reserved_tokens: int = Field(description="every token reserved in this window before the model calls")
+    actual_tokens: int = Field(description="tokens the window holds after reconciliation with the real usage")
+    target_tpm: int = Field(description="the limit no window may exceed")
+
+
 class BudgetReport(Format):
     """The L02 report of ``benchscore swarm budget``."""
 
@@ -259,7 +281,8 @@ class BudgetReport(Format):
     total_reserved_tokens: int = Field(description="tokens held in all windows after reconciliation")
     simulated_minutes: int = Field(description="minute windows used")
     max_tokens_in_a_minute: int
-    tokens_by_minute: dict[str, int]
+    tokens_by_minute: dict[str, int] = Field(description="minute -> tokens held after reconciliation")
+    windows: list[BudgetWindow] = Field(description="every window used: reserved and actual tokens against target_tpm")
     budget_utilization: float
     agent_count: int
     worker_processes: int
@@ -321,6 +344,7 @@ def run_l02(
         report, audit = run_swarm(store, run_id, agents, processes=processes, batch=1)
         with TPMBudget(store, budget_id, target_tpm, simulated=True) as b:
             windows = b.windows()
+            usage = b.window_usage()
     total = sum(windows.values())
     minutes = (max(windows) + 1) if windows else 0
     peak = max(windows.values(), default=0)
@@ -330,7 +354,7 @@ def run_l02(
     return BudgetReport(
         target_tpm=target_tpm, tokens_per_task=tokens_per_task, task_count=derivation["task_count"],
         total_token_demand=derivation["total_token_demand"], total_reserved_tokens=total, simulated_minutes=minutes,
-        max_tokens_in_a_minute=peak, tokens_by_minute={str(m): t for m, t in sorted(windows.items())},
+        max_tokens_in_a_minute=peak, tokens_by_minute={str(m): t for m, t in sorted(windows.items())}, windows=usage,
         budget_utilization=util, agent_count=agent_count, worker_processes=report.worker_processes,
         completed_tasks=audit.tasks_done, failed_tasks=audit.tasks_failed,
         duplicate_claims=audit.duplicate_claims, participating_agents=participating, converged=report.converged,

@@ -97,6 +97,49 @@ def _open(store: str, run_id: str, redis_url: str | None = None):
     return open_pool(store, run_id, redis_url=redis_url)
 
 
+def report_rows(body: dict[str, Any], *, skip: tuple[str, ...] = (), prefix: str = "") -> list[tuple[str, Any]]:
+    """Every value of a report as a table row (nested objects as ``outer.inner``; a list as its
+    length and first 8 items), so the terminal shows every number the JSON holds."""
+    rows: list[tuple[str, Any]] = []
+    for key, value in body.items():
+        if key in skip or key == "provenance":
+            continue
+        name = prefix + key
+        if isinstance(value, dict):
+            rows += report_rows(value, prefix=name + ".") if value else [(name, "{}")]
+        elif isinstance(value, list):
+            shown = ", ".join(str(v) for v in value[:8]) + (", ..." if len(value) > 8 else "")
+            rows.append((name, f"{len(value)} items: {shown}" if value else "0 items"))
+        else:
+            rows.append((name, value))
+    return rows
+
+
+def kv_table(title: str, rows: list[tuple[str, Any]], *, digits: int = 4, columns: tuple[str, str] = ("key", "value")):
+    """A two-column table whose long values (hashes, URLs) wrap instead of being cut."""
+    t = table(title, list(columns), rows, digits=digits)
+    t.columns[-1].overflow = "fold"
+    return t
+
+
+def service_rows(service: dict[str, Any]) -> list[tuple[str, Any]]:
+    """Retries per service and the number of incidents (their text is in the JSON)."""
+    return report_rows({"retries": service["retries"]}, prefix="service.") + [
+        ("service.incidents", len(service["incidents"]))]
+
+
+def print_violations(violations: list, total: int) -> None:
+    """One line per violation, naming its task and ledger seq."""
+    for v in violations:
+        task = "-" if v.task_id is None else v.task_id
+        seq = "-" if v.seq is None else v.seq
+        console.print(f"violation: task {task} seq {seq} attempt {v.attempt if v.attempt is not None else '-'} "
+                      f"agent {v.agent or '-'}: {v.reason}", markup=False, highlight=False, soft_wrap=True)
+    if total > len(violations):
+        console.print(f"... and {total - len(violations)} more violations (the JSON lists the first {len(violations)})",
+                      markup=False, highlight=False, soft_wrap=True)
+
+
 # ---- run ---------------------------------------------------------------------------------------
 @group.command("run")
 @click.argument("tasks_file", type=click.Path(path_type=Path))
@@ -138,18 +181,9 @@ def run_cmd(tasks_file: Path, agents_file: Path, store: str, redis_url: str | No
             store, run_id, agents, processes=processes or os.cpu_count() or 1, batch=batch, redis_url=redis_url,
             blob_root=blobs, on_progress=lambda c: bar.update(job, completed=c["done"] + c["failed"]),
         )
-    rows = [("run_id", report.run_id), ("tasks", report.task_count), ("completed_tasks", report.completed_tasks),
-            ("failed_tasks", report.failed_tasks), ("participating_agents", report.participating_agents),
-            ("duplicate_claims", len(report.duplicate_claims)), ("audit", report.audit_verdict),
-            ("wall time (s)", report.wall_time_s)]
-    if report.convergence is not None:
-        rows += [("accepted_task_id", report.convergence.accepted_task_id),
-                 ("accepted_score", report.convergence.accepted_score),
-                 ("accepted_output", report.convergence.accepted_output[:60])]
-    console.print(table("swarm run", ["key", "value"], rows))
-    if report.service["retries"]:
-        err_console.print(f"service retries during the run: {report.service['retries']}")
     body = report.model_dump(exclude={"wall_time_s", "tasks_per_second"})
+    rows = report_rows(report.model_dump(), skip=("service",)) + service_rows(report.service)
+    console.print(kv_table("swarm run", rows))
     body["provenance"] = provenance("swarm.run", {"tasks": tasks_raw, "agents": agents_raw},
                                     extra={"store": report.store})
     _write(output, body)
@@ -171,7 +205,8 @@ def _known_run(pool) -> None:
 @redis_option
 @click.option("--json", "as_json", is_flag=True, help="print JSON instead of a table")
 def status_cmd(run_id: str, store: str, redis_url: str | None, as_json: bool) -> None:
-    """Counts per status, convergence and pheromone leaders of RUN_ID."""
+    """Counts per status, convergence and pheromone leaders of RUN_ID; with --redis, the mirror is
+    compared with the store (and rebuilt from it when they differ)."""
     with _open(store, run_id, redis_url) as pool:
         _known_run(pool)
         counts = pool.counts()
@@ -181,44 +216,51 @@ def status_cmd(run_id: str, store: str, redis_url: str | None, as_json: bool) ->
         for task_id, cap, p in pool.pheromones():
             leaders.setdefault(cap, []).append((p, -task_id))
         top = {cap: [[-t, p] for p, t in sorted(v, reverse=True)[:3]] for cap, v in sorted(leaders.items())}
+        head = pool.ledger_head()
         mirror = None
         if pool.mirror is not None:
-            mirror = {"keys": len(pool.mirror.keys()), "stream_entries": pool.mirror.stream_length(),
-                      "stream_events": pool.mirror.stream_event_count()}
+            mirror = pool.mirror.reconcile(pool)
+            mirror |= {"keys": len(pool.mirror.keys()), "stream_events": pool.mirror.stream_event_count()}
     body = {"run_id": run_id, "store": redact(store), "crash_policy": policy.value, "lease_seconds": lease,
-            "counts": counts, "convergence": conv, "pheromone_leaders": top, "redis_mirror": mirror}
+            "counts": counts, "ledger_events": head.events, "ledger_seq": head.seq, "ledger_head": head.hash.hex(),
+            "convergence": conv, "pheromone_leaders": top, "redis_mirror": mirror}
     if as_json:
         click.echo(orjson.dumps(body, option=orjson.OPT_INDENT_2).decode())
         return
-    console.print(table(f"swarm status {run_id}", ["status", "tasks"], list(counts.items())))
+    console.print(kv_table(f"swarm status {run_id}", report_rows(body, skip=("convergence", "pheromone_leaders"))))
     for scope, c in conv.items():
-        console.print(f"converged ({scope}): task {c['accepted_task_id']} score {c['accepted_score']}")
+        console.print(f"converged ({scope}): task {c['accepted_task_id']} score {c['accepted_score']} "
+                      f"blob {c['blob_sha256'] or '-'}", markup=False, highlight=False, soft_wrap=True)
     for cap, items in top.items():
-        console.print(f"pheromone leaders {cap}: " + ", ".join(f"task {t} P={p:.3f}" for t, p in items))
+        console.print(f"pheromone leaders {cap}: " + ", ".join(f"task {t} P={p:.3f}" for t, p in items),
+                      markup=False, highlight=False, soft_wrap=True)
 
 
 @group.command("audit")
 @click.argument("run_id")
 @store_option
-@click.option("--history", is_flag=True, help="include every task's pheromone history")
+@click.option("--history", is_flag=True,
+              help="include every task's pheromone history: (ledger seq, P_t, event) points")
+@click.option("--expect-head", default=None,
+              help="a ledger head (hex) recorded earlier, e.g. from the run report: refute the run unless the "
+                   "ledger's chain passes through it")
 @output_option
-def audit_cmd(run_id: str, store: str, history: bool, output: Path | None) -> None:
-    """Prove or refute from the ledger alone: zero duplicate claims, every task accounted for,
-    participating agents, pheromone history. Exit 1 when refuted."""
+def audit_cmd(run_id: str, store: str, history: bool, expect_head: str | None, output: Path | None) -> None:
+    """Prove or refute: the ledger's hash chain, zero duplicate claims, every task accounted for,
+    participating agents, pheromone history, and the task table against the ledger. Exit 1 when
+    refuted (each violation is printed with its task and ledger seq)."""
+    if expect_head is not None and (len(expect_head) != 64 or any(c not in "0123456789abcdef" for c in expect_head)):
+        raise BadInput(f"--expect-head {expect_head!r}: expected 64 lowercase hex digits")
     with _open(store, run_id) as pool:
         _known_run(pool)
-        report = audit_pool(pool, history=history)
-    console.print(table(f"swarm audit {run_id}", ["check", "value"], [
-        ("ledger events", report.events), ("tasks created", report.tasks_created),
-        ("done / failed / unaccounted", f"{report.tasks_done} / {report.tasks_failed} / {report.tasks_unaccounted}"),
-        ("duplicate claims", report.duplicate_claim_count),
-        ("every task accounted for", report.every_task_accounted_for),
-        ("participating agents", len(report.participating_agents)),
-        ("pheromone changes", report.pheromone_changes), ("pheromone history consistent", report.pheromone_consistent),
-        ("verdict", report.verdict),
-    ]))
-    for v in report.violations[:10]:
-        err_console.print(f"task {v.task_id} seq {v.seq} attempt {v.attempt} agent {v.agent}: {v.reason}")
+        report = audit_pool(pool, history=history, expect_head=expect_head)
+    rows = report_rows(report.model_dump(), skip=("violations", "final_pheromone", "pheromone_history",
+                                                  "pheromone_points"))
+    if report.pheromone_points is not None:
+        rows.append(("pheromone_points (tasks: points, each seq/P_t/event in the JSON)",
+                     f"{len(report.pheromone_points)}: {sum(map(len, report.pheromone_points.values()))}"))
+    console.print(kv_table(f"swarm audit {run_id}", rows, columns=("check", "value")))
+    print_violations(report.violations, report.violation_count)
     body = report.model_dump()
     body["provenance"] = provenance("swarm.audit", {}, extra={"store": redact(store), "run_id": run_id})
     _write(output, body)
@@ -249,15 +291,14 @@ def stress_cmd(total_agents: int, total_tasks: int, store: str, redis_url: str |
                                 cleanup=cleanup, on_progress=lambda c: bar.update(job, completed=c["done"] + c["failed"]))
         except ValueError as exc:
             raise BadInput(str(exc)) from None
-    keys = ["worker_processes", "logical_cpus", "total_agents", "total_tasks", "completed_tasks", "failed_tasks",
-            "participating_agents", "converged_shards", "wall_time_s", "run_time_s", "tasks_per_second", "L01_PASS"]
     d = report.model_dump()
-    rows = [(k, d[k]) for k in keys] + [("duplicate_claims", len(report.duplicate_claims))]
-    console.print(table(f"L01 stress ({report.store})", ["key", "value"], rows, digits=3))
+    rows = report_rows(d, skip=("service", "L01_PASS")) + service_rows(report.service)
+    rows.append(("L01_PASS", "reduced (not the seed's size)" if report.L01_verdict == "reduced" else report.L01_PASS))
+    console.print(kv_table(f"L01 stress ({report.store})", rows, digits=3))
     body = dict(d)
     body["provenance"] = provenance("swarm.L01", {}, extra={"store": report.store})
     _write(output, body)
-    if not report.L01_PASS:
+    if report.L01_verdict == "FAIL":
         raise SystemExit(ExitCode.FAILED)
 
 
@@ -272,10 +313,9 @@ def budget_cmd(target_tpm: int, tokens_per_task: int, agent_count: int, store: s
     """L02: a swarm run whose tasks reserve tokens in discrete minute windows before each model call."""
     report = run_l02(target_tpm, tokens_per_task, agent_count=agent_count, url=store)
     d = report.model_dump()
-    keys = ["target_tpm", "tokens_per_task", "task_count", "total_reserved_tokens", "simulated_minutes",
-            "max_tokens_in_a_minute", "budget_utilization", "completed_tasks", "failed_tasks",
-            "participating_agents", "converged", "L02_PASS"]
-    console.print(table("L02 TPM budget", ["key", "value"], [(k, d[k]) for k in keys], digits=3))
+    console.print(kv_table("L02 TPM budget", report_rows(d, skip=("windows",)), digits=3))
+    console.print(table("L02 minute windows", ["minute", "reserved_tokens", "actual_tokens", "target_tpm"],
+                        [(w.minute, w.reserved_tokens, w.actual_tokens, w.target_tpm) for w in report.windows]))
     body = dict(d)
     body["provenance"] = provenance("swarm.L02", {}, extra={"target_tpm": target_tpm,
                                                               "tokens_per_task": tokens_per_task})

@@ -55,15 +55,23 @@ class RunReport(Format):
     store: str
     redis: str | None
     worker_processes: int
+    crashed_workers: int = Field(description="worker processes that died before reporting (e.g. kill -9)")
     agent_count: int
     task_count: int
     completed_tasks: int
     failed_tasks: int
+    expired_leases: int = Field(description="claims whose lease expired (ledger lease_expired events)")
     duplicate_claims: list[int]
     participating_agents: int
     converged: bool
     convergence: Convergence | None
     audit_verdict: str
+    audit_violations: int = Field(description="violations the audit found (see swarm audit for each)")
+    ledger_events: int = Field(description="rows in the run's ledger")
+    ledger_head: str = Field(description="sha256 head of the ledger's hash chain (hex): keep it to compare with a "
+                                         "later `swarm audit --expect-head`")
+    redis_mirror: dict[str, Any] | None = Field(
+        default=None, description="the mirror compared with the store at the end of the run (and repaired if needed)")
     wall_time_s: float
     tasks_per_second: float
     service: dict[str, Any] = Field(description="retries and incidents of services during the run")
@@ -164,8 +172,8 @@ def run_swarm(
             if on_progress is not None:
                 on_progress(pool.counts())
 
-        _, service, _crashed = run_workers(url, run_id, agents, processes=processes, batch=batch,
-                                           redis_url=redis_url, on_progress=progress)
+        _, service, crashed = run_workers(url, run_id, agents, processes=processes, batch=batch,
+                                          redis_url=redis_url, on_progress=progress)
         workers = max(1, min(processes, len(agents)))
         result: ConvergeResult | None = pool.converge()
         convergence = None
@@ -175,8 +183,7 @@ def run_swarm(
             convergence = Convergence(**result.model_dump(), blob_sha256=blob)
         audit = audit_pool(pool)
         counts = pool.counts()
-        if pool.mirror is not None:
-            pool.mirror.reconcile(pool, force=False)
+        mirror = pool.mirror.reconcile(pool) if pool.mirror is not None else None
         for k, v in pool.service_log.retries.items():
             service["retries"][k] = service["retries"].get(k, 0) + v
         service["incidents"].extend(pool.service_log.incidents)
@@ -184,10 +191,11 @@ def run_swarm(
     finished = counts["done"] + counts["failed"]
     report = RunReport(
         run_id=run_id, store=redact(url) or url, redis=redact(redis_url), worker_processes=workers,
-        agent_count=len(agents), task_count=total, completed_tasks=counts["done"],
-        failed_tasks=counts["failed"], duplicate_claims=audit.duplicate_claims,
+        crashed_workers=crashed, agent_count=len(agents), task_count=total, completed_tasks=counts["done"],
+        failed_tasks=counts["failed"], expired_leases=audit.lease_expiries, duplicate_claims=audit.duplicate_claims,
         participating_agents=len(audit.participating_agents), converged=convergence is not None,
-        convergence=convergence, audit_verdict=audit.verdict, wall_time_s=round(wall, 3),
+        convergence=convergence, audit_verdict=audit.verdict, audit_violations=audit.violation_count,
+        ledger_events=audit.events, ledger_head=audit.ledger_head, redis_mirror=mirror, wall_time_s=round(wall, 3),
         tasks_per_second=round(finished / wall, 1) if wall > 0 else 0.0, service=service,
     )
     return report, audit

@@ -5,6 +5,9 @@ on ONE shared pool of ``total_tasks`` no-op tasks split into one shard (capabili
 process; every agent may claim from every shard, so zero duplicate claims is earned by the
 store's claim protocol, not given by a private pool per process. Afterwards every shard converges
 and the ledger is audited.
+
+``L01_PASS`` is claimed only at the seed's size (at least 128 agents and 131072 tasks): a smaller
+run whose checks all hold is labelled ``reduced``, never PASS.
 """
 
 from __future__ import annotations
@@ -44,6 +47,19 @@ def l01_pass(
     )
 
 
+#: the seed's L01 size (section 1.1: 128 Agent, 131072 tasks)
+SEED_AGENTS = 128
+SEED_TASKS = 131072
+
+
+def l01_verdict(checks_pass: bool, *, total_agents: int, total_tasks: int) -> str:
+    """``PASS`` when the checks hold at the seed's size, ``reduced`` when they hold at a smaller
+    size (not the seed's L01), ``FAIL`` otherwise."""
+    if not checks_pass:
+        return "FAIL"
+    return "PASS" if total_agents >= SEED_AGENTS and total_tasks >= SEED_TASKS else "reduced"
+
+
 def default_batch(total_tasks: int, total_agents: int) -> int:
     """A claim batch small enough that every agent claims several times, at most 512."""
     return max(1, min(512, total_tasks // max(1, total_agents * 4)))
@@ -65,13 +81,26 @@ class StressReport(Format):
     duplicate_claims: list[int] = Field(description="from the ledger audit; the seed's ∅ is []")
     participating_agents: int = Field(description="agents with at least one claim in the ledger")
     converged_shards: int
+    crashed_workers: int = Field(description="worker processes that died before reporting")
+    expired_leases: int = Field(description="claims whose lease expired (ledger lease_expired events)")
     audit_verdict: str
+    audit_violations: int
+    ledger_events: int
+    ledger_head: str = Field(description="sha256 head of the ledger's hash chain (hex)")
+    completions_per_shard: dict[str, int] = Field(description="completed tasks per shard (capability), from the ledger")
+    completions_per_second: list[int] = Field(
+        description="completions in each second of the run phase, from the ledger's timestamps")
+    redis_mirror: dict[str, Any] | None = Field(
+        default=None, description="the mirror compared with the store after the run (and repaired if needed)")
     setup_time_s: float = Field(description="creating the tasks (and their create events)")
     run_time_s: float = Field(description="claims, no-op work and completions in all worker processes")
     check_time_s: float = Field(description="shard convergence and the ledger audit")
     wall_time_s: float = Field(description="setup + run + check")
     tasks_per_second: float = Field(description="total_tasks / run_time_s")
-    L01_PASS: bool
+    seed_size: bool = Field(description="at least the seed's 128 agents and 131072 tasks")
+    checks_pass: bool = Field(description="the L01 formula (and a clean audit) at this run's size")
+    L01_verdict: str = Field(description="PASS, FAIL, or reduced (the checks hold at a size below the seed's)")
+    L01_PASS: bool = Field(description="checks_pass at the seed's size; a reduced run is never L01_PASS")
     service: dict[str, Any]
     provenance: dict[str, Any] | None = None
 
@@ -95,6 +124,7 @@ def run_stress(
     shards = [f"shard-{k:03d}" for k in range(worker_processes)]
     agents = [Agent(f"agent-{i:04d}", shards, noop_handler) for i in range(total_agents)]
     t0 = time.perf_counter()
+    wall0 = time.time()
     with open_pool(url, run_id, redis_url=redis_url) as pool:
         pool.create_run(crash_policy="requeue", lease_seconds=60.0)
         pool.add_tasks(TaskSpec(capability=shards[i % worker_processes], payload={}) for i in range(total_tasks))
@@ -104,8 +134,9 @@ def run_stress(
             if on_progress is not None:
                 on_progress(pool.counts())
 
-        _, service, _ = run_workers(url, run_id, agents, processes=worker_processes, batch=batch,
-                                    redis_url=redis_url, on_progress=progress)
+        run_start = wall0 + (t1 - t0)
+        _, service, crashed = run_workers(url, run_id, agents, processes=worker_processes, batch=batch,
+                                          redis_url=redis_url, on_progress=progress)
         t2 = time.perf_counter()
         blobs = BlobStore(blob_root) if blob_root else None
         converged = 0
@@ -116,9 +147,9 @@ def run_stress(
                 pool.record_convergence(shard, result, digest)
                 converged += 1
         audit = audit_pool(pool)
+        per_shard, per_second = pool.completions_per_capability(), pool.completions_per_second(run_start)
         counts = pool.counts()
-        if pool.mirror is not None:
-            pool.mirror.reconcile(pool)
+        mirror = pool.mirror.reconcile(pool) if pool.mirror is not None else None
         for k, v in pool.service_log.retries.items():
             service["retries"][k] = service["retries"].get(k, 0) + v
         service["incidents"].extend(pool.service_log.incidents)
@@ -127,17 +158,22 @@ def run_stress(
             pool.delete_run()
     completed, failed = audit.tasks_done, audit.tasks_failed
     participating = len(audit.participating_agents)
+    checks = l01_pass(
+        worker_processes=worker_processes, logical_cpus=logical_cpus, completed_tasks=completed,
+        total_tasks=total_tasks, failed_tasks=failed, duplicate_claims=audit.duplicate_claims,
+        participating_agents=participating, total_agents=total_agents, converged_shards=converged,
+    ) and counts["done"] == completed and audit.verdict == "PASS"
+    verdict = l01_verdict(checks, total_agents=total_agents, total_tasks=total_tasks)
     return StressReport(
         run_id=run_id, store=redact(url) or url, redis=redact(redis_url), logical_cpus=logical_cpus,
         worker_processes=worker_processes, total_agents=total_agents, total_tasks=total_tasks, batch=batch,
         completed_tasks=completed, failed_tasks=failed, duplicate_claims=audit.duplicate_claims,
-        participating_agents=participating, converged_shards=converged, audit_verdict=audit.verdict,
+        participating_agents=participating, converged_shards=converged, crashed_workers=crashed,
+        expired_leases=audit.lease_expiries, audit_verdict=audit.verdict, audit_violations=audit.violation_count,
+        ledger_events=audit.events, ledger_head=audit.ledger_head, completions_per_shard=per_shard,
+        completions_per_second=per_second, redis_mirror=mirror,
         setup_time_s=round(t1 - t0, 3), run_time_s=round(t2 - t1, 3), check_time_s=round(t3 - t2, 3),
         wall_time_s=round(t3 - t0, 3), tasks_per_second=round(total_tasks / (t2 - t1), 1),
-        L01_PASS=l01_pass(
-            worker_processes=worker_processes, logical_cpus=logical_cpus, completed_tasks=completed,
-            total_tasks=total_tasks, failed_tasks=failed, duplicate_claims=audit.duplicate_claims,
-            participating_agents=participating, total_agents=total_agents, converged_shards=converged,
-        ) and counts["done"] == completed and audit.verdict == "PASS",
-        service=service,
+        seed_size=total_agents >= SEED_AGENTS and total_tasks >= SEED_TASKS, checks_pass=checks,
+        L01_verdict=verdict, L01_PASS=verdict == "PASS", service=service,
     )

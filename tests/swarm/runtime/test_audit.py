@@ -3,10 +3,24 @@
 from __future__ import annotations
 
 from benchscore.swarm import audit_events
+from benchscore.swarm.ledger import GENESIS, event_digest
 
 
 def ev(seq, task, kind, agent=None, attempt=0, value=None, delta=None, note=None):
     return (seq, "r", task, kind, agent, attempt, value, delta, note, float(seq))
+
+
+def chained(rows):
+    """The rows with a valid hash chain (in their order): what a store would have written."""
+    out, prev = [], GENESIS
+    for row in rows:
+        prev = event_digest(prev, *row[1:9])
+        out.append((*row, prev))
+    return out
+
+
+def audit(rows, **kw):
+    return audit_events(chained(rows), run_id="r", **kw)
 
 
 CLEAN = [
@@ -27,7 +41,7 @@ CLEAN = [
 
 
 def test_clean_ledger_passes_with_history():
-    r = audit_events(CLEAN, run_id="r", history=True)
+    r = audit(CLEAN, history=True)
     assert r.verdict == "PASS"
     assert (r.tasks_created, r.tasks_done, r.tasks_failed, r.tasks_unaccounted) == (2, 2, 0, 0)
     assert r.duplicate_claims == [] and r.participating_agents == ["x", "y"]
@@ -38,32 +52,32 @@ def test_clean_ledger_passes_with_history():
 
 def test_claim_while_claimed_is_a_duplicate():
     rows = CLEAN[:3] + [ev(50, 2, "claim", "z", 2, 0.5)] + CLEAN[3:]
-    r = audit_events(rows, run_id="r")
+    r = audit(rows)
     assert r.verdict == "FAIL" and r.duplicate_claims == [2]
     assert "claimed while claimed" in r.violations[0].reason
 
 
 def test_second_completion_is_a_duplicate():
-    r = audit_events(CLEAN + [ev(20, 2, "complete", "x", 1, 0.9)], run_id="r")
+    r = audit(CLEAN + [ev(20, 2, "complete", "x", 1, 0.9)])
     assert r.verdict == "FAIL" and r.duplicate_claims == [2]
 
 
 def test_claim_after_done_and_attempt_reuse_are_duplicates():
-    r = audit_events(CLEAN + [ev(20, 2, "claim", "q", 2, 1.4)], run_id="r")
+    r = audit(CLEAN + [ev(20, 2, "claim", "q", 2, 1.4)])
     assert r.duplicate_claims == [2]
     rows = CLEAN[:7] + [ev(8, 1, "pheromone", "y", 1, -1.0, -1.0, "fail"), ev(9, 1, "claim", "x", 1, -1.0)]
-    r = audit_events(rows, run_id="r")
+    r = audit(rows)
     assert r.duplicate_claims == [1] and "reused" in r.violations[0].reason
 
 
 def test_completion_by_another_agent_is_refuted():
     rows = CLEAN[:4] + [ev(5, 2, "complete", "intruder", 1, 0.9)]
-    r = audit_events(rows, run_id="r")
+    r = audit(rows)
     assert r.verdict == "FAIL" and 2 in r.duplicate_claims
 
 
 def test_unaccounted_task_fails_the_audit():
-    r = audit_events(CLEAN[:4], run_id="r")
+    r = audit(CLEAN[:4])
     assert r.verdict == "FAIL" and r.tasks_unaccounted == 2 and not r.every_task_accounted_for
     assert r.duplicate_claims == []
 
@@ -71,12 +85,12 @@ def test_unaccounted_task_fails_the_audit():
 def test_inconsistent_pheromone_history_fails():
     rows = list(CLEAN)
     rows[5] = ev(6, 2, "pheromone", "x", 1, 9.9, 0.9, "complete")
-    r = audit_events(rows, run_id="r")
+    r = audit(rows)
     assert r.verdict == "FAIL" and not r.pheromone_consistent
 
 
 def test_event_for_unknown_task_fails():
-    r = audit_events(CLEAN + [ev(30, 99, "claim", "x", 1, 0.0)], run_id="r")
+    r = audit(CLEAN + [ev(30, 99, "claim", "x", 1, 0.0)])
     assert r.verdict == "FAIL" and 99 in r.duplicate_claims
 
 
@@ -88,27 +102,27 @@ def test_pheromone_changes_must_follow_the_seed_rule():
     """Seed section 4: a completion adds task.score, a failure subtracts 1.0. A ledger whose
     history is arithmetically consistent but applies another rule is refuted."""
     doubled = _replace(CLEAN, 6, ev(6, 2, "pheromone", "x", 1, 2.3, 1.8, "complete"))  # 0.5 + 2 * 0.9
-    r = audit_events(doubled, run_id="r")
+    r = audit(doubled)
     assert r.verdict == "FAIL" and not r.pheromone_consistent
     assert "task.score" in r.violations[0].reason
     half_penalty = _replace(CLEAN, 8, ev(8, 1, "pheromone", "y", 1, -0.5, -0.5, "fail"))
     half_penalty = [r if r[0] < 9 else ev(r[0], r[2], r[3], r[4], r[5],
                                           (r[6] + 0.5) if r[3] in ("claim", "pheromone") else r[6], r[7], r[8])
                     for r in half_penalty]
-    r = audit_events(half_penalty, run_id="r")
+    r = audit(half_penalty)
     assert r.verdict == "FAIL" and not r.pheromone_consistent
     assert "-1.0" in r.violations[0].reason
 
 
 def test_completion_or_failure_without_its_pheromone_change_is_refuted():
-    r = audit_events([row for row in CLEAN if row[0] != 6], run_id="r")
+    r = audit([row for row in CLEAN if row[0] != 6])
     assert r.verdict == "FAIL" and not r.pheromone_consistent
-    r = audit_events([row for row in CLEAN if row[0] != 8], run_id="r")
+    r = audit([row for row in CLEAN if row[0] != 8])
     assert r.verdict == "FAIL"
 
 
 def test_claim_must_record_the_current_pheromone():
-    r = audit_events(_replace(CLEAN, 9, ev(9, 1, "claim", "x", 2, 3.0)), run_id="r")
+    r = audit(_replace(CLEAN, 9, ev(9, 1, "claim", "x", 2, 3.0)))
     assert r.verdict == "FAIL" and not r.pheromone_consistent
 
 
@@ -117,15 +131,14 @@ def test_lease_expiry_pheromone_rule():
     base = CLEAN[:2] + [ev(3, 1, "claim", "x", 1, 0.0), ev(4, 1, "lease_expired", "x", 1, note="failed")]
     ok = base + [ev(5, 1, "pheromone", "x", 1, -1.0, -1.0, "lease_expired"), ev(6, 2, "claim", "y", 1, 0.5),
                  ev(7, 2, "complete", "y", 1, 0.2), ev(8, 2, "pheromone", "y", 1, 0.7, 0.2, "complete")]
-    assert audit_events(ok, run_id="r").verdict == "PASS"
-    assert audit_events(_replace(ok, 5, ev(5, 1, "pheromone", "x", 1, -2.0, -2.0, "lease_expired")),
-                        run_id="r").verdict == "FAIL"
+    assert audit(ok).verdict == "PASS"
+    assert audit(_replace(ok, 5, ev(5, 1, "pheromone", "x", 1, -2.0, -2.0, "lease_expired"))).verdict == "FAIL"
     requeued_with_change = CLEAN[:8] + [ev(9, 1, "claim", "x", 2, -1.0), ev(10, 1, "lease_expired", "x", 2,
                                                                             note="pending"),
                                         ev(11, 1, "pheromone", "x", 2, -2.0, -1.0, "lease_expired"),
                                         ev(12, 1, "claim", "y", 3, -2.0), ev(13, 1, "complete", "y", 3, 0.3),
                                         ev(14, 1, "pheromone", "y", 3, -1.7, 0.3, "complete")]
-    r = audit_events(requeued_with_change, run_id="r")
+    r = audit(requeued_with_change)
     assert r.verdict == "FAIL" and not r.pheromone_consistent and r.every_task_accounted_for
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import threading
+from contextlib import contextmanager
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -172,3 +173,46 @@ def test_run_l02_reads_completions_from_the_ledger(monkeypatch):
     monkeypatch.setattr(TaskPool, "counts", lambda self: {"pending": 0, "claimed": 0, "done": 0, "failed": 60})
     r = run_l02(3000, 50, agent_count=2, processes=1)
     assert (r.completed_tasks, r.failed_tasks) == (60, 0) and r.L02_PASS
+
+
+@pytest.mark.parametrize("backend", ["sqlite", pytest.param("pg", marks=pytest.mark.pg)])
+def test_wall_clock_minute_is_read_inside_the_lock(tmp_path, request, backend):
+    """Issue 9 item 4: a caller reads the clock at 59.999 s, waits for the lock while another caller
+    fills minute 1 (60.5 s, 3000 tokens); its reservation must not land in minute 0, which has ended."""
+    url = f"sqlite:///{tmp_path}/b.db" if backend == "sqlite" else request.getfixturevalue("pg_url")
+    now = [59.999]
+    with TPMBudget(url, "edge", 3000, clock=lambda: 60.5, sleep=lambda s: None) as other, \
+            TPMBudget(url, "edge", 3000, clock=lambda: now[0], sleep=lambda s: None) as late:
+        real_tx = late._tx
+
+        @contextmanager
+        def slow_lock():
+            other.reserve(3000)  # while `late` waits for the lock, minute 1 fills up ...
+            now[0] = 60.5  # ... and the wall clock passes the minute boundary
+            with real_tx() as cur:
+                yield cur
+
+        late._tx = slow_lock
+        r = late.reserve(50)
+        late._tx = real_tx
+        assert r.minute == 2  # minute 1 is full, minute 0 is over
+        assert [(w.minute, w.reserved_tokens, w.actual_tokens) for w in late.window_usage()] == [(1, 3000, 3000),
+                                                                                                   (2, 50, 50)]
+
+
+def test_window_usage_reports_reserved_and_actual_tokens(tmp_path):
+    """Issue 10: every window with the tokens reserved in it and the tokens it holds after
+    reconciliation, against the target."""
+    with TPMBudget(f"sqlite:///{tmp_path}/b.db", "u", 100, simulated=True) as b:
+        r1 = b.reserve(60)
+        r2 = b.reserve(60)
+        b.reconcile(r1, 30)  # 30 unused tokens go back to minute 0
+        b.reconcile(r2, 90)  # 30 more than reserved: minute 1 has room for 30
+        usage = [(w.minute, w.reserved_tokens, w.actual_tokens, w.target_tpm) for w in b.window_usage()]
+    assert usage == [(0, 60, 30, 100), (1, 60, 90, 100)]
+
+
+def test_l02_report_lists_its_windows():
+    r = run_l02(3000, 50, agent_count=2, processes=1)
+    assert [w.model_dump() for w in r.windows] == [
+        {"minute": 0, "reserved_tokens": 3000, "actual_tokens": 3000, "target_tpm": 3000}]

@@ -147,3 +147,30 @@ def test_postgres_connection_lost_mid_run_is_retried_and_reported(pg_url):
     assert pool.counts() == {"pending": 0, "claimed": 0, "done": 30, "failed": 0}
     assert audit_pool(pool).verdict == "PASS"
     pool.close()
+
+
+def test_run_report_counts_crashed_workers_and_expired_leases(new_pool, store_url):
+    """Issue 9 item 5: a worker killed mid-run shows in the run report (crashed_workers), and so do
+    the leases its claims lost (expired_leases, from the ledger)."""
+    from benchscore.swarm import run_swarm
+
+    pool = new_pool(crash_policy="requeue", lease_seconds=0.5)
+    pool.add_tasks(TaskSpec(capability="x", payload={}) for _ in range(30))
+    seen = {"n": 0}
+
+    def doomed(claim):
+        seen["n"] += 1
+        if seen["n"] == 2:
+            os.kill(os.getpid(), signal.SIGKILL)
+        time.sleep(0.01)
+        return noop_handler(claim)
+
+    def steady(claim):
+        time.sleep(0.01)
+        return noop_handler(claim)
+
+    agents = [Agent("victim", ["x"], doomed), Agent("ag1", ["x"], steady)]
+    report, audit = run_swarm(store_url, pool.run_id, agents, processes=2, batch=2)
+    assert report.crashed_workers == 1
+    assert report.expired_leases == audit.lease_expiries >= 1
+    assert report.completed_tasks == 30 and report.audit_verdict == "PASS"

@@ -34,3 +34,20 @@ def queries(filename: str) -> dict[str, str]:
     if name is not None:
         out[name] = "\n".join(lines).strip().rstrip(";")
     return out
+
+
+#: (table, column, declaration) added since the first SQLite schema; stores created before get them
+SQLITE_UPGRADES = (
+    ("swarm_runs", "ledger_head", "BLOB"),
+    ("swarm_runs", "ledger_events", "INTEGER NOT NULL DEFAULT 0"),
+    ("swarm_runs", "ledger_seq", "INTEGER NOT NULL DEFAULT 0"),
+    ("swarm_events", "hash", "BLOB"),
+    ("swarm_budget_windows", "reserved", "INTEGER NOT NULL DEFAULT 0"),
+)
+
+
+def upgrade_sqlite(conn) -> None:
+    """Add the columns of :data:`SQLITE_UPGRADES` a database lacks (call under the writer lock)."""
+    for table, column, declaration in SQLITE_UPGRADES:
+        if column not in {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}:
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")

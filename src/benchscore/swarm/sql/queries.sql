@@ -5,27 +5,43 @@ INSERT INTO swarm_runs (run_id, crash_policy, lease_seconds, created_at)
 VALUES (%(run_id)s, %(crash_policy)s, %(lease_seconds)s, %(now)s);
 
 -- name: get_run
-SELECT crash_policy, lease_seconds FROM swarm_runs WHERE run_id = %(run_id)s;
+SELECT crash_policy, lease_seconds, ledger_head, ledger_events, ledger_seq FROM swarm_runs WHERE run_id = %(run_id)s;
+
+-- name: lock_ledger
+-- taken by every transaction of a run just before it appends ledger rows, held to its commit:
+-- serialises the run's appends (and so its hash chain); NO KEY UPDATE leaves the foreign key
+-- checks of task inserts unblocked
+SELECT ledger_head, ledger_events, ledger_seq FROM swarm_runs WHERE run_id = %(run_id)s FOR NO KEY UPDATE;
+
+-- name: append_events
+-- the events of one transaction, a JSON list of [task_id, kind, agent, attempt, value, delta, note,
+-- at, hash hex] (hashes computed by the caller), and the run's new chain head
+WITH ins AS (
+    INSERT INTO swarm_events (run_id, task_id, kind, agent, attempt, value, delta, note, at, hash)
+    SELECT %(run_id)s, (v.e->>0)::bigint, v.e->>1, v.e->>2, (v.e->>3)::int, (v.e->>4)::float8, (v.e->>5)::float8,
+           v.e->>6, (v.e->>7)::float8, decode(v.e->>8, 'hex')
+    FROM json_array_elements(%(events)s::json) WITH ORDINALITY AS v (e, ord)
+    ORDER BY v.ord
+    RETURNING seq
+), head AS (
+    UPDATE swarm_runs SET ledger_head = %(head)s, ledger_events = ledger_events + %(n)s,
+                          ledger_seq = (SELECT max(seq) FROM ins)
+    WHERE run_id = %(run_id)s
+)
+SELECT seq FROM ins ORDER BY seq;
+
+-- name: allocate_event_seqs
+SELECT nextval(pg_get_serial_sequence('swarm_events', 'seq')) FROM generate_series(1, %(n)s);
+
+-- name: set_ledger_head
+UPDATE swarm_runs SET ledger_head = %(head)s, ledger_events = %(events)s, ledger_seq = %(seq)s
+WHERE run_id = %(run_id)s;
 
 -- name: list_runs
 SELECT run_id FROM swarm_runs ORDER BY created_at, run_id;
 
 -- name: allocate_task_ids
 SELECT nextval(pg_get_serial_sequence('swarm_tasks', 'id')) FROM generate_series(1, %(n)s);
-
--- name: insert_tasks
-INSERT INTO swarm_tasks (id, run_id, capability, payload, pheromone, max_attempts, created_at)
-SELECT v.id, %(run_id)s, v.capability, v.payload, v.pheromone, v.max_attempts, %(now)s
-FROM unnest(%(ids)s::bigint[], %(capabilities)s::text[], %(payloads)s::text[], %(pheromones)s::float8[],
-            %(max_attempts)s::int[]) AS v (id, capability, payload, pheromone, max_attempts);
-
--- name: insert_events
-INSERT INTO swarm_events (run_id, task_id, kind, agent, attempt, value, delta, note, at)
-SELECT %(run_id)s, v.task_id, v.kind, v.agent, v.attempt, v.value, v.delta, v.note, v.at
-FROM unnest(%(task_ids)s::bigint[], %(kinds)s::text[], %(agents)s::text[], %(attempts)s::int[],
-            %(values)s::float8[], %(deltas)s::float8[], %(notes)s::text[], %(ats)s::float8[])
-     WITH ORDINALITY AS v (task_id, kind, agent, attempt, value, delta, note, at, ord)
-ORDER BY v.ord;
 
 -- name: analyze_tasks
 ANALYZE swarm_tasks;
@@ -59,22 +75,31 @@ WHERE t.id = picked.id
 RETURNING t.id, t.attempts, t.capability, t.payload, t.pheromone, t.max_attempts, t.lease_expires_at;
 
 -- name: complete_batch
+-- rows: a JSON list of [id, attempt, agent, score, output, pheromone]; the fence: still held by this
+-- agent at this attempt (swarm_tasks_holder makes that imply status = 'claimed')
+WITH v AS MATERIALIZED (
+    SELECT (e->>0)::bigint AS id, (e->>1)::int AS attempt, e->>2 AS agent, (e->>3)::float8 AS score,
+           e->>4 AS output, (e->>5)::float8 AS pheromone
+    FROM json_array_elements(%(rows)s::json) AS r (e)
+)
 UPDATE swarm_tasks t
 SET status = 'done', score = v.score, output = v.output, pheromone = v.pheromone,
     claimed_by = NULL, lease_expires_at = NULL
-FROM unnest(%(ids)s::bigint[], %(attempts)s::int[], %(agents)s::text[], %(scores)s::float8[],
-            %(outputs)s::text[], %(pheromones)s::float8[]) AS v (id, attempt, agent, score, output, pheromone)
-WHERE t.id = ANY (%(ids)s::bigint[])
-  AND t.id = v.id AND t.run_id = %(run_id)s AND t.attempts = v.attempt AND t.claimed_by = v.agent
+FROM v
+WHERE t.id = v.id AND t.run_id = %(run_id)s AND t.attempts = v.attempt AND t.claimed_by = v.agent
 RETURNING t.id;
 
 -- name: fail_batch
+-- rows: a JSON list of [id, attempt, agent, status, error, pheromone]
+WITH v AS MATERIALIZED (
+    SELECT (e->>0)::bigint AS id, (e->>1)::int AS attempt, e->>2 AS agent, e->>3 AS status, e->>4 AS error,
+           (e->>5)::float8 AS pheromone
+    FROM json_array_elements(%(rows)s::json) AS r (e)
+)
 UPDATE swarm_tasks t
 SET status = v.status, output = v.error, pheromone = v.pheromone, claimed_by = NULL, lease_expires_at = NULL
-FROM unnest(%(ids)s::bigint[], %(attempts)s::int[], %(agents)s::text[], %(statuses)s::text[],
-            %(errors)s::text[], %(pheromones)s::float8[]) AS v (id, attempt, agent, status, error, pheromone)
-WHERE t.id = ANY (%(ids)s::bigint[])
-  AND t.id = v.id AND t.run_id = %(run_id)s AND t.attempts = v.attempt AND t.claimed_by = v.agent
+FROM v
+WHERE t.id = v.id AND t.run_id = %(run_id)s AND t.attempts = v.attempt AND t.claimed_by = v.agent
 RETURNING t.id;
 
 -- name: counts
@@ -91,6 +116,10 @@ SELECT EXISTS (
 
 -- name: tasks
 SELECT id, capability, payload, status, pheromone, score, output, attempts, max_attempts, claimed_by
+FROM swarm_tasks WHERE run_id = %(run_id)s ORDER BY id;
+
+-- name: task_states
+SELECT id, status, pheromone, score, attempts, claimed_by, capability, output
 FROM swarm_tasks WHERE run_id = %(run_id)s ORDER BY id;
 
 -- name: capabilities
@@ -121,74 +150,37 @@ SELECT scope, accepted_task_id, accepted_score, accepted_output, blob_sha256
 FROM swarm_convergence WHERE run_id = %(run_id)s ORDER BY scope;
 
 -- name: events
-SELECT seq, run_id, task_id, kind, agent, attempt, value, delta, note, at
+SELECT seq, run_id, task_id, kind, agent, attempt, value, delta, note, at, hash
 FROM swarm_events WHERE run_id = %(run_id)s ORDER BY seq;
+
+-- name: events_after
+SELECT seq, run_id, task_id, kind, agent, attempt, value, delta, note, at, hash
+FROM swarm_events WHERE run_id = %(run_id)s AND seq > %(seq)s ORDER BY seq;
+
+-- name: completions_per_capability
+SELECT t.capability, count(*) FROM swarm_events e JOIN swarm_tasks t ON t.id = e.task_id
+WHERE e.run_id = %(run_id)s AND e.kind = 'complete' GROUP BY t.capability ORDER BY t.capability;
+
+-- name: completions_per_second
+SELECT greatest(0, floor(at - %(start)s))::bigint AS second, count(*) FROM swarm_events
+WHERE run_id = %(run_id)s AND kind = 'complete' GROUP BY second ORDER BY second;
 
 -- name: budget_lock
 SELECT pg_advisory_xact_lock(hashtext(%(budget_id)s));
 
 -- name: budget_windows_from
-SELECT minute, tokens FROM swarm_budget_windows
+SELECT minute, tokens, reserved FROM swarm_budget_windows
 WHERE budget_id = %(budget_id)s AND minute >= %(minute)s ORDER BY minute;
 
 -- name: budget_add
-INSERT INTO swarm_budget_windows (budget_id, minute, tokens) VALUES (%(budget_id)s, %(minute)s, %(tokens)s)
-ON CONFLICT (budget_id, minute) DO UPDATE SET tokens = swarm_budget_windows.tokens + excluded.tokens;
+INSERT INTO swarm_budget_windows (budget_id, minute, tokens, reserved)
+VALUES (%(budget_id)s, %(minute)s, %(tokens)s, %(reserved)s)
+ON CONFLICT (budget_id, minute) DO UPDATE SET tokens = swarm_budget_windows.tokens + excluded.tokens,
+                                              reserved = swarm_budget_windows.reserved + excluded.reserved;
 
 -- name: budget_release
 UPDATE swarm_budget_windows SET tokens = greatest(0, tokens - %(tokens)s)
 WHERE budget_id = %(budget_id)s AND minute = %(minute)s;
-
--- name: claim_batch_logged
--- claim_batch and its ledger rows in one statement (one round trip per batch)
-WITH picked AS (
-    SELECT id FROM swarm_tasks
-    WHERE run_id = %(run_id)s AND status = 'pending' AND capability = ANY (%(capabilities)s::text[])
-    ORDER BY pheromone DESC, id
-    LIMIT %(limit)s
-    FOR UPDATE SKIP LOCKED
-), claimed AS (
-    UPDATE swarm_tasks t
-    SET status = 'claimed', claimed_by = %(agent)s, attempts = t.attempts + 1,
-        lease_expires_at = extract(epoch FROM clock_timestamp()) + %(lease)s
-    FROM picked
-    WHERE t.id = picked.id
-    RETURNING t.id, t.attempts, t.capability, t.payload, t.pheromone, t.max_attempts, t.lease_expires_at
-), logged AS (
-    INSERT INTO swarm_events (run_id, task_id, kind, agent, attempt, value, delta, note, at)
-    SELECT %(run_id)s, c.id, 'claim', %(agent)s, c.attempts, c.pheromone, NULL, NULL, %(now)s
-    FROM claimed c ORDER BY c.pheromone DESC, c.id
-)
-SELECT id, attempts, capability, payload, pheromone, max_attempts, lease_expires_at FROM claimed;
-
--- name: complete_batch_logged
--- complete_batch and its ledger rows (complete + pheromone per accepted task) in one statement
-WITH v AS (
-    SELECT * FROM unnest(%(ids)s::bigint[], %(attempts)s::int[], %(agents)s::text[], %(scores)s::float8[],
-                         %(outputs)s::text[], %(pheromones)s::float8[], %(deltas)s::float8[])
-                  AS v (id, attempt, agent, score, output, pheromone, delta)
-), done AS (
-    UPDATE swarm_tasks t
-    SET status = 'done', score = v.score, output = v.output, pheromone = v.pheromone,
-        claimed_by = NULL, lease_expires_at = NULL
-    FROM v
-    -- the fence: still held by this agent at this attempt (swarm_tasks_holder makes that imply
-    -- status = 'claimed'; leaving status out keeps the planner on the primary key instead of
-    -- walking the partial index of claimed tasks, dead entries included)
-    WHERE t.id = ANY (%(ids)s::bigint[])
-      AND t.id = v.id AND t.run_id = %(run_id)s AND t.attempts = v.attempt AND t.claimed_by = v.agent
-    RETURNING t.id, v.attempt, v.agent, v.score, v.pheromone, v.delta
-), logged AS (
-    INSERT INTO swarm_events (run_id, task_id, kind, agent, attempt, value, delta, note, at)
-    SELECT %(run_id)s, d.id, k.kind, d.agent, d.attempt,
-           CASE k.kind WHEN 'complete' THEN d.score ELSE d.pheromone END,
-           CASE k.kind WHEN 'pheromone' THEN d.delta END,
-           CASE k.kind WHEN 'pheromone' THEN 'complete' END,
-           %(now)s
-    FROM done d CROSS JOIN (VALUES (1, 'complete'), (2, 'pheromone')) AS k (ord, kind)
-    ORDER BY d.id, k.ord
-)
-SELECT id FROM done;
 
 -- name: delete_run
 WITH e AS (DELETE FROM swarm_events WHERE run_id = %(run_id)s),
@@ -203,4 +195,4 @@ DELETE FROM swarm_runs WHERE run_id = %(run_id)s;
 COPY swarm_tasks (id, run_id, capability, payload, pheromone, max_attempts, created_at) FROM STDIN;
 
 -- name: copy_events
-COPY swarm_events (run_id, task_id, kind, agent, attempt, value, delta, note, at) FROM STDIN;
+COPY swarm_events (seq, run_id, task_id, kind, agent, attempt, value, delta, note, at, hash) FROM STDIN;

@@ -5,7 +5,16 @@ INSERT INTO swarm_runs (run_id, crash_policy, lease_seconds, created_at)
 VALUES (:run_id, :crash_policy, :lease_seconds, :now);
 
 -- name: get_run
-SELECT crash_policy, lease_seconds FROM swarm_runs WHERE run_id = :run_id;
+SELECT crash_policy, lease_seconds, ledger_head, ledger_events, ledger_seq FROM swarm_runs WHERE run_id = :run_id;
+
+-- name: ledger_head
+SELECT ledger_head, ledger_events, ledger_seq FROM swarm_runs WHERE run_id = :run_id;
+
+-- name: set_ledger_head
+UPDATE swarm_runs SET ledger_head = :head, ledger_events = :events, ledger_seq = :seq WHERE run_id = :run_id;
+
+-- name: max_seq
+SELECT coalesce(max(seq), 0) FROM swarm_events;
 
 -- name: list_runs
 SELECT run_id FROM swarm_runs ORDER BY created_at, run_id;
@@ -18,8 +27,8 @@ INSERT INTO swarm_tasks (run_id, capability, payload, pheromone, max_attempts, c
 VALUES (?, ?, ?, ?, ?, ?);
 
 -- name: insert_event
-INSERT INTO swarm_events (run_id, task_id, kind, agent, attempt, value, delta, note, at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?);
+INSERT INTO swarm_events (seq, run_id, task_id, kind, agent, attempt, value, delta, note, at, hash)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: expired_leases
 SELECT id, attempts, max_attempts, pheromone, claimed_by, capability
@@ -42,15 +51,20 @@ WHERE id IN (
 )
 RETURNING id, attempts, capability, payload, pheromone, max_attempts;
 
+-- name: holders
+-- the fence of completions and failures: who holds each of these tasks at which attempt
+SELECT id, attempts, claimed_by FROM swarm_tasks
+WHERE id IN (SELECT value FROM json_each(:ids)) AND run_id = :run_id AND status = 'claimed';
+
 -- name: complete_task
 UPDATE swarm_tasks
 SET status = 'done', score = ?, output = ?, pheromone = ?, claimed_by = NULL, lease_expires_at = NULL
-WHERE id = ? AND run_id = ? AND status = 'claimed' AND attempts = ? AND claimed_by = ?;
+WHERE id = ?;
 
 -- name: fail_task
 UPDATE swarm_tasks
 SET status = ?, output = ?, pheromone = ?, claimed_by = NULL, lease_expires_at = NULL
-WHERE id = ? AND run_id = ? AND status = 'claimed' AND attempts = ? AND claimed_by = ?;
+WHERE id = ?;
 
 -- name: counts
 SELECT status, count(*) FROM swarm_tasks WHERE run_id = :run_id GROUP BY status;
@@ -66,6 +80,10 @@ SELECT EXISTS (
 
 -- name: tasks
 SELECT id, capability, payload, status, pheromone, score, output, attempts, max_attempts, claimed_by
+FROM swarm_tasks WHERE run_id = :run_id ORDER BY id;
+
+-- name: task_states
+SELECT id, status, pheromone, score, attempts, claimed_by, capability, output
 FROM swarm_tasks WHERE run_id = :run_id ORDER BY id;
 
 -- name: capabilities
@@ -96,26 +114,32 @@ SELECT scope, accepted_task_id, accepted_score, accepted_output, blob_sha256
 FROM swarm_convergence WHERE run_id = :run_id ORDER BY scope;
 
 -- name: events
-SELECT seq, run_id, task_id, kind, agent, attempt, value, delta, note, at
+SELECT seq, run_id, task_id, kind, agent, attempt, value, delta, note, at, hash
 FROM swarm_events WHERE run_id = :run_id ORDER BY seq;
 
--- name: budget_window
-SELECT tokens FROM swarm_budget_windows WHERE budget_id = :budget_id AND minute = :minute;
+-- name: events_after
+SELECT seq, run_id, task_id, kind, agent, attempt, value, delta, note, at, hash
+FROM swarm_events WHERE run_id = :run_id AND seq > :seq ORDER BY seq;
+
+-- name: completions_per_capability
+SELECT t.capability, count(*) FROM swarm_events e JOIN swarm_tasks t ON t.id = e.task_id
+WHERE e.run_id = :run_id AND e.kind = 'complete' GROUP BY t.capability ORDER BY t.capability;
+
+-- name: completions_per_second
+SELECT max(0, CAST(at - :start AS INTEGER)) AS second, count(*) FROM swarm_events
+WHERE run_id = :run_id AND kind = 'complete' GROUP BY second ORDER BY second;
 
 -- name: budget_first_open_window
-SELECT minute, tokens FROM swarm_budget_windows
+SELECT minute, tokens, reserved FROM swarm_budget_windows
 WHERE budget_id = :budget_id AND minute >= :minute ORDER BY minute;
 
 -- name: budget_add
-INSERT INTO swarm_budget_windows (budget_id, minute, tokens) VALUES (:budget_id, :minute, :tokens)
-ON CONFLICT (budget_id, minute) DO UPDATE SET tokens = tokens + excluded.tokens;
+INSERT INTO swarm_budget_windows (budget_id, minute, tokens, reserved) VALUES (:budget_id, :minute, :tokens, :reserved)
+ON CONFLICT (budget_id, minute) DO UPDATE SET tokens = tokens + excluded.tokens, reserved = reserved + excluded.reserved;
 
 -- name: budget_release
 UPDATE swarm_budget_windows SET tokens = max(0, tokens - :tokens)
 WHERE budget_id = :budget_id AND minute = :minute;
-
--- name: budget_windows
-SELECT minute, tokens FROM swarm_budget_windows WHERE budget_id = :budget_id ORDER BY minute;
 
 -- name: delete_events
 DELETE FROM swarm_events WHERE run_id = :run_id;

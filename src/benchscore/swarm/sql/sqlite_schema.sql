@@ -3,7 +3,11 @@ CREATE TABLE IF NOT EXISTS swarm_runs (
     run_id TEXT PRIMARY KEY,
     crash_policy TEXT NOT NULL CHECK (crash_policy IN ('requeue', 'fail')),
     lease_seconds REAL NOT NULL CHECK (lease_seconds > 0),
-    created_at REAL NOT NULL
+    created_at REAL NOT NULL,
+    -- the head of the run's ledger hash chain: last row's hash, number of rows, last row's seq
+    ledger_head BLOB,
+    ledger_events INTEGER NOT NULL DEFAULT 0,
+    ledger_seq INTEGER NOT NULL DEFAULT 0
 );
 
 CREATE TABLE IF NOT EXISTS swarm_tasks (
@@ -30,7 +34,8 @@ CREATE INDEX IF NOT EXISTS swarm_tasks_pending
 CREATE INDEX IF NOT EXISTS swarm_tasks_claimed
     ON swarm_tasks (run_id, lease_expires_at) WHERE status = 'claimed';
 
--- the audit ledger, written in the same transaction as the change it records
+-- the audit ledger, written in the same transaction as the change it records; hash chains the
+-- rows of a run (benchscore.swarm.ledger.event_digest)
 CREATE TABLE IF NOT EXISTS swarm_events (
     seq INTEGER PRIMARY KEY,
     run_id TEXT NOT NULL,
@@ -41,7 +46,8 @@ CREATE TABLE IF NOT EXISTS swarm_events (
     value REAL,
     delta REAL,
     note TEXT,
-    at REAL NOT NULL
+    at REAL NOT NULL,
+    hash BLOB
 );
 CREATE INDEX IF NOT EXISTS swarm_events_run ON swarm_events (run_id, seq);
 
@@ -56,10 +62,12 @@ CREATE TABLE IF NOT EXISTS swarm_convergence (
     PRIMARY KEY (run_id, scope)
 );
 
--- the TPM budget ledger (benchscore.swarm.budget): tokens reserved per discrete minute window
+-- the TPM budget ledger (benchscore.swarm.budget): per discrete minute window, the tokens held
+-- after reconciliation (tokens) and every token ever reserved in it (reserved)
 CREATE TABLE IF NOT EXISTS swarm_budget_windows (
     budget_id TEXT NOT NULL,
     minute INTEGER NOT NULL,
     tokens INTEGER NOT NULL CHECK (tokens >= 0),
+    reserved INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (budget_id, minute)
 );

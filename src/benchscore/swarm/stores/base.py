@@ -2,21 +2,25 @@
 
 A pool holds the tasks of one run (``run_id``) in a store selected by URL
 (:func:`benchscore.swarm.pool.open_pool`). Agents only ever talk to the pool: claim, complete,
-fail. Every change is written together with its ledger events in one transaction; when a Redis
-mirror is attached, the changed pheromones and the events are published to it after the commit.
+fail. Every change is written together with its ledger events in one transaction, and the events
+extend the run's hash chain (:mod:`benchscore.swarm.ledger`); when a Redis mirror is attached, the
+appended events (with their ``seq``) and the pheromone changes they record are published to it
+after the commit.
 """
 
 from __future__ import annotations
 
+import hashlib
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import orjson
 
 from ..lease import DEFAULT_LEASE_SECONDS, CrashPolicy, resolve_expired_lease
-from ..ledger import EventKind, LedgerEvent
+from ..ledger import GENESIS, EventKind, LedgerEvent, LedgerHead, event_contents
 from ..retry import ServiceLog
 from ..tasks import (
     Claim,
@@ -34,8 +38,65 @@ if TYPE_CHECKING:
 
 #: an event as written: (run_id, task_id, kind, agent, attempt, value, delta, note, at)
 EventRow = tuple
-#: a pheromone change as mirrored: (task_id, capability, new P_t)
+#: a pheromone change as read from the pool: (task_id, capability, P_t)
 PheromoneChange = tuple[int, str, float]
+
+
+@dataclass
+class EventBatch:
+    """The ledger rows one transaction appends, and the pheromone values they set
+    (``changes``: index of the event in ``events``, capability, task id, new P_t)."""
+
+    run_id: str
+    events: list[EventRow] = field(default_factory=list)
+    changes: list[tuple[int, str, int, float]] = field(default_factory=list)
+
+    def contents(self) -> list[bytes]:
+        """What the hash chain hashes of each event (computed outside the writer lock when it can be)."""
+        return event_contents(self.events)
+
+    def only(self, keep: Sequence[bool], per_item: int) -> EventBatch:
+        """The batch without the events of the items not kept (each item wrote ``per_item`` events,
+        in order)."""
+        kept = [i for i in range(len(self.events)) if keep[i // per_item]]
+        where = {old: new for new, old in enumerate(kept)}
+        return EventBatch(self.run_id, [self.events[i] for i in kept],
+                          [(where[i], *rest) for i, *rest in self.changes if i in where])
+
+    def add(self, task_id: int, kind: str, agent: str | None, attempt: int, value: float | None, delta: float | None,
+            note: str | None, at: float, *, capability: str | None = None) -> None:
+        """One event; ``capability`` marks an event that sets the task's P_t to ``value``."""
+        if capability is not None:
+            self.changes.append((len(self.events), capability, task_id, value))
+        self.events.append((self.run_id, task_id, kind, agent, attempt, value, delta, note, at))
+
+    def appended(self, prev_seq: int, seqs: Sequence[int]) -> Appended:
+        return Appended(
+            prev_seq,
+            [(q, *e[1:]) for q, e in zip(seqs, self.events, strict=True)],
+            [(seqs[i], cap, task_id, p) for i, cap, task_id, p in self.changes],
+        )
+
+
+@dataclass(frozen=True)
+class Appended:
+    """What one committed transaction added to the ledger, as the mirror publishes it:
+    ``prev_seq`` (the run's last ``seq`` before it, 0 for none), ``events`` as
+    ``(seq, task_id, kind, agent, attempt, value, delta, note, at)`` and ``changes`` as
+    ``(seq of the event, capability, task_id, new P_t)``."""
+
+    prev_seq: int
+    events: list[tuple]
+    changes: list[tuple]
+
+
+_EMPTY_OUTPUT = hashlib.sha256(b"").hexdigest()
+_CREATE, _CLAIM, _COMPLETE, _FAIL, _PHEROMONE, _LEASE_EXPIRED = (k.value for k in EventKind)
+
+
+def output_digest(output: str) -> str:
+    """sha256 (hex) of a task output, recorded as the ``note`` of its ``complete`` event."""
+    return hashlib.sha256(output.encode()).hexdigest() if output else _EMPTY_OUTPUT
 
 
 class StaleClaim(Exception):
@@ -61,8 +122,8 @@ class TaskPool(ABC):
     - :meth:`fail` / :meth:`fail_many`: failure, ``P_t -= 1.0``; back to pending until the
       attempt limit, then failed;
     - :meth:`converge`, :meth:`record_convergence`, :meth:`convergences`: seed section 5;
-    - :meth:`counts`, :meth:`tasks`, :meth:`pheromones`, :meth:`events`: read the pool and the
-      ledger.
+    - :meth:`counts`, :meth:`tasks`, :meth:`pheromones`, :meth:`events`, :meth:`ledger_head`: read
+      the pool and the ledger.
     """
 
     scheme: str = ""
@@ -76,9 +137,9 @@ class TaskPool(ABC):
 
     # ---- lifecycle -------------------------------------------------------------------------
     def attach_mirror(self, mirror: RedisMirror) -> None:
-        """Mirror pheromones and events to Redis from now on (and reconcile it now)."""
+        """Mirror pheromones and events to Redis from now on (and bring it up to date now)."""
         self.mirror = mirror
-        mirror.reconcile(self)
+        mirror.sync(self)
 
     def close(self) -> None:
         if self.mirror is not None:
@@ -127,21 +188,34 @@ class TaskPool(ABC):
     def run_exists(self) -> bool:
         return self._get_run() is not None
 
+    def _publish(self, appended: Appended | None) -> None:
+        if self.mirror is not None and appended is not None and appended.events:
+            self.mirror.publish(appended, self)
+
+    def _batch(self) -> EventBatch:
+        return EventBatch(self.run_id)
+
     # ---- the protocol agents use -------------------------------------------------------------
     def add_tasks(self, specs: Iterable[TaskSpec]) -> list[int]:
         """Insert tasks (with their ``create`` events); returns their ids, oldest first."""
         self.settings  # noqa: B018 - the run must exist
         specs = list(specs)
-        rows = [(s.capability, orjson.dumps(s.payload).decode(), float(s.pheromone), s.max_attempts) for s in specs]
-        now = time.time()
-        ids = self._insert_tasks(rows, now)
-        if self.mirror is not None:
-            self.mirror.publish(
-                [(i, r[0], r[2]) for i, r in zip(ids, rows, strict=True)],
-                [(self.run_id, i, "create", None, 0, r[2], None, r[0], now) for i, r in zip(ids, rows, strict=True)],
-                self,
-            )
+        # + 0.0: -0.0 becomes 0.0 (SQLite would store 0.0, and the ledger hashes what is stored)
+        rows = [(s.capability, orjson.dumps(s.payload).decode(), float(s.pheromone) + 0.0, s.max_attempts)
+                for s in specs]
+        if not rows:
+            return []
+        ids, appended = self._insert_tasks(rows, time.time())
+        self._publish(appended)
         return ids
+
+    def _create_events(self, ids: Sequence[int], rows: Sequence[tuple], now: float) -> EventBatch:
+        batch = self._batch()
+        run = self.run_id
+        batch.events = [(run, task_id, _CREATE, None, 0, p, None, cap, now)
+                        for task_id, (cap, _payload, p, _m) in zip(ids, rows, strict=True)]
+        batch.changes = [(i, r[0], task_id, r[2]) for i, (task_id, r) in enumerate(zip(ids, rows, strict=True))]
+        return batch
 
     def claim(self, agent_id: str, capabilities: Sequence[str], *, limit: int = 1) -> list[Claim]:
         """Claim up to ``limit`` pending tasks of ``capabilities`` in claim order (argmax P_t, ties
@@ -155,9 +229,8 @@ class TaskPool(ABC):
         if not caps:
             return []
         policy, lease = self.settings
-        claims, events, changes = self._claim(agent_id, caps, limit, policy, lease)
-        if self.mirror is not None and events:
-            self.mirror.publish(changes, events, self)
+        claims, appended = self._claim(agent_id, caps, limit, policy, lease)
+        self._publish(appended)
         return claims
 
     def complete(self, claim: Claim, score: float, output: str) -> None:
@@ -169,15 +242,14 @@ class TaskPool(ABC):
         """Complete several claims in one transaction; True where accepted, False where stale."""
         rows = []
         for claim, score, output in results:
-            score = float(score)
+            score = float(score) + 0.0
             if score != score or score in (float("inf"), float("-inf")):
                 raise ValueError(f"task {claim.task_id}: score must be finite")
             rows.append((claim, score, str(output), pheromone_on_success(claim.pheromone, score)))
         if not rows:
             return []
-        accepted, events, changes = self._complete(rows, time.time())
-        if self.mirror is not None and events:
-            self.mirror.publish(changes, events, self)
+        accepted, appended = self._complete(rows, time.time())
+        self._publish(appended)
         return accepted
 
     def fail(self, claim: Claim, error: str = "") -> TaskStatus:
@@ -201,17 +273,15 @@ class TaskPool(ABC):
         ]
         if not rows:
             return []
-        accepted, events, changes = self._fail(rows, time.time())
-        if self.mirror is not None and events:
-            self.mirror.publish(changes, events, self)
+        accepted, appended = self._fail(rows, time.time())
+        self._publish(appended)
         return [r[1] if ok else None for r, ok in zip(rows, accepted, strict=True)]
 
     def expire_leases(self) -> int:
         """Resolve every expired lease now by the crash policy; returns how many."""
         policy, _ = self.settings
-        events, changes, n = self._expire(policy, time.time())
-        if self.mirror is not None and events:
-            self.mirror.publish(changes, events, self)
+        n, appended = self._expire(policy, time.time())
+        self._publish(appended)
         return n
 
     # ---- reading -----------------------------------------------------------------------------
@@ -258,6 +328,11 @@ class TaskPool(ABC):
             Task(r[0], r[1], r[2], TaskStatus(r[3]), r[4], r[5], r[6], r[7], r[8], r[9]) for r in self._tasks()
         ]
 
+    def task_states(self) -> list[tuple]:
+        """Every task row of the run as :data:`~benchscore.swarm.audit.TASK_STATE_COLUMNS` (what the
+        audit compares with the ledger), oldest first."""
+        return self._task_states()
+
     def pheromones(self) -> list[PheromoneChange]:
         """(task_id, capability, P_t) of every task of the run."""
         return [(int(r[0]), r[1], float(r[2])) for r in self._pheromones()]
@@ -270,74 +345,96 @@ class TaskPool(ABC):
         for row in self.event_rows():
             yield LedgerEvent.from_row(row)
 
+    def ledger_head(self) -> LedgerHead:
+        """The chain head the store records for the run (RunNotFound when there is no run)."""
+        row = self._get_run()
+        if row is None:
+            raise RunNotFound(f"no run {self.run_id!r} in {self.display_url}")
+        return head_from_row(row[2:5])
+
+    def completions_per_capability(self) -> dict[str, int]:
+        """Completed tasks per capability, counted from the ledger's ``complete`` events."""
+        return {cap: int(n) for cap, n in self._completions("completions_per_capability", {})}
+
+    def completions_per_second(self, start: float) -> list[int]:
+        """Completions (ledger ``complete`` events) in each second from ``start`` (epoch seconds) on."""
+        counts = {int(s): int(n) for s, n in self._completions("completions_per_second", {"start": start})}
+        if counts and max(counts) > 10**6:
+            raise ValueError(f"start {start}: more than 10^6 seconds before the last completion")
+        return [counts.get(s, 0) for s in range(max(counts) + 1)] if counts else []
+
+    @abstractmethod
+    def _completions(self, query: str, params: dict) -> list[tuple]:
+        """Rows of one of the named completion-count queries for the run."""
+
     @abstractmethod
     def event_rows(self) -> Iterable[tuple]:
         """The run's ledger as plain tuples in :data:`~benchscore.swarm.ledger.LEDGER_COLUMNS` order."""
 
+    @abstractmethod
+    def event_rows_after(self, seq: int) -> list[tuple]:
+        """The run's ledger rows with ``seq`` greater than ``seq``, in order."""
+
     # ---- helpers shared by the stores --------------------------------------------------------
-    def _lease_resolutions(
-        self, expired: Iterable[tuple], policy: CrashPolicy, now: float
-    ) -> tuple[list[tuple], list[EventRow], list[PheromoneChange]]:
+    def _lease_resolutions(self, expired: Iterable[tuple], policy: CrashPolicy, now: float,
+                           batch: EventBatch) -> list[tuple]:
         """From rows (id, attempts, max_attempts, pheromone, claimed_by, capability) of expired
-        claims: the updates (status, pheromone, id, attempt), events and pheromone changes."""
-        updates, events, changes = [], [], []
+        claims: the updates (status, pheromone, id, attempt); their events go to ``batch``."""
+        updates = []
         for task_id, attempts, max_attempts, pheromone, agent, capability in expired:
             status, new_p = resolve_expired_lease(policy, attempts, max_attempts, pheromone)
             updates.append((status.value, new_p, task_id, attempts))
-            events.append((self.run_id, task_id, EventKind.lease_expired.value, agent, attempts, None, None,
-                           status.value, now))
+            batch.add(task_id, _LEASE_EXPIRED, agent, attempts, None, None, status.value, now)
             if new_p != pheromone:
-                events.append((self.run_id, task_id, EventKind.pheromone.value, agent, attempts, new_p,
-                               new_p - pheromone, "lease_expired", now))
-                changes.append((task_id, capability, new_p))
-        return updates, events, changes
+                batch.add(task_id, _PHEROMONE, agent, attempts, new_p, new_p - pheromone, _LEASE_EXPIRED, now,
+                          capability=capability)
+        return updates
 
-    def _claim_events(self, claims: Sequence[Claim], now: float) -> list[EventRow]:
-        return [
-            (self.run_id, c.task_id, EventKind.claim.value, c.agent_id, c.attempt, c.pheromone, None, None, now)
-            for c in claims
-        ]
+    @staticmethod
+    def _claim_events(claims: Sequence[Claim], now: float, batch: EventBatch) -> None:
+        run = batch.run_id
+        batch.events += [(run, c.task_id, _CLAIM, c.agent_id, c.attempt, c.pheromone, None, None, now) for c in claims]
 
-    def _complete_events(self, rows: Sequence[tuple], now: float) -> tuple[list[EventRow], list[PheromoneChange]]:
-        events, changes = [], []
-        for claim, score, _output, new_p in rows:
-            events.append((self.run_id, claim.task_id, "complete", claim.agent_id, claim.attempt, score, None,
-                           None, now))
-            events.append((self.run_id, claim.task_id, "pheromone", claim.agent_id, claim.attempt, new_p,
-                           new_p - claim.pheromone, "complete", now))
-            changes.append((claim.task_id, claim.capability, new_p))
-        return events, changes
+    @staticmethod
+    def _complete_events(rows: Sequence[tuple], now: float, batch: EventBatch) -> None:
+        run, events, changes = batch.run_id, batch.events, batch.changes
+        for claim, score, output, new_p in rows:
+            events.append((run, claim.task_id, _COMPLETE, claim.agent_id, claim.attempt, score, None,
+                           output_digest(output), now))
+            changes.append((len(events), claim.capability, claim.task_id, new_p))
+            events.append((run, claim.task_id, _PHEROMONE, claim.agent_id, claim.attempt, new_p,
+                           new_p - claim.pheromone, _COMPLETE, now))
 
-    def _fail_events(self, rows: Sequence[tuple], now: float) -> tuple[list[EventRow], list[PheromoneChange]]:
-        events, changes = [], []
+    @staticmethod
+    def _fail_events(rows: Sequence[tuple], now: float, batch: EventBatch) -> None:
         for claim, status, _error, new_p in rows:
-            events.append((self.run_id, claim.task_id, "fail", claim.agent_id, claim.attempt, None, None,
-                           status.value, now))
-            events.append((self.run_id, claim.task_id, "pheromone", claim.agent_id, claim.attempt, new_p,
-                           new_p - claim.pheromone, "fail", now))
-            changes.append((claim.task_id, claim.capability, new_p))
-        return events, changes
+            batch.add(claim.task_id, _FAIL, claim.agent_id, claim.attempt, None, None, status.value, now)
+            batch.add(claim.task_id, _PHEROMONE, claim.agent_id, claim.attempt, new_p,
+                      new_p - claim.pheromone, _FAIL, now, capability=claim.capability)
 
     # ---- what each store implements ----------------------------------------------------------
+    # Every write returns the Appended of its transaction for the mirror (None when it appended
+    # nothing or no mirror is attached).
     @abstractmethod
     def _close(self) -> None: ...
     @abstractmethod
     def _delete_run(self) -> None: ...
     @abstractmethod
-    def _get_run(self) -> tuple | None: ...
+    def _get_run(self) -> tuple | None:
+        """(crash_policy, lease_seconds, ledger_head, ledger_events, ledger_seq) or None."""
     @abstractmethod
     def _insert_run(self, policy: CrashPolicy, lease_seconds: float, now: float) -> None: ...
     @abstractmethod
-    def _insert_tasks(self, rows: list[tuple], now: float) -> list[int]: ...
+    def _insert_tasks(self, rows: list[tuple], now: float) -> tuple[list[int], Appended]: ...
     @abstractmethod
     def _claim(self, agent: str, caps: list[str], limit: int, policy: CrashPolicy, lease: float
-               ) -> tuple[list[Claim], list[EventRow], list[PheromoneChange]]: ...
+               ) -> tuple[list[Claim], Appended | None]: ...
     @abstractmethod
-    def _complete(self, rows: list[tuple], now: float) -> tuple[list[bool], list[EventRow], list[PheromoneChange]]: ...
+    def _complete(self, rows: list[tuple], now: float) -> tuple[list[bool], Appended | None]: ...
     @abstractmethod
-    def _fail(self, rows: list[tuple], now: float) -> tuple[list[bool], list[EventRow], list[PheromoneChange]]: ...
+    def _fail(self, rows: list[tuple], now: float) -> tuple[list[bool], Appended | None]: ...
     @abstractmethod
-    def _expire(self, policy: CrashPolicy, now: float) -> tuple[list[EventRow], list[PheromoneChange], int]: ...
+    def _expire(self, policy: CrashPolicy, now: float) -> tuple[int, Appended | None]: ...
     @abstractmethod
     def _counts(self) -> dict[str, int]: ...
     @abstractmethod
@@ -353,4 +450,12 @@ class TaskPool(ABC):
     @abstractmethod
     def _pheromones(self) -> list[tuple]: ...
     @abstractmethod
+    def _task_states(self) -> list[tuple]: ...
+    @abstractmethod
     def _capabilities(self) -> list[str]: ...
+
+
+def head_from_row(row: Sequence) -> LedgerHead:
+    """A LedgerHead from the (ledger_head, ledger_events, ledger_seq) columns of a run row."""
+    head, events, seq = row
+    return LedgerHead(bytes(head) if head is not None else GENESIS, int(events or 0), int(seq or 0))

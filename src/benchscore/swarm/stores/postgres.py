@@ -1,10 +1,14 @@
 """The PostgreSQL store (``postgresql://...``): the source of truth for agents on many machines.
 
-Claims take a batch in pheromone order with ``FOR UPDATE SKIP LOCKED`` in one statement;
-completions and failures of a batch are one ``UPDATE ... FROM unnest(...)`` fenced by attempt and
-agent; every change is committed together with its ledger rows (synchronous commit kept). All SQL
-lives in ``sql/schema.sql`` and the named queries of ``sql/queries.sql``. A dropped connection is
-retried with backoff (reconnecting) and reported in the pool's service log.
+Every write transaction of a run that appends ledger rows locks the run's row (``lock_ledger``)
+after its task changes and just before the append: the run's ledger appends, and so its hash chain,
+are serialised from that point to the commit (agents of other runs are not held up). The run's row
+is the last lock a transaction takes and nothing waits after it, so the lock adds no deadlock. Claims
+take a batch in pheromone order with ``FOR UPDATE SKIP LOCKED``; completions and failures of a batch are
+one ``UPDATE ... FROM unnest(...)`` fenced by attempt and agent; every change is committed together
+with its ledger rows (synchronous commit kept). All SQL lives in ``sql/schema.sql`` and the named
+queries of ``sql/queries.sql``. A dropped connection is retried with backoff (reconnecting) and
+reported in the pool's service log.
 """
 
 from __future__ import annotations
@@ -14,15 +18,17 @@ from collections.abc import Callable
 from typing import TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+import orjson
 import psycopg
 
 from benchscore.common.errors import BadInput, ServiceUnavailable
 
 from ..lease import CrashPolicy
+from ..ledger import LedgerHead, chain_hashes
 from ..retry import with_retry
 from ..sql import queries, read_sql
 from ..tasks import Claim
-from .base import TaskPool
+from .base import Appended, EventBatch, RunNotFound, TaskPool, head_from_row
 
 Q = queries("queries.sql")
 T = TypeVar("T")
@@ -126,15 +132,25 @@ class PostgresPool(TaskPool):
     def _close(self) -> None:
         self.conn.close()
 
-    def _insert_events(self, conn: psycopg.Connection, events: list[tuple]) -> None:
-        if not events:
-            return
-        cols = list(zip(*events, strict=True))
-        conn.execute(Q["insert_events"], {
-            "run_id": self.run_id, "task_ids": list(cols[1]), "kinds": list(cols[2]), "agents": list(cols[3]),
-            "attempts": list(cols[4]), "values": list(cols[5]), "deltas": list(cols[6]), "notes": list(cols[7]),
-            "ats": list(cols[8]),
-        })
+    def _lock(self, c: psycopg.Connection) -> LedgerHead:
+        """Lock the run's row (held to the commit) and read its chain head."""
+        row = c.execute(Q["lock_ledger"], {"run_id": self.run_id}).fetchone()
+        if row is None:
+            raise RunNotFound(f"no run {self.run_id!r} in {self.display_url}")
+        return head_from_row(row)
+
+    def _append(self, c: psycopg.Connection, batch: EventBatch, contents: list[bytes] | None = None
+                ) -> Appended | None:
+        """Lock the run's row and extend its hash chain by the batch's events (the last statements
+        of a transaction; ``contents``: the batch's event contents when computed beforehand)."""
+        if not batch.events:
+            return None
+        head = self._lock(c)
+        hashes = chain_hashes(head.hash, batch.contents() if contents is None else contents)
+        events = orjson.dumps([(*e[1:], h.hex()) for e, h in zip(batch.events, hashes, strict=True)]).decode()
+        seqs = [r[0] for r in c.execute(Q["append_events"], {
+            "run_id": self.run_id, "events": events, "head": hashes[-1], "n": len(hashes)}).fetchall()]
+        return batch.appended(head.seq, seqs) if self.mirror is not None else None
 
     def _delete_run(self) -> None:
         def tx(c: psycopg.Connection) -> None:
@@ -151,94 +167,101 @@ class PostgresPool(TaskPool):
                                                        "lease_seconds": lease_seconds, "now": now}), "insert_run")
 
     def _insert_tasks(self, rows, now):
-        if not rows:
-            return []
-
-        def tx(c: psycopg.Connection) -> list[int]:
+        def tx(c: psycopg.Connection) -> tuple[list[int], Appended | None]:
             ids = sorted(r[0] for r in c.execute(Q["allocate_task_ids"], {"n": len(rows)}).fetchall())
+            batch = self._create_events(ids, rows, now)
+            contents = batch.contents()
             run = self.run_id
             with c.cursor() as cur:
                 with cur.copy(Q["copy_tasks"]) as copy:
                     for i, (cap, payload, p, m) in zip(ids, rows, strict=True):
                         copy.write_row((i, run, cap, payload, p, m, now))
+                head = self._lock(c)
+                hashes = chain_hashes(head.hash, contents)
+                seqs = sorted(r[0] for r in c.execute(Q["allocate_event_seqs"], {"n": len(rows)}).fetchall())
                 with cur.copy(Q["copy_events"]) as copy:
-                    for i, (cap, _payload, p, _m) in zip(ids, rows, strict=True):
-                        copy.write_row((run, i, "create", None, 0, p, None, cap, now))
-            return ids
+                    for q, e, h in zip(seqs, batch.events, hashes, strict=True):
+                        copy.write_row((q, *e, h))
+            c.execute(Q["set_ledger_head"], {"run_id": run, "head": hashes[-1], "events": head.events + len(hashes),
+                                             "seq": seqs[-1]})
+            return ids, batch.appended(head.seq, seqs) if self.mirror is not None else None
 
-        ids = self._do(tx, "add_tasks")
+        out = self._do(tx, "add_tasks")
         if len(rows) >= 500:  # fresh statistics, so claims walk the pending index in order
             self._do(lambda c: c.execute(Q["analyze_tasks"]), "analyze")
-        return ids
+        return out
 
-    def _sweep(self, c: psycopg.Connection, policy: CrashPolicy, now: float) -> tuple[list, list, int]:
+    def _sweep(self, c: psycopg.Connection, policy: CrashPolicy, now: float, batch: EventBatch) -> int:
         expired = c.execute(Q["expired_leases"], {"run_id": self.run_id}).fetchall()
         if not expired:
-            return [], [], 0
-        updates, events, changes = self._lease_resolutions(expired, policy, now)
+            return 0
+        updates = self._lease_resolutions(expired, policy, now, batch)
         c.execute(Q["resolve_leases"], {"statuses": [u[0] for u in updates], "pheromones": [u[1] for u in updates],
                                         "ids": [u[2] for u in updates], "attempts": [u[3] for u in updates]})
-        self._insert_events(c, events)
-        return events, changes, len(updates)
+        return len(updates)
 
     def _claim(self, agent, caps, limit, policy, lease):
         # Expired leases are swept at most every min(1 s, lease/2) per connection, and always
-        # before reporting that nothing is claimable: one round trip per batch in the common case.
+        # before reporting that nothing is claimable.
         def tx(c: psycopg.Connection):
+            batch = self._batch()
             now = time.time()
-            events, changes = [], []
             swept = False
             if now - self._last_sweep >= min(1.0, lease / 2):
-                events, changes, _ = self._sweep(c, policy, now)
+                self._sweep(c, policy, now, batch)
                 self._last_sweep, swept = now, True
-            rows = self._claim_rows(c, agent, caps, limit, lease, now)
+            rows = self._claim_rows(c, agent, caps, limit, lease)
             if not rows and not swept:
-                events, changes, n = self._sweep(c, policy, now)
+                n = self._sweep(c, policy, now, batch)
                 self._last_sweep = now
                 if n:
-                    rows = self._claim_rows(c, agent, caps, limit, lease, now)
+                    rows = self._claim_rows(c, agent, caps, limit, lease)
             rows.sort(key=lambda r: (-r[4], r[0]))
             claims = [Claim(r[0], r[1], agent, r[2], r[3], r[4], r[5], r[6]) for r in rows]
-            return claims, events + self._claim_events(claims, now), changes
+            self._claim_events(claims, now, batch)
+            return claims, self._append(c, batch)
 
         return self._do(tx, "claim")
 
-    def _claim_rows(self, c: psycopg.Connection, agent, caps, limit, lease, now) -> list[tuple]:
-        return c.execute(Q["claim_batch_logged"], {"run_id": self.run_id, "capabilities": caps, "limit": limit,
-                                                   "agent": agent, "lease": lease, "now": now}).fetchall()
+    def _claim_rows(self, c: psycopg.Connection, agent, caps, limit, lease) -> list[tuple]:
+        return c.execute(Q["claim_batch"], {"run_id": self.run_id, "capabilities": caps, "limit": limit,
+                                            "agent": agent, "lease": lease}).fetchall()
 
     def _complete(self, rows, now):
+        prepared = self._batch()
+        self._complete_events(rows, now, prepared)  # before the lock; stale claims dropped inside
+        contents = prepared.contents()
+        payload = orjson.dumps([(r[0].task_id, r[0].attempt, r[0].agent_id, r[1], r[2], r[3]) for r in rows]).decode()
+
         def tx(c: psycopg.Connection):
-            done = {r[0] for r in c.execute(Q["complete_batch_logged"], {
-                "run_id": self.run_id, "now": now,
-                "ids": [r[0].task_id for r in rows], "attempts": [r[0].attempt for r in rows],
-                "agents": [r[0].agent_id for r in rows], "scores": [r[1] for r in rows],
-                "outputs": [r[2] for r in rows], "pheromones": [r[3] for r in rows],
-                "deltas": [r[3] - r[0].pheromone for r in rows],
-            }).fetchall()}
+            done = {r[0] for r in c.execute(Q["complete_batch"], {"run_id": self.run_id, "rows": payload}).fetchall()}
             accepted = [r[0].task_id in done for r in rows]
-            events, changes = self._complete_events([r for r, ok in zip(rows, accepted, strict=True) if ok], now)
-            return accepted, events, changes
+            if all(accepted):
+                return accepted, self._append(c, prepared, contents)
+            return accepted, self._append(c, prepared.only(accepted, 2))
 
         return self._do(tx, "complete")
 
     def _fail(self, rows, now):
+        prepared = self._batch()
+        self._fail_events(rows, now, prepared)
+        payload = orjson.dumps([(r[0].task_id, r[0].attempt, r[0].agent_id, r[1].value, r[2], r[3])
+                                for r in rows]).decode()
+
         def tx(c: psycopg.Connection):
-            failed = {r[0] for r in c.execute(Q["fail_batch"], {
-                "run_id": self.run_id,
-                "ids": [r[0].task_id for r in rows], "attempts": [r[0].attempt for r in rows],
-                "agents": [r[0].agent_id for r in rows], "statuses": [r[1].value for r in rows],
-                "errors": [r[2] for r in rows], "pheromones": [r[3] for r in rows],
-            }).fetchall()}
+            failed = {r[0] for r in c.execute(Q["fail_batch"], {"run_id": self.run_id, "rows": payload}).fetchall()}
             accepted = [r[0].task_id in failed for r in rows]
-            events, changes = self._fail_events([r for r, ok in zip(rows, accepted, strict=True) if ok], now)
-            self._insert_events(c, events)
-            return accepted, events, changes
+            return accepted, self._append(c, prepared.only(accepted, 2))
 
         return self._do(tx, "fail")
 
     def _expire(self, policy, now):
-        return self._do(lambda c: self._sweep(c, policy, now), "expire_leases")
+        def tx(c: psycopg.Connection):
+            batch = self._batch()
+            n = self._sweep(c, policy, now, batch)
+            return n, self._append(c, batch)
+
+        return self._do(tx, "expire_leases")
 
     def _counts(self):
         return {s: int(n) for s, n in self._all("counts", {"run_id": self.run_id})}
@@ -262,6 +285,9 @@ class PostgresPool(TaskPool):
     def _tasks(self):
         return self._all("tasks", {"run_id": self.run_id})
 
+    def _task_states(self):
+        return self._all("task_states", {"run_id": self.run_id})
+
     def _pheromones(self):
         return self._all("pheromones", {"run_id": self.run_id})
 
@@ -270,6 +296,12 @@ class PostgresPool(TaskPool):
 
     def event_rows(self):
         return self._all("events", {"run_id": self.run_id})
+
+    def _completions(self, query, params):
+        return self._all(query, {"run_id": self.run_id, **params})
+
+    def event_rows_after(self, seq):
+        return self._all("events_after", {"run_id": self.run_id, "seq": seq})
 
     def list_runs(self) -> list[str]:
         return [r[0] for r in self._all("list_runs", {})]
