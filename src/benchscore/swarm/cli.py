@@ -15,12 +15,12 @@ import click
 import orjson
 from pydantic import ValidationError
 
-from benchscore.common.atomic import atomic_write_json
+from benchscore.common.atomic import atomic_write_bytes, atomic_write_json
 from benchscore.common.cli import group as _group
 from benchscore.common.errors import BadInput, ExitCode
 from benchscore.common.provenance import provenance
 from benchscore.common.readers import read_bytes, read_json, read_jsonl, validate
-from benchscore.common.report import console, err_console, progress, table
+from benchscore.common.report import console, err_console, print_line, print_table, progress
 
 from .agents import Agent, SimulatedPayload, simulated_handler
 from .audit import AuditReport, audit_pool
@@ -115,13 +115,6 @@ def report_rows(body: dict[str, Any], *, skip: tuple[str, ...] = (), prefix: str
     return rows
 
 
-def kv_table(title: str, rows: list[tuple[str, Any]], *, digits: int = 4, columns: tuple[str, str] = ("key", "value")):
-    """A two-column table whose long values (hashes, URLs) wrap instead of being cut."""
-    t = table(title, list(columns), rows, digits=digits)
-    t.columns[-1].overflow = "fold"
-    return t
-
-
 def service_rows(service: dict[str, Any]) -> list[tuple[str, Any]]:
     """Retries per service and the number of incidents (their text is in the JSON)."""
     return report_rows({"retries": service["retries"]}, prefix="service.") + [
@@ -183,7 +176,7 @@ def run_cmd(tasks_file: Path, agents_file: Path, store: str, redis_url: str | No
         )
     body = report.model_dump(exclude={"wall_time_s", "tasks_per_second"})
     rows = report_rows(report.model_dump(), skip=("service",)) + service_rows(report.service)
-    console.print(kv_table("swarm run", rows))
+    print_table("swarm run", ["key", "value"], rows)
     body["provenance"] = provenance("swarm.run", {"tasks": tasks_raw, "agents": agents_raw},
                                     extra={"store": report.store})
     _write(output, body)
@@ -227,7 +220,7 @@ def status_cmd(run_id: str, store: str, redis_url: str | None, as_json: bool) ->
     if as_json:
         click.echo(orjson.dumps(body, option=orjson.OPT_INDENT_2).decode())
         return
-    console.print(kv_table(f"swarm status {run_id}", report_rows(body, skip=("convergence", "pheromone_leaders"))))
+    print_table(f"swarm status {run_id}", ["key", "value"], report_rows(body, skip=("convergence", "pheromone_leaders")))
     for scope, c in conv.items():
         console.print(f"converged ({scope}): task {c['accepted_task_id']} score {c['accepted_score']} "
                       f"blob {c['blob_sha256'] or '-'}", markup=False, highlight=False, soft_wrap=True)
@@ -259,7 +252,7 @@ def audit_cmd(run_id: str, store: str, history: bool, expect_head: str | None, o
     if report.pheromone_points is not None:
         rows.append(("pheromone_points (tasks: points, each seq/P_t/event in the JSON)",
                      f"{len(report.pheromone_points)}: {sum(map(len, report.pheromone_points.values()))}"))
-    console.print(kv_table(f"swarm audit {run_id}", rows, columns=("check", "value")))
+    print_table(f"swarm audit {run_id}", ["check", "value"], rows)
     print_violations(report.violations, report.violation_count)
     body = report.model_dump()
     body["provenance"] = provenance("swarm.audit", {}, extra={"store": redact(store), "run_id": run_id})
@@ -294,7 +287,7 @@ def stress_cmd(total_agents: int, total_tasks: int, store: str, redis_url: str |
     d = report.model_dump()
     rows = report_rows(d, skip=("service", "L01_PASS")) + service_rows(report.service)
     rows.append(("L01_PASS", "reduced (not the seed's size)" if report.L01_verdict == "reduced" else report.L01_PASS))
-    console.print(kv_table(f"L01 stress ({report.store})", rows, digits=3))
+    print_table(f"L01 stress ({report.store})", ["key", "value"], rows, digits=3)
     body = dict(d)
     body["provenance"] = provenance("swarm.L01", {}, extra={"store": report.store})
     _write(output, body)
@@ -313,9 +306,9 @@ def budget_cmd(target_tpm: int, tokens_per_task: int, agent_count: int, store: s
     """L02: a swarm run whose tasks reserve tokens in discrete minute windows before each model call."""
     report = run_l02(target_tpm, tokens_per_task, agent_count=agent_count, url=store)
     d = report.model_dump()
-    console.print(kv_table("L02 TPM budget", report_rows(d, skip=("windows",)), digits=3))
-    console.print(table("L02 minute windows", ["minute", "reserved_tokens", "actual_tokens", "target_tpm"],
-                        [(w.minute, w.reserved_tokens, w.actual_tokens, w.target_tpm) for w in report.windows]))
+    print_table("L02 TPM budget", ["key", "value"], report_rows(d, skip=("windows",)), digits=3)
+    print_table("L02 minute windows", ["minute", "reserved_tokens", "actual_tokens", "target_tpm"],
+                [(w.minute, w.reserved_tokens, w.actual_tokens, w.target_tpm) for w in report.windows])
     body = dict(d)
     body["provenance"] = provenance("swarm.L02", {}, extra={"target_tpm": target_tpm,
                                                               "tokens_per_task": tokens_per_task})
@@ -352,21 +345,23 @@ def demo_agents() -> list[dict[str, Any]]:
 
 
 def demo(out_dir: Path) -> None:
-    """A small swarm run on SQLite: 8 tasks, 3 agents, 2 worker processes; converge and audit."""
+    """A small swarm run on SQLite (8 tasks, 3 agents, 2 worker processes; converge and audit with the
+    pheromone history), a reduced L01 (8 agents, 4,096 tasks: labelled ``reduced``), L02 at the seed's
+    numbers, and the acceptance matrix."""
     out_dir.mkdir(parents=True, exist_ok=True)
     tasks_path, agents_path = out_dir / "tasks.jsonl", out_dir / "agents.json"
-    tasks_path.write_bytes(b"".join(orjson.dumps(t) + b"\n" for t in demo_tasks()))
+    atomic_write_bytes(tasks_path, b"".join(orjson.dumps(t) + b"\n" for t in demo_tasks()))
     atomic_write_json(agents_path, demo_agents())
     db = out_dir / "run.db"
-    for p in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
-        p.unlink(missing_ok=True)
     store = f"sqlite:///{db}"
     tasks, agent_specs = load_tasks(tasks_path), load_agents(agents_path)
     with open_pool(store, "demo") as pool:
         pool.create_run(crash_policy="requeue", lease_seconds=30)
         pool.add_tasks(tasks)
     agents = [Agent(a.agent_id, a.capabilities, simulated_handler) for a in agent_specs]
-    report, audit = run_swarm(store, "demo", agents, processes=2, blob_root=out_dir / "blobs")
+    report, _ = run_swarm(store, "demo", agents, processes=2, blob_root=out_dir / "blobs")
+    with open_pool(store, "demo") as pool:
+        audit = audit_pool(pool, history=True)
     body = report.model_dump(exclude={"wall_time_s", "tasks_per_second"})
     body["provenance"] = provenance("swarm.run", {"tasks": tasks_path, "agents": agents_path})
     atomic_write_json(out_dir / "run-report.json", body)
@@ -374,15 +369,32 @@ def demo(out_dir: Path) -> None:
     audit_body["provenance"] = provenance("swarm.audit", {}, extra={"run_id": "demo"})
     atomic_write_json(out_dir / "audit.json", audit_body)
     conv = report.convergence
-    console.print(table("swarm demo (SQLite, 2 worker processes)", ["key", "value"], [
+    print_table("swarm demo (SQLite, 2 worker processes)", ["key", "value"], [
         ("completed_tasks", report.completed_tasks), ("failed_tasks", report.failed_tasks),
         ("participating_agents", report.participating_agents),
         ("accepted_task_id", conv.accepted_task_id if conv else None),
         ("accepted_score", conv.accepted_score if conv else None),
         ("accepted_output", conv.accepted_output if conv else None),
-        ("audit (duplicate claims)", f"{audit.verdict} ({audit.duplicate_claim_count})"),
-    ]))
-    console.print(f"reproduce: benchscore swarm run {tasks_path} {agents_path} --store sqlite:///run.db")
+        ("audit", f"{audit.verdict} ({audit.violation_count} violations, {audit.duplicate_claim_count} duplicate claims)"),
+        ("ledger_head", audit.ledger_head),
+    ])
+    print_line(f"reproduce: benchscore swarm run {tasks_path} {agents_path} --store sqlite:///{out_dir}/again.db")
+
+    stress = run_stress(f"sqlite:///{out_dir / 'l01.db'}", total_agents=8, total_tasks=4096, worker_processes=2)
+    stress_body = stress.model_dump()
+    stress_body["provenance"] = provenance("swarm.L01", {}, extra={"store": stress.store})
+    atomic_write_json(out_dir / "l01-reduced.json", stress_body)
+    budget = run_l02(3000, 50, agent_count=4, url=f"sqlite:///{out_dir / 'l02.db'}")
+    budget_body = budget.model_dump()
+    budget_body["provenance"] = provenance("swarm.L02", {}, extra={"target_tpm": 3000, "tokens_per_task": 50})
+    atomic_write_json(out_dir / "l02.json", budget_body)
+    print_table("L01 (reduced: 8 agents, 4096 tasks) and L02 (seed numbers)", ["key", "value"], [
+        ("L01 verdict", f"{stress.L01_verdict} (not the seed's size: 128 agents, 131072 tasks)"),
+        ("L01 tasks_per_second", stress.tasks_per_second),
+        ("L01 duplicate_claims", len(stress.duplicate_claims)),
+        ("L02_PASS", budget.L02_PASS), ("L02 max_tokens_in_a_minute", budget.max_tokens_in_a_minute),
+        ("L02 budget_utilization", budget.budget_utilization),
+    ], digits=3)
     demo_acceptance(out_dir / "acceptance")  # the acceptance layer's part of the demo (never raises)
 
 
