@@ -31,6 +31,15 @@ from .run import RunReport, redact, run_swarm
 from .stress import StressReport, run_stress
 from .tasks import AgentSpec, TaskSpec, unknown_capabilities
 
+#: the provenance metric ids this domain's outputs carry -> what writes them (``benchscore list``)
+METRIC_IDS = {
+    "swarm.run": "swarm run: a run's convergence, counts and ledger head",
+    "swarm.audit": "swarm audit: the ledger and task table proved or refuted",
+    "swarm.L01": "swarm stress: L01, 128 agents on 131,072 tasks (or a labelled reduced size)",
+    "swarm.L02": "swarm budget: L02, the TPM budget ledger",
+    "swarm.acceptance.{scenario}": "swarm accept: one scenario (S07-S10, L01, L02) or the whole matrix (all)",
+}
+
 FORMATS: dict[str, type] = {
     "swarm-task": TaskSpec,
     "swarm-agent": AgentSpec,
