@@ -10,7 +10,9 @@ Each candidate ``j`` carries a consensus score ``S_j`` (0 at the start). Every r
 4. ``leader = argmax_j S_j`` (ties: the candidate listed first),
    ``leader_share = S_leader / sum_j max(0, S_j)`` (0 when that sum is 0),
    ``margin = S_leader - S_second`` (``S_second = 0`` with one candidate),
-   ``consensus_converged = leader_share >= threshold and margin >= min_margin``.
+   ``consensus_converged = leader_share >= threshold and margin >= min_margin``, both ``>=``
+   through :func:`~benchscore.swarm.scoring.at_least` (values within 1e-9 of a threshold meet it:
+   votes 0.3 and 0.1 give the seed's margin 0.2, not 0.19999999999999998).
 
 The run stops at the first converged round (not before ``min_rounds``) or after
 ``max_rounds``. Every round's scores, votes, challenges and revisions are kept in a
@@ -29,6 +31,8 @@ from typing import Protocol
 from pydantic import Field
 
 from benchscore.common.models import Format
+
+from .scoring import at_least
 
 
 @dataclass(frozen=True)
@@ -123,8 +127,9 @@ def leader_stats(scores: Mapping[str, float]) -> tuple[str, float, float]:
 
 
 def consensus_converged(leader_share: float, margin: float, *, threshold: float, min_margin: float) -> bool:
-    """``leader_share >= threshold and margin >= min_margin`` (seed section 7)."""
-    return leader_share >= threshold and margin >= min_margin
+    """``leader_share >= threshold and margin >= min_margin`` (seed section 7), each ``>=`` through
+    :func:`~benchscore.swarm.scoring.at_least` (a tolerance of 1e-9 for float rounding)."""
+    return at_least(leader_share, threshold) and at_least(margin, min_margin)
 
 
 # -- reviewers ----------------------------------------------------------------------------------

@@ -111,6 +111,16 @@ def test_each_s07_check_fails_on_its_own_evidence(s07_replay, check):
     assert check in after - before
 
 
+@pytest.mark.parametrize(("score", "passes"), [(0.75 - 1e-8, False), (0.75 - 1e-10, True), (0.75, True),
+                                               (0.75 + 1e-8, True)])
+def test_accepted_score_edge(s07_replay, score, passes):
+    """convergence_pg_and_blob needs accepted_score >= 0.75 (issue 9: through at_least)."""
+    _, ev = s07_replay
+    ev = ev.model_copy(update={"convergence": {**ev.convergence, "accepted_score": score}})
+    check = next(c for c in evaluate_s07(ev).checks if c.name == "convergence_pg_and_blob")
+    assert check.passed is passes
+
+
 # -- S08 and secrets -----------------------------------------------------------------------------
 
 KEY = "sk-live-canary-7d41a9e0"

@@ -45,7 +45,7 @@ from benchscore.swarm.agents import run_agents
 from ..consensus import S07_QUALITY_CONSENSUS, ConsensusResult, ConsensusSwarm, RoundContext, Vote
 from ..gateway import ModelGateway
 from ..quality import assess_output_quality, detect_quality_risk, s07_quality_checks, step_marker
-from ..scoring import score_output
+from ..scoring import at_least, score_output
 from .evidence import Check, ScenarioResult, all_passed
 from .ledger_consensus import PooledReviewer, consensus_from_ledger
 
@@ -351,7 +351,7 @@ def evaluate_s07(ev: S07Evidence) -> ScenarioResult:
         convergence={k: v for k, v in (ev.convergence or {}).items() if k != "accepted_output"} or None)
     acc = float(ev.convergence["accepted_score"]) if ev.convergence else None
     add("convergence_pg_and_blob", ev.convergence is not None and len(done) == STEPS and acc is not None
-        and acc >= MIN_ACCEPTED_SCORE and ev.blob_exists,
+        and at_least(acc, MIN_ACCEPTED_SCORE) and ev.blob_exists,
         completed_tasks=len(done), accepted_score=acc, blob_exists=ev.blob_exists)
     add("redis_stream_event_volume", ev.redis_stream_length is not None and ev.ledger_events > 0
         and ev.redis_stream_length >= ev.ledger_events,
