@@ -37,17 +37,20 @@ from .scoring import at_least
 
 @dataclass(frozen=True)
 class ConsensusParams:
-    """``threshold``, ``min_margin`` and ``evaporation`` of a consensus (seed section 7)."""
+    """``threshold``, ``min_margin`` and ``evaporation`` of a consensus (seed section 7);
+    ``preset`` names the seed's parameter set (``S07_quality``, ``S09_questioning``)."""
 
     threshold: float
     min_margin: float
     evaporation: float
+    preset: str = "custom"
 
 
 #: S07 quality consensus (seed section 7): threshold 0.7, min_margin 0.25, evaporation 0.82
-S07_QUALITY_CONSENSUS = ConsensusParams(threshold=0.7, min_margin=0.25, evaporation=0.82)
+S07_QUALITY_CONSENSUS = ConsensusParams(threshold=0.7, min_margin=0.25, evaporation=0.82, preset="S07_quality")
 #: S09 questioning consensus (seed section 7): threshold 0.7, min_margin 0.2, evaporation 0.85
-S09_QUESTIONING_CONSENSUS = ConsensusParams(threshold=0.7, min_margin=0.2, evaporation=0.85)
+S09_QUESTIONING_CONSENSUS = ConsensusParams(threshold=0.7, min_margin=0.2, evaporation=0.85,
+                                            preset="S09_questioning")
 
 
 class Vote(Format):
@@ -86,11 +89,17 @@ class ConsensusRound(Format):
 
 
 class ConsensusResult(Format):
+    """A whole consensus run: the parameters (``preset``, ``threshold``, ``min_margin``,
+    ``evaporation``, ``min_rounds``) and every round (``leader_share`` and ``margin`` per round
+    are what the thresholds are compared with)."""
+
     kind: str
+    preset: str = "custom"
     candidates: tuple[str, ...]
     threshold: float
     min_margin: float
     evaporation: float
+    min_rounds: int = 1
     role_weights: dict[str, float]
     rounds: tuple[ConsensusRound, ...]
     round_count: int
@@ -250,8 +259,8 @@ class ConsensusSwarm:
                 break
         last = history[-1]
         return ConsensusResult(
-            kind=self.kind, candidates=self.candidates, threshold=self.params.threshold,
-            min_margin=self.params.min_margin, evaporation=self.params.evaporation,
+            kind=self.kind, preset=self.params.preset, candidates=self.candidates, threshold=self.params.threshold,
+            min_margin=self.params.min_margin, evaporation=self.params.evaporation, min_rounds=self.min_rounds,
             role_weights=self.role_weights, rounds=tuple(history), round_count=len(history),
             converged=last.converged, accepted_candidate=last.leader if last.converged else None,
             final_subject=subject, final_scores=dict(last.scores),

@@ -173,6 +173,7 @@ class ModelUsage(Format):
 class AuditCheck(Format):
     name: str
     passed: bool
+    condition: str
     evidence: str
 
 
@@ -235,14 +236,20 @@ def model_io_report(records: Sequence[CallRecord], *, endpoint: str, mode: str, 
     no_usage = [r.call_id for r in ok if r.tokens_in is None or r.tokens_out is None]
     no_reason = [r.call_id for r in failed if not r.error]
     checks = [
-        AuditCheck(name="calls_recorded", passed=len(recs) >= 1, evidence=f"{len(recs)} records"),
+        AuditCheck(name="calls_recorded", passed=len(recs) >= 1, condition="at least one call record",
+                   evidence=f"{len(recs)} records"),
         AuditCheck(name="every_call_recorded", passed=len(recs) == calls_issued,
+                   condition="one record per call the gateway issued",
                    evidence=f"{calls_issued} calls issued, {len(recs)} records"),
-        AuditCheck(name="records_complete", passed=not incomplete, evidence=f"incomplete: {incomplete[:5]}"),
-        AuditCheck(name="ok_calls_have_usage", passed=not no_usage, evidence=f"ok without usage: {no_usage[:5]}"),
+        AuditCheck(name="records_complete", passed=not incomplete,
+                   condition="every record has model, prompt sha256, status, attempts >= 1 and a finite latency",
+                   evidence=f"incomplete: {incomplete[:5]}"),
+        AuditCheck(name="ok_calls_have_usage", passed=not no_usage, condition="every ok call has tokens in and out",
+                   evidence=f"ok without usage: {no_usage[:5]}"),
         AuditCheck(name="failed_calls_have_reasons", passed=not no_reason,
+                   condition="every failed call has its error recorded",
                    evidence=f"{len(failed)} failed, without reason: {no_reason[:5]}"),
-        AuditCheck(name="no_secret_in_records", passed=not leaked,
+        AuditCheck(name="no_secret_in_records", passed=not leaked, condition="no API key appears in any record",
                    evidence=f"{len(secrets)} secret(s) searched, {len(leaked)} found"),
     ]
     if budget_windows is not None:
@@ -251,6 +258,7 @@ def model_io_report(records: Sequence[CallRecord], *, endpoint: str, mode: str, 
         peak = max(budget_windows.values(), default=0)
         checks.append(AuditCheck(
             name="budget_charged", passed=charged >= used and (target_tpm is None or peak <= target_tpm),
+            condition="the TPM budget's windows hold every token the ok calls used, none above the target",
             evidence=f"{charged} tokens in {len(budget_windows)} window(s) for {used} used by ok calls; "
                      f"busiest window {peak} of {target_tpm}"))
     all_costs = [r.cost for r in recs if r.cost is not None]

@@ -163,7 +163,7 @@ def test_replay_key_never_written(tmp_path):
 
 def ok(name, mode="local", checks=("c",)):
     return ScenarioResult(scenario=name, mode=mode, passed=True,
-                          checks=tuple(Check(name=c, passed=True) for c in checks))
+                          checks=tuple(Check(name=c, passed=True, condition="holds") for c in checks))
 
 
 FEATURE_NAMES = ("F01_decentralization", "F02_self_organization", "F03_emergence", "F04_robustness",

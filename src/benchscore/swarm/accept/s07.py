@@ -44,9 +44,15 @@ from benchscore.swarm.agents import run_agents
 
 from ..consensus import S07_QUALITY_CONSENSUS, ConsensusResult, ConsensusSwarm, RoundContext, Vote
 from ..gateway import ModelGateway
-from ..quality import assess_output_quality, detect_quality_risk, s07_quality_checks, step_marker
+from ..quality import (
+    QUALITY_THRESHOLD,
+    assess_output_quality,
+    detect_quality_risk,
+    s07_quality_checks,
+    step_marker,
+)
 from ..scoring import at_least, score_output
-from .evidence import Check, ScenarioResult, all_passed
+from .evidence import Check, ScenarioResult, all_passed, consensus_evidence
 from .ledger_consensus import PooledReviewer, consensus_from_ledger
 
 BUNDLE = Path(__file__).parent / "data" / "fastapi-0.115.0"
@@ -318,63 +324,88 @@ def evaluate_s07(ev: S07Evidence) -> ScenarioResult:
     used = [s.output.get("model") for s in steps]
     checks: list[Check] = []
 
-    def add(name: str, passed: bool, **evidence: Any) -> None:
-        checks.append(Check(name=name, passed=bool(passed), evidence=evidence))
+    def add(name: str, passed: bool, condition: str, **evidence: Any) -> None:
+        checks.append(Check(name=name, passed=bool(passed), condition=condition, evidence=evidence))
 
     add("three_distinct_models_from_discovery", len(set(used)) >= 3 and set(used) <= set(ev.discovered_models),
+        "the steps used >= 3 distinct models, all listed by discovery",
         models_used=used, discovered=list(ev.discovered_models))
     done = [s for s in steps if s.status == "done"]
     add("seven_chain_steps_all_done_in_pg", len(steps) == STEPS and len(done) == STEPS
-        and sorted(by_step) == list(range(1, STEPS + 1)), store=ev.store_kind, steps=len(steps), done=len(done))
+        and sorted(by_step) == list(range(1, STEPS + 1)), f"{STEPS} chain steps (1..{STEPS}) in the store, all done",
+        store=ev.store_kind, steps=len(steps), done=len(done))
     links = {k: step_marker(k) in texts.get(k, "") and step_marker(k - 1) in texts.get(k, "")
              for k in range(1, STEPS + 1)}
-    add("step_markers_and_previous_links", all(links.values()), per_step=links)
-    gates = {}
+    add("step_markers_and_previous_links", all(links.values()), "every step k names STEP-0k and STEP-0(k-1)",
+        per_step=links)
+    gates: dict[int, bool] = {}
+    quality: dict[int, dict[str, Any]] = {}
     for k, s in by_step.items():  # recomputed from the stored text, and compared with what was stored
         a = assess_output_quality(s07_quality_checks(texts[k], step=k, repository=ev.repository,
                                                      pinned_ref=ev.version, local_project=ev.local_project,
                                                      source_files=ev.source_files))
-        gates[k] = a.quality_pass and bool(s.output.get("quality", {}).get("quality_pass"))
-    add("all_outputs_pass_quality_gate", len(gates) == STEPS and all(gates.values()), per_step=gates)
+        stored = bool(s.output.get("quality", {}).get("quality_pass"))
+        gates[k] = a.quality_pass and stored
+        quality[k] = {"Q": a.Q, "passed": a.passed, "total": a.total, "critical_failed": list(a.critical_failed),
+                      "failed": [c.name for c in a.checks if not c.passed], "stored_quality_pass": stored,
+                      "task_score": s.score, "model": s.output.get("model")}
+    add("all_outputs_pass_quality_gate", len(gates) == STEPS and all(gates.values()),
+        f"every step: Q >= {QUALITY_THRESHOLD} and every critical check passed (recomputed from the stored text, "
+        "and as stored)", per_step=gates, threshold=QUALITY_THRESHOLD, quality=quality)
     cursor = {}
     for k in range(2, STEPS + 1):
         s, prev = by_step.get(k), by_step.get(k - 1)
         cursor[k] = bool(s and prev and s.payload.get("previous_task_id") == prev.task_id
                          and s.output.get("previous_text_sha256") == hashlib.sha256(texts[k - 1].encode()).hexdigest())
-    add("shared_state_chain_cursor_and_summaries", len(cursor) == STEPS - 1 and all(cursor.values()), per_step=cursor)
+    add("shared_state_chain_cursor_and_summaries", len(cursor) == STEPS - 1 and all(cursor.values()),
+        "every step k >= 2 points at step k-1's task and was given its text (sha256)", per_step=cursor)
     redis = ev.redis_pheromones
     add("pheromone_scores_pg_and_redis", bool(steps) and redis is not None
         and all(s.pheromone > 0 and redis.get(s.task_id, 0.0) > 0 for s in steps),
+        "every step task has P_t > 0 in the store and in the Redis mirror",
         store_pheromones={s.task_id: s.pheromone for s in steps},
         redis_pheromones=redis if redis is not None else "no Redis mirror attached to this run")
-    add("shared_state_converged", ev.convergence is not None,
+    add("shared_state_converged", ev.convergence is not None, "the run recorded a convergence",
         convergence={k: v for k, v in (ev.convergence or {}).items() if k != "accepted_output"} or None)
     acc = float(ev.convergence["accepted_score"]) if ev.convergence else None
     add("convergence_pg_and_blob", ev.convergence is not None and len(done) == STEPS and acc is not None
         and at_least(acc, MIN_ACCEPTED_SCORE) and ev.blob_exists,
-        completed_tasks=len(done), accepted_score=acc, blob_exists=ev.blob_exists)
+        f"a convergence exists, completed_tasks = {STEPS}, accepted_score >= {MIN_ACCEPTED_SCORE}, "
+        "its blob artifact is verified", completed_tasks=len(done), accepted_score=acc,
+        min_accepted_score=MIN_ACCEPTED_SCORE, blob_exists=ev.blob_exists)
     add("redis_stream_event_volume", ev.redis_stream_length is not None and ev.ledger_events > 0
-        and ev.redis_stream_length >= ev.ledger_events,
-        stream_events=ev.redis_stream_length, ledger_events=ev.ledger_events)
+        and ev.redis_stream_length >= ev.ledger_events, "the Redis stream carries every ledger event (> 0)",
+        stream_events=ev.redis_stream_length,
+        ledger_events=ev.ledger_events)
     cited = sorted({f for t in texts.values() for f in ev.source_files if f in t})
     sdist = ev.sdist_verification
     add("contains_external_fastapi_code_review_material", ev.excerpts_verified and len(cited) >= 5
-        and (sdist is None or bool(sdist.get("verified"))), files_cited=cited, excerpts_verified=ev.excerpts_verified,
+        and (sdist is None or bool(sdist.get("verified"))),
+        "the bundled fastapi excerpts verify, the steps cite >= 5 of its files (and --sdist verifies when given)",
+        files_cited=cited, excerpts_verified=ev.excerpts_verified,
         sdist=sdist if sdist is not None else "not supplied (the bundled excerpts' sha256 were verified)")
     c = ev.consensus
     add("multi_round_quality_consensus_accepts_chain", c.converged and c.accepted_candidate == "accept_external_chain"
-        and c.round_count >= 2, accepted_candidate=c.accepted_candidate, round_count=c.round_count,
-        rounds=[{"round": r.round, "leader": r.leader, "leader_share": r.leader_share, "margin": r.margin,
-                 "converged": r.converged} for r in c.rounds])
+        and c.round_count >= 2,
+        f"the quality consensus converged (leader_share >= {c.threshold} and margin >= {c.min_margin}) on "
+        "accept_external_chain with round_count >= 2",
+        converged=c.converged, accepted_candidate=c.accepted_candidate, round_count=c.round_count,
+        **consensus_evidence(c))
     final_files = [f for f in ev.source_files if f in texts.get(STEPS, "")]
-    add("final_output_references_external_files", len(final_files) >= 2, files=final_files)
+    add("final_output_references_external_files", len(final_files) >= 2,
+        f"the final step ({step_marker(STEPS)}) names >= 2 reviewed files", files=final_files)
     add("keeps_model_discovery_not_fixed_model", ev.discovery_performed and bool(ev.chosen_models)
         and set(ev.chosen_models) <= set(ev.discovered_models) and set(used) <= set(ev.chosen_models),
-        discovered=list(ev.discovered_models), chosen=list(ev.chosen_models))
+        "discovery ran and the models used are among those chosen from it",
+        discovery_performed=ev.discovery_performed, discovered=list(ev.discovered_models),
+        chosen=list(ev.chosen_models), used=sorted({str(m) for m in used}))
     drift = [k for k, t in texts.items() if ev.local_project.lower() in t.lower()]
     add("external_github_target_not_local_project", ev.repository == "fastapi/fastapi" and not drift
-        and ev.repository.split("/")[-1] != ev.local_project, repository=ev.repository, steps_naming_local=drift)
-    return ScenarioResult(scenario="S07", mode=ev.mode, passed=all_passed(checks), checks=tuple(checks))
+        and ev.repository.split("/")[-1] != ev.local_project,
+        f"the target is fastapi/fastapi and no step names the local project ({ev.local_project})",
+        repository=ev.repository, steps_naming_local=drift)
+    return ScenarioResult(scenario="S07", mode=ev.mode, passed=all_passed(checks), checks=tuple(checks),
+                          consensus=c)
 
 
 # -- the run -------------------------------------------------------------------------------------
