@@ -257,12 +257,12 @@ def test_accept_bad_input_is_one_line_exit_2(tmp_path):
     assert r.exit_code == 2 and "--tpm 500" in r.output and not (tmp_path / "s.json").exists()
 
 
-def test_accept_live_gateway_without_enough_models_is_exit_2(tmp_path):
-    with OpenAITestServer(models=["only-one"]) as srv:
+def test_accept_live_gateway_where_no_model_answers_is_exit_2(tmp_path):
+    with OpenAITestServer(models=["text-embedding-only"]) as srv:  # no chat model to run S07 with
         r = CliRunner().invoke(_cli, ["accept", "S07", "--base-url", srv.base_url, "--store",
                                       f"sqlite:///{tmp_path}/a.db", "--output", str(tmp_path / "s07.json")])
     errors = [ln for ln in r.output.splitlines() if ln.startswith("error:")]
-    assert r.exit_code == 2 and len(errors) == 1 and "3 discovered models" in errors[0]
+    assert r.exit_code == 2 and len(errors) == 1 and "no discovered chat model answered" in errors[0]
     assert "Traceback" not in r.output and not (tmp_path / "s07.json").exists()
 
 

@@ -6,8 +6,11 @@ sha256 in ``data/fastapi-0.115.0/manifest.json``): one excerpt per step is bundl
 sha256 of the whole file in the sdist and of the excerpt, so nothing reaches the network. The
 bundle is verified on every load.
 
-The run: the gateway discovers models (``GET /v1/models``) and picks three distinct chat models
-from that list; three agents (one primary model each) share one pool. Step 1 is put in the pool;
+The run: the gateway discovers models (``GET /v1/models``) and takes up to three distinct chat
+models from that list, telling aliases of one model apart by a fingerprint probe
+(:meth:`~benchscore.swarm.gateway.ModelGateway.identify_models`); three agents share one pool,
+agent i with distinct model ``i mod n`` as its primary (with fewer than three distinct models the
+chain still runs end to end, reusing them, and only ``three_distinct_models_from_discovery`` fails). Step 1 is put in the pool;
 the agent that completes step k puts step k+1 in the pool with a cursor to step k (the shared
 chain state); there is no controller. A step's output passes through ``assess_output_quality``
 (the S07 checks) and ``score_output``; when the gate fails, the agent falls back to the next
@@ -43,7 +46,7 @@ from benchscore.swarm import Agent, BlobStore, Outcome, TaskSpec, audit_pool, op
 from benchscore.swarm.agents import run_agents
 
 from ..consensus import S07_QUALITY_CONSENSUS, ConsensusResult, ConsensusSwarm, RoundContext, Vote
-from ..gateway import ModelGateway
+from ..gateway import ModelGateway, ModelIdentity
 from ..quality import (
     QUALITY_THRESHOLD,
     assess_output_quality,
@@ -180,8 +183,8 @@ def replay_responder(model: str, messages: list[dict[str, Any]]) -> str:
     text = str(messages[-1].get("content", ""))
     if "VOTE:" in text:
         return "VOTE: accept_external_chain CONFIDENCE: 0.86\nThe chain stays on fastapi/fastapi and cites its files."
-    if text.startswith("Reply with the word ready"):
-        return "ready"
+    if text.startswith("Reply with the word ready"):  # the fingerprint probe: three distinct replay models
+        return f"ready - replay model {model}"
     m = re.match(r"(STEP-\d\d) of \d+\. Previous step: (STEP-\d\d)", text)
     f = re.search(r"File (\S+) lines (\d+)-(\d+) of (\S+) (\S+):", text)
     if not m or not f:
@@ -215,6 +218,9 @@ class StepPayload(Format):
 
 def _step_handler(pool, gateway: ModelGateway, source: PinnedSource, excerpts: dict[int, str],
                   models: Sequence[str], primary: int):
+    """Agent ``primary``'s step behaviour: its model is ``models[primary mod n]``; when the quality
+    gate fails, it falls back to the other distinct models in turn (each model once)."""
+    primary %= len(models)
     order = list(models[primary:]) + list(models[:primary])
 
     def handle(claim) -> Outcome:
@@ -305,7 +311,9 @@ class S07Evidence(Format):
     sdist_verification: dict[str, Any] | None = None
     discovery_performed: bool
     discovered_models: tuple[str, ...]
-    chosen_models: tuple[str, ...]
+    chosen_models: tuple[str, ...] = Field(description="the distinct models, in discovery order")
+    model_identities: tuple[ModelIdentity, ...] = Field(
+        default=(), description="every probed model: answered, fingerprint, which model it is the same as")
     steps: tuple[StepRow, ...]
     redis_pheromones: dict[int, float] | None
     redis_stream_length: int | None = Field(description="ledger events carried by the Redis stream")
@@ -327,9 +335,15 @@ def evaluate_s07(ev: S07Evidence) -> ScenarioResult:
     def add(name: str, passed: bool, condition: str, **evidence: Any) -> None:
         checks.append(Check(name=name, passed=bool(passed), condition=condition, evidence=evidence))
 
-    add("three_distinct_models_from_discovery", len(set(used)) >= 3 and set(used) <= set(ev.discovered_models),
-        "the steps used >= 3 distinct models, all listed by discovery",
-        models_used=used, discovered=list(ev.discovered_models))
+    same = {i.model: i.same_model_as or i.model for i in ev.model_identities if i.answered}
+    distinct_used = sorted({same[m] for m in used if m in same})
+    add("three_distinct_models_from_discovery", len(distinct_used) >= 3 and set(used) <= set(ev.discovered_models),
+        "the steps used >= 3 distinct models listed by discovery (aliases of one model, and models the fingerprint "
+        "probe cannot tell apart, count once)", distinct_models=len(distinct_used), distinct_models_used=distinct_used,
+        models_used=used, discovered=list(ev.discovered_models),
+        identities={i.model: {"same_model_as": i.same_model_as, "relation": i.relation, "answered": i.answered,
+                              "reproducible": i.reproducible, "prompt_tokens": i.prompt_tokens}
+                    for i in ev.model_identities})
     done = [s for s in steps if s.status == "done"]
     add("seven_chain_steps_all_done_in_pg", len(steps) == STEPS and len(done) == STEPS
         and sorted(by_step) == list(range(1, STEPS + 1)), f"{STEPS} chain steps (1..{STEPS}) in the store, all done",
@@ -421,7 +435,8 @@ def run_s07(gateway: ModelGateway, store: str, *, mode: str, redis_url: str | No
     prefix = prefix or f"accept-{uuid.uuid4().hex[:8]}"
     run_id = f"{prefix}-s07"
     discovered = gateway.discover()
-    models = gateway.select_models(3)
+    selection = gateway.identify_models(3)
+    models = selection.distinct_models
     blobs = BlobStore(blob_root)
     with open_pool(store, run_id, redis_url=redis_url) as pool:
         pool.create_run()
@@ -440,12 +455,12 @@ def run_s07(gateway: ModelGateway, store: str, *, mode: str, redis_url: str | No
                                    **result.model_dump()})
             pool.record_convergence("run", result, blob)
         roles = list(ROLE_WEIGHTS)
-        reviewers = [PooledReviewer(ModelReviewer(f"s07-reviewer-{i}", roles[i], m, gateway, chain_text), pool,
-                                    CONSENSUS_KIND) for i, m in enumerate(models)]
+        reviewers = [PooledReviewer(ModelReviewer(f"s07-reviewer-{i}", role, models[i % len(models)], gateway,
+                                                  chain_text), pool, CONSENSUS_KIND) for i, role in enumerate(roles)]
         ConsensusSwarm(CONSENSUS_CANDIDATES, S07_QUALITY_CONSENSUS, ROLE_WEIGHTS, min_rounds=S07_MIN_ROUNDS,
                        max_rounds=4).run(reviewers, chain_text)
         ev = collect_s07_evidence(pool, source, mode=mode, discovered=discovered, chosen=models, blobs=blobs)
-    ev = ev.model_copy(update={"sdist_verification": sdist_check})
+    ev = ev.model_copy(update={"sdist_verification": sdist_check, "model_identities": selection.identities})
     return evaluate_s07(ev), ev
 
 
