@@ -67,6 +67,8 @@ CONSENSUS_CANDIDATES = ("accept_external_chain", "revise_chain", "reject_chain")
 ROLE_WEIGHTS = {"code_reviewer": 1.0, "architecture_reviewer": 1.0, "security_reviewer": 1.2}
 S07_MIN_ROUNDS = 2
 MIN_ACCEPTED_SCORE = 0.75
+#: characters of each step's output shown in the quality evidence (the whole text is in the pool)
+TEXT_HEAD_CHARS = 160
 
 
 # -- the pinned external source -----------------------------------------------------------------
@@ -362,7 +364,8 @@ def evaluate_s07(ev: S07Evidence) -> ScenarioResult:
         gates[k] = a.quality_pass and stored
         quality[k] = {"Q": a.Q, "passed": a.passed, "total": a.total, "critical_failed": list(a.critical_failed),
                       "failed": [c.name for c in a.checks if not c.passed], "stored_quality_pass": stored,
-                      "task_score": s.score, "model": s.output.get("model")}
+                      "task_score": s.score, "model": s.output.get("model"),
+                      "text_head": " ".join(texts[k].split())[:TEXT_HEAD_CHARS]}
     add("all_outputs_pass_quality_gate", len(gates) == STEPS and all(gates.values()),
         f"every step: Q >= {QUALITY_THRESHOLD} and every critical check passed (recomputed from the stored text, "
         "and as stored)", per_step=gates, threshold=QUALITY_THRESHOLD, quality=quality)
