@@ -115,3 +115,18 @@ def test_accept_s07_against_aliases_is_live_and_fails_with_its_reason(tmp_path):
     assert any(ln.startswith("  FAIL S07.three_distinct_models_from_discovery: ") and reason in ln
                for ln in r.output.splitlines())
     assert "S07 (live): FAIL" in r.output
+
+
+def test_an_unparseable_vote_counts_zero_and_keeps_what_the_model_said(tmp_path):
+    def chatty(model, messages):
+        if "VOTE:" in str(messages[-1]["content"]):
+            return "I think the chain is fine overall."
+        return one_model(model, messages)
+
+    with OpenAITestServer(models=ALIASES[:1], responder=chatty) as srv:
+        result, ev = run_s07(ModelGateway(srv.base_url), f"sqlite:///{tmp_path}/s.db", mode="live",
+                             blob_root=tmp_path / "b", prefix="uv")
+    votes = [v for r in ev.consensus.rounds for v in r.votes]
+    assert votes and all(v.confidence == 0.0 and v.rationale == "unparseable vote: I think the chain is fine overall."
+                         for v in votes)
+    assert not ev.consensus.converged and "multi_round_quality_consensus_accepts_chain" in result.failures

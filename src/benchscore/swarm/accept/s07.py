@@ -285,7 +285,7 @@ class ModelReviewer:
         m = re.search(r"VOTE:\s*(\w+)\s+CONFIDENCE:\s*([0-9.]+)", answer)
         if not m or m.group(1) not in ctx.candidates:
             return Vote(agent=self.name, role=self.role, candidate="revise_chain", confidence=0.0,
-                        rationale="unparseable vote")
+                        rationale="unparseable vote: " + " ".join(answer.split())[:TEXT_HEAD_CHARS])
         conf = min(1.0, max(0.0, float(m.group(2)))) if re.fullmatch(r"\d+(\.\d+)?", m.group(2)) else 0.0
         return Vote(agent=self.name, role=self.role, candidate=m.group(1), confidence=conf,
                     rationale=answer.splitlines()[-1][:200])
