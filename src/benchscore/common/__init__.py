@@ -9,6 +9,11 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+# Imported now, not lazily: the function ``provenance`` shares its name with its module, and importing
+# the module ``benchscore.common.provenance`` anywhere would otherwise make ``common.provenance`` the
+# module. (The module is light: hashlib and datetime.)
+from .provenance import created_at, provenance, sha256_bytes, sha256_file
+
 _EXPORTS = {
     "atomic_directory": "atomic",
     "atomic_write_bytes": "atomic",
@@ -20,10 +25,6 @@ _EXPORTS = {
     "ExitCode": "errors",
     "ServiceUnavailable": "errors",
     "Format": "models",
-    "created_at": "provenance",
-    "provenance": "provenance",
-    "sha256_bytes": "provenance",
-    "sha256_file": "provenance",
     "loads_json": "readers",
     "parse_finite_float": "readers",
     "read_bytes": "readers",
@@ -36,7 +37,32 @@ _EXPORTS = {
     "sample_std": "stats",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "BadInput",
+    "BenchscoreError",
+    "ExitCode",
+    "Format",
+    "ServiceUnavailable",
+    "atomic_directory",
+    "atomic_write_bytes",
+    "atomic_write_json",
+    "atomic_write_text",
+    "created_at",
+    "dumps_json",
+    "loads_json",
+    "mean",
+    "parse_finite_float",
+    "phi",
+    "provenance",
+    "read_bytes",
+    "read_csv",
+    "read_json",
+    "read_jsonl",
+    "sample_std",
+    "sha256_bytes",
+    "sha256_file",
+    "validate",
+]
 
 
 def __getattr__(name: str) -> Any:

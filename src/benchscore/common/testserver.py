@@ -22,6 +22,19 @@ import orjson
 Responder = Callable[[str, list[dict[str, Any]]], str]
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """A client that hangs up early (a timeout test) is not an error worth a traceback on stderr."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        import sys
+
+        if isinstance(sys.exc_info()[1], ConnectionError):  # BrokenPipeError, ConnectionResetError, ...
+            return
+        super().handle_error(request, client_address)
+
+
 def count_tokens(text: str) -> int:
     """The test server's token count: whitespace-separated words (deterministic, documented)."""
     return len(text.split())
@@ -82,7 +95,7 @@ class OpenAITestServer:
 
     def start(self) -> OpenAITestServer:
         handler = _make_handler(self)
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server = _QuietServer(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(
             target=self._server.serve_forever,

@@ -6,6 +6,7 @@ The runtime's CLI mounts :data:`accept` on the ``swarm`` group; the demo calls
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from benchscore.common.errors import BadInput, ExitCode
 from benchscore.common.provenance import provenance
 from benchscore.common.report import console, note, table
 
-from .accept.evidence import ScenarioResult
+from .accept.evidence import ScenarioResult, evidence_line, one_line
 from .accept.matrix import AcceptanceMatrix, junit_check, render_markdown
 from .accept.runner import SCENARIOS, AcceptOptions, AcceptOutcome, run_acceptance
 from .accept.s07 import BUNDLE
@@ -61,8 +62,9 @@ def _provenance(which: str, opts: AcceptOptions) -> dict[str, Any]:
         "run_id_prefix": opts.prefix})
 
 
-def _write_outputs(which: str, outcome: AcceptOutcome, opts: AcceptOptions, output: Path) -> None:
-    """Render every output first, then write them (atomically each): nothing partial on error."""
+def _write_outputs(which: str, outcome: AcceptOutcome, opts: AcceptOptions, output: Path) -> list[Path]:
+    """Render every output first, then write them (atomically each): nothing partial on error.
+    Returns the paths written."""
     prov = _provenance(which, opts)
     files: list[tuple[Path, bytes]] = []
     if outcome.model_io is not None:
@@ -78,26 +80,119 @@ def _write_outputs(which: str, outcome: AcceptOutcome, opts: AcceptOptions, outp
                                           "provenance": prov})))
     for path, data in files:
         atomic_write_bytes(path, data)
+    return [path for path, _ in files]
+
+
+# -- terminal output ----------------------------------------------------------------------------
+# Every check is one line (condition, verdict, evidence in full), printed with click.echo, which
+# never wraps or truncates: piped output is copyable line by line. Summary tables are rich tables
+# on a terminal and plain lines otherwise.
+
+
+def _verdict(passed: bool) -> str:
+    return click.style("PASS", fg="green") if passed else click.style("FAIL", fg="red", bold=True)
+
+
+def _summary(title: str, columns: list[str], rows: list[tuple[Any, ...]]) -> None:
+    if console.is_terminal:
+        console.print(table(title, columns, rows))
+        return
+    click.echo(f"{title}:")
+    for row in rows:
+        click.echo("  " + " | ".join(one_line(v) if not isinstance(v, str) else v for v in row))
+
+
+def _check_lines(key: str, r: ScenarioResult) -> list[str]:
+    head = f"{key} ({r.mode}): {_verdict(r.passed)}" + (f" [{r.mode}: {r.reason}]" if r.reason else "")
+    lines = [head]
+    for c in r.checks:
+        text = c.reason if not c.passed else f"holds: {c.condition}; evidence: {evidence_line(c.evidence)}"
+        lines.append(f"  {_verdict(c.passed)} {key}.{c.name}: {text}")
+    if not r.checks and not r.passed:
+        lines.append(f"  {_verdict(False)} {key}: {r.failures['scenario']}")
+    if r.consensus is not None:
+        lines += _consensus_lines(key, r.consensus)
+    lines += [f"  {key} details.{k}: {one_line(v)}" for k, v in r.details.items()]
+    return lines
+
+
+def _consensus_lines(key: str, c: ConsensusResult) -> list[str]:
+    lines = [f"  {key} consensus {c.preset}: threshold={c.threshold!r} min_margin={c.min_margin!r} "
+             f"evaporation={c.evaporation!r} min_rounds={c.min_rounds} role_weights={one_line(c.role_weights)} "
+             f"round_count={c.round_count} converged={c.converged} accepted_candidate={c.accepted_candidate}"]
+    for r in c.rounds:
+        votes = ", ".join(f"{v.agent}:{v.candidate}@{v.confidence!r}(+{inc!r})"
+                          for v, inc in zip(r.votes, r.vote_increments, strict=True))
+        lines.append(f"  {key} consensus round {r.round}: leader={r.leader} leader_share={r.leader_share!r} "
+                     f"(threshold {c.threshold!r}) margin={r.margin!r} (min_margin {c.min_margin!r}) "
+                     f"converged={r.converged}{' (round < min_rounds)' if r.round < c.min_rounds else ''} "
+                     f"scores_after_evaporation={one_line(r.scores_after_evaporation)} "
+                     f"votes=[{votes}] scores={one_line(r.scores)} challenges={len(r.challenges)} "
+                     f"revisions={len(r.revisions)}")
+    return lines
+
+
+def _model_io_lines(report: ModelIOReport) -> list[str]:
+    lines = [f"S08 model IO ({report.mode}) {report.endpoint}: calls_issued={report.calls_issued} "
+             f"calls_recorded={report.calls_recorded} calls_ok={report.calls_ok} calls_failed={report.calls_failed} "
+             f"tokens_in={report.tokens_in} tokens_out={report.tokens_out} reserved_tokens={report.reserved_tokens} "
+             f"cost={one_line(report.cost)} S08_PASS={report.S08_PASS}"]
+    lines += [f"  model {m.model}: calls={m.calls} ok={m.ok} failed={m.failed} tokens_in={m.tokens_in} "
+              f"tokens_out={m.tokens_out} latency_s_mean={m.latency_s_mean!r} latency_s_max={m.latency_s_max!r} "
+              f"cost={one_line(m.cost)}" for m in report.models]
+    lines += [f"  {_verdict(False)} call {f['call_id']} ({f['model']}): {one_line(f)}" for f in report.failures]
+    return lines
 
 
 def _print(which: str, outcome: AcceptOutcome) -> None:
+    """Everything the JSON outputs hold, on the terminal: every check with its condition and
+    evidence (a FAIL with its reason), consensus rounds, details, model IO, and the matrix scores."""
+    lines: list[str] = []
+    if outcome.model_io is not None:
+        lines += _model_io_lines(outcome.model_io)
     if outcome.matrix is None:
-        r = outcome.results[which]
-        rows = [(c.name, c.verdict) for c in r.checks] or [(which, f"not run: {r.reason}")]
-        console.print(table(f"{which} ({r.mode})", ["check", "verdict"], rows))
-        console.print(f"{which}: [bold]{'PASS' if r.passed else 'FAIL'}[/bold] ({r.mode})")
+        lines += _check_lines(which, outcome.results[which])
+        for line in lines:
+            click.echo(line)
         return
+    for key, r in {**outcome.results, **outcome.closed_loop}.items():
+        lines += _check_lines(key, r)
+    for line in lines:
+        click.echo(line)
     m = outcome.matrix.model_dump()
-    rows = [(k, v["mode"], v["verdict"]) for k, v in m["scenarios"].items()]
-    rows += [(k, "", v) for k, v in m["closed_loop"].items() if k.startswith("A0")]
-    console.print(table("swarm acceptance matrix", ["item", "mode", "verdict"], rows))
-    console.print(table("compliance (seed section 12)", ["key", "value"], [
-        ("swarmness_score", m["swarmness_score"]), ("minimal_compliance_score", m["minimal_compliance_score"]),
-        ("grade", m["grade"]), ("caps_applied", ", ".join(c["name"] for c in m["caps_applied"]) or "none"),
-        ("MINIMAL_CLOSED_LOOP_PASS", m["MINIMAL_CLOSED_LOOP_PASS"]),
-        ("LOCAL_SCALE_AND_BUDGET_PASS", m["LOCAL_SCALE_AND_BUDGET_PASS"])], digits=1))
+    modes = {k: r.mode for k, r in outcome.closed_loop.items()} | {
+        k: m["scenarios"][k.split("_", 1)[0]]["mode"] for k in m["closed_loop"] if k.split("_", 1)[0] in m["scenarios"]}
+    _summary("swarm acceptance matrix", ["item", "mode", "verdict"],
+             [(k, v["mode"], v["verdict"]) for k, v in m["scenarios"].items()]
+             + [(k, modes.get(k, ""), v) for k, v in m["closed_loop"].items()])
+    _summary("compliance inputs (seed section 12)", ["item", "value", "why"],
+             [(k, v, m["compliance_input_reasons"][k]) for k, v in m["compliance_inputs"].items()])
+    caps = "; ".join(f"{c['name']} cap={c['cap']} failed={','.join(c['failed_items'])} lowered={c['lowered_score']}"
+                     for c in m["caps_applied"]) or "none"
+    _summary("compliance (seed section 12)", ["key", "value"], [
+        ("swarmness_score", repr(m["swarmness_score"])),
+        ("raw_minimal_compliance_score", str(m["raw_minimal_compliance_score"])),
+        ("minimal_compliance_score", repr(m["minimal_compliance_score"])),
+        ("grade", f"{m['grade']} ({m['grade_label']})"), ("caps_applied", caps),
+        ("MINIMAL_CLOSED_LOOP_PASS", str(m["MINIMAL_CLOSED_LOOP_PASS"])),
+        ("LOCAL_SCALE_AND_BUDGET_PASS", str(m["LOCAL_SCALE_AND_BUDGET_PASS"]))])
     for line in m["not_live"]:
-        console.print(f"[yellow]not live[/yellow] {line}")
+        click.echo(f"{click.style('not live', fg='yellow')}: {line}")
+
+
+def _reproduce(ctx: click.Context) -> str:
+    """The command line that reruns this command with the same options, on one line."""
+    args = ["benchscore", "swarm", "accept", ctx.params["scenario"]]
+    for param in ctx.command.params:
+        value = ctx.params.get(param.name or "")
+        if not isinstance(param, click.Option) or value is None or value is False or value == param.default:
+            continue
+        flag = param.opts[0]
+        if param.is_flag:
+            args.append(flag)
+        else:
+            args += [flag, _redact(str(value)) or ""]
+    return shlex.join(args)
 
 
 @click.command("accept", cls=Command)
@@ -134,9 +229,11 @@ def accept(scenario: str, output: Path | None, store: str | None, redis_url: str
     opts = AcceptOptions(store=store, redis_url=redis_url, blob_root=blob_root, base_url=base_url,
                          api_key_env=api_key_env, junit=junit, quick=quick, tpm=tpm, sdist=sdist)
     outcome = run_acceptance(which, opts, on_step=lambda s: note(f"running {s}"))
-    if output is not None:
-        _write_outputs(which, outcome, opts, output)
+    written = _write_outputs(which, outcome, opts, output) if output is not None else []
     _print(which, outcome)
+    for path in written:
+        click.echo(f"wrote: {path}")
+    click.echo(f"reproduce: {_reproduce(click.get_current_context())}")
     passed = outcome.matrix.MINIMAL_CLOSED_LOOP_PASS if outcome.matrix else outcome.results[which].passed
     if not passed:
         raise SystemExit(ExitCode.FAILED)
@@ -147,13 +244,17 @@ def demo_acceptance(out_dir: Path) -> None:
     L02, A01-A07; L01 is not run (full size). Writes ``acceptance-matrix.json``/``.md``."""
     out_dir.mkdir(parents=True, exist_ok=True)
     opts = AcceptOptions(quick=True, blob_root=out_dir / "acceptance-blobs", prefix="demo")
+    output = out_dir / "acceptance-matrix.json"
     try:
         outcome = run_acceptance("all", opts)
-        _write_outputs("all", outcome, opts, out_dir / "acceptance-matrix.json")
+        written = _write_outputs("all", outcome, opts, output)
     except Exception as exc:  # noqa: BLE001 - the demo must not raise; say what failed
-        console.print(f"[red]swarm acceptance demo failed: {type(exc).__name__}: {exc}[/red]")
+        click.echo(click.style(f"swarm acceptance demo failed: {type(exc).__name__}: {exc}", fg="red"))
         return
     _print("all", outcome)
-    console.print("S07/S08 ran in [bold]replay[/bold] mode (local test server, deterministic responder): they do "
-                  "not count in the compliance score; run `benchscore swarm accept all --base-url URL` for live.")
-    console.print(f"acceptance matrix: {out_dir / 'acceptance-matrix.md'}")
+    click.echo("S07/S08 ran in replay mode (local test server, deterministic responder): they do not count in the "
+               "compliance score; run `benchscore swarm accept all --base-url URL` for live.")
+    for path in written:
+        click.echo(f"wrote: {path}")
+    click.echo("reproduce: " + shlex.join(["benchscore", "swarm", "accept", "all", "--quick", "--blobs",
+                                           str(opts.blob_root), "--output", str(output)]))

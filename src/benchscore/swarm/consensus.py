@@ -10,7 +10,9 @@ Each candidate ``j`` carries a consensus score ``S_j`` (0 at the start). Every r
 4. ``leader = argmax_j S_j`` (ties: the candidate listed first),
    ``leader_share = S_leader / sum_j max(0, S_j)`` (0 when that sum is 0),
    ``margin = S_leader - S_second`` (``S_second = 0`` with one candidate),
-   ``consensus_converged = leader_share >= threshold and margin >= min_margin``.
+   ``consensus_converged = leader_share >= threshold and margin >= min_margin``, both ``>=``
+   through :func:`~benchscore.swarm.scoring.at_least` (values within 1e-9 of a threshold meet it:
+   votes 0.3 and 0.1 give the seed's margin 0.2, not 0.19999999999999998).
 
 The run stops at the first converged round (not before ``min_rounds``) or after
 ``max_rounds``. Every round's scores, votes, challenges and revisions are kept in a
@@ -30,20 +32,25 @@ from pydantic import Field
 
 from benchscore.common.models import Format
 
+from .scoring import at_least
+
 
 @dataclass(frozen=True)
 class ConsensusParams:
-    """``threshold``, ``min_margin`` and ``evaporation`` of a consensus (seed section 7)."""
+    """``threshold``, ``min_margin`` and ``evaporation`` of a consensus (seed section 7);
+    ``preset`` names the seed's parameter set (``S07_quality``, ``S09_questioning``)."""
 
     threshold: float
     min_margin: float
     evaporation: float
+    preset: str = "custom"
 
 
 #: S07 quality consensus (seed section 7): threshold 0.7, min_margin 0.25, evaporation 0.82
-S07_QUALITY_CONSENSUS = ConsensusParams(threshold=0.7, min_margin=0.25, evaporation=0.82)
+S07_QUALITY_CONSENSUS = ConsensusParams(threshold=0.7, min_margin=0.25, evaporation=0.82, preset="S07_quality")
 #: S09 questioning consensus (seed section 7): threshold 0.7, min_margin 0.2, evaporation 0.85
-S09_QUESTIONING_CONSENSUS = ConsensusParams(threshold=0.7, min_margin=0.2, evaporation=0.85)
+S09_QUESTIONING_CONSENSUS = ConsensusParams(threshold=0.7, min_margin=0.2, evaporation=0.85,
+                                            preset="S09_questioning")
 
 
 class Vote(Format):
@@ -82,11 +89,17 @@ class ConsensusRound(Format):
 
 
 class ConsensusResult(Format):
+    """A whole consensus run: the parameters (``preset``, ``threshold``, ``min_margin``,
+    ``evaporation``, ``min_rounds``) and every round (``leader_share`` and ``margin`` per round
+    are what the thresholds are compared with)."""
+
     kind: str
+    preset: str = "custom"
     candidates: tuple[str, ...]
     threshold: float
     min_margin: float
     evaporation: float
+    min_rounds: int = 1
     role_weights: dict[str, float]
     rounds: tuple[ConsensusRound, ...]
     round_count: int
@@ -123,8 +136,9 @@ def leader_stats(scores: Mapping[str, float]) -> tuple[str, float, float]:
 
 
 def consensus_converged(leader_share: float, margin: float, *, threshold: float, min_margin: float) -> bool:
-    """``leader_share >= threshold and margin >= min_margin`` (seed section 7)."""
-    return leader_share >= threshold and margin >= min_margin
+    """``leader_share >= threshold and margin >= min_margin`` (seed section 7), each ``>=`` through
+    :func:`~benchscore.swarm.scoring.at_least` (a tolerance of 1e-9 for float rounding)."""
+    return at_least(leader_share, threshold) and at_least(margin, min_margin)
 
 
 # -- reviewers ----------------------------------------------------------------------------------
@@ -245,8 +259,8 @@ class ConsensusSwarm:
                 break
         last = history[-1]
         return ConsensusResult(
-            kind=self.kind, candidates=self.candidates, threshold=self.params.threshold,
-            min_margin=self.params.min_margin, evaporation=self.params.evaporation,
+            kind=self.kind, preset=self.params.preset, candidates=self.candidates, threshold=self.params.threshold,
+            min_margin=self.params.min_margin, evaporation=self.params.evaporation, min_rounds=self.min_rounds,
             role_weights=self.role_weights, rounds=tuple(history), round_count=len(history),
             converged=last.converged, accepted_candidate=last.leader if last.converged else None,
             final_subject=subject, final_scores=dict(last.scores),

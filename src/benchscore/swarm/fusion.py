@@ -9,6 +9,8 @@ from pydantic import Field
 
 from benchscore.common.models import Format
 
+from .scoring import at_least
+
 DEFAULT_MIN_SCORE = 0.5  # the S09 value (seed section 1.1)
 
 
@@ -37,7 +39,8 @@ def _line_key(line: str) -> str:
 def fuse_candidate_outputs(candidates: Sequence[Candidate], *, min_score: float = DEFAULT_MIN_SCORE) -> FusedOutput:
     """Fuse candidates into one output (seed section 6).
 
-    ``U = {c_i | score_i >= min_score and text_i non-empty}``; ``U`` is sorted by score,
+    ``U = {c_i | score_i >= min_score and text_i non-empty}`` (``>=`` through
+    :func:`~benchscore.swarm.scoring.at_least`, a tolerance of 1e-9 for float rounding); ``U`` is sorted by score,
     highest first (ties keep input order); the texts are merged line by line, a line being
     kept only the first time it appears (lines compared with whitespace collapsed; blank
     lines dropped); ``F = sum(score_i^2) / sum(score_i)`` over ``U``; ``sources`` is the
@@ -51,7 +54,7 @@ def fuse_candidate_outputs(candidates: Sequence[Candidate], *, min_score: float 
     if len(set(ids)) != len(ids):
         dup = next(i for i in ids if ids.count(i) > 1)
         raise ValueError(f"candidate ids must be unique; {dup!r} appears twice")
-    kept = [c for c in candidates if c.score >= min_score and c.text.strip()]
+    kept = [c for c in candidates if at_least(c.score, min_score) and c.text.strip()]
     dropped = tuple(c.id for c in candidates if c not in kept)
     kept.sort(key=lambda c: -c.score)  # stable: ties keep input order
     seen: set[str] = set()

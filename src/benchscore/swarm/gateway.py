@@ -1,7 +1,9 @@
 """The swarm's model gateway and S08's model IO audit (issue 6, seed sections 8 and 13).
 
 :class:`ModelGateway` wraps :class:`benchscore.common.llm.LLMClient`: models are chosen from
-``GET /v1/models`` (never hard-coded), every call is charged to a TPM budget (the runtime's
+``GET /v1/models`` (never hard-coded) and told apart by a fingerprint probe, so that aliases of one
+model (a llama.cpp server listing one set of weights under several names) count once
+(:meth:`ModelGateway.identify_models`); every call is charged to a TPM budget (the runtime's
 ledger, or any object with ``reserve``/``reconcile``) and every request/response yields a
 :class:`~benchscore.common.llm.CallRecord`. The records are the S08 model IO audit;
 :func:`model_io_report` turns them into the report and its checks.
@@ -12,6 +14,7 @@ only; it never appears in a record, a report or a ledger (a test greps for it).
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import re
@@ -20,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from benchscore.common.errors import BenchscoreError
-from benchscore.common.llm import CallRecord, ChatResult, LLMClient, LLMError, ModelNotFound, TokenBudget
+from benchscore.common.llm import CallRecord, ChatResult, LLMClient, LLMError, TokenBudget
 from benchscore.common.models import Format
 
 DEFAULT_API_KEY_ENV = "BENCHSCORE_GATEWAY_API_KEY"
@@ -36,24 +39,104 @@ class GatewayUnavailable(BenchscoreError):
     """Discovery failed or did not offer enough usable chat models."""
 
 
-def choose_models(discovered: Sequence[str], k: int, *, exclude: Sequence[str] = ()) -> list[str]:
-    """The first ``k`` distinct chat models in discovery order (issue 6: models come from
-    ``/v1/models``, never hard-coded).
+def chat_models(discovered: Sequence[str]) -> list[str]:
+    """The chat models of a discovery list, in its order (issue 6: models come from ``/v1/models``,
+    never hard-coded): non-chat models (names matching :data:`NON_CHAT_MODEL`) and repeats are skipped."""
+    return [m for m in dict.fromkeys(discovered) if not NON_CHAT_MODEL.search(m)]
 
-    Non-chat models (names matching :data:`NON_CHAT_MODEL`), duplicates and ``exclude`` are
-    skipped. Raises :class:`GatewayUnavailable` when fewer than ``k`` remain.
+
+# -- telling models apart: aliases of one model are one model ------------------------------------
+
+#: the fingerprint probe: at temperature 0 the same weights give the same short answer, and two
+#: models rarely give the same one (nor count the prompt's tokens alike unless they share a tokenizer)
+FINGERPRINT_MESSAGES: tuple[dict[str, str], ...] = (
+    {"role": "user", "content": "Reply with the word ready, then name three animals and one number between 1 and 1000."},
+)
+FINGERPRINT_MAX_TOKENS = 24
+#: probes per model: two, so that an answer that does not repeat is seen (it then proves nothing)
+FINGERPRINT_PROBES = 2
+
+
+class ModelProbe(Format):
+    """What the fingerprint probes of one discovered model returned."""
+
+    model: str
+    answers_sha256: tuple[str, ...] = ()
+    prompt_tokens: int | None = None
+    error: str = ""
+
+    @property
+    def answered(self) -> bool:
+        return not self.error and len(self.answers_sha256) == FINGERPRINT_PROBES
+
+    @property
+    def reproducible(self) -> bool:
+        return self.answered and len(set(self.answers_sha256)) == 1
+
+
+class ModelIdentity(Format):
+    """One probed model and which model it is: ``same_model_as`` names the first listed model it
+    could not be told apart from (``None``: it is a distinct model, or did not answer)."""
+
+    model: str
+    answered: bool
+    reproducible: bool
+    prompt_tokens: int | None
+    answers_sha256: tuple[str, ...]
+    same_model_as: str | None
+    relation: str
+    error: str = ""
+
+
+def proven_distinct(a: ModelProbe, b: ModelProbe) -> tuple[bool, str]:
+    """Whether two answered models are shown to be different weights, and why (or why not).
+
+    Different: their tokenizers count the probe's prompt differently, or both answer the probe
+    the same way every time (temperature 0) and their answers differ. Identical repeatable
+    answers with the same prompt token count are one model under two names (aliases); answers
+    that do not repeat, with the same token count, cannot tell the two apart.
     """
-    if k < 1:
-        raise ValueError("k must be >= 1")
-    out: list[str] = []
-    for m in discovered:
-        if m in out or m in exclude or NON_CHAT_MODEL.search(m):
+    if a.prompt_tokens is not None and b.prompt_tokens is not None and a.prompt_tokens != b.prompt_tokens:
+        return True, f"distinct from {b.model}: prompt counted as {a.prompt_tokens} vs {b.prompt_tokens} tokens"
+    if a.reproducible and b.reproducible:
+        if a.answers_sha256[0] != b.answers_sha256[0]:
+            return True, f"distinct from {b.model}: different repeatable answers"
+        return False, f"alias of {b.model}: identical answers and prompt tokens"
+    return False, (f"not told apart from {b.model}: answers do not repeat at temperature 0 and the prompt "
+                   "token counts agree")
+
+
+def group_models(probes: Sequence[ModelProbe]) -> list[ModelIdentity]:
+    """Each answered model, in discovery order, is the same model as the first distinct model it is
+    not :func:`proven_distinct` from; otherwise it is a new distinct model. Aliases of one model
+    are never counted twice (a model that cannot be told apart counts as the same)."""
+    distinct: list[ModelProbe] = []
+    out = []
+    for p in probes:
+        common = dict(model=p.model, answered=p.answered, reproducible=p.reproducible, prompt_tokens=p.prompt_tokens,
+                      answers_sha256=p.answers_sha256, error=p.error)
+        if not p.answered:
+            out.append(ModelIdentity(**common, same_model_as=None, relation=f"did not answer: {p.error}"))
             continue
-        out.append(m)
-        if len(out) == k:
-            return out
-    raise GatewayUnavailable(
-        f"discovery offered {len(out)} usable chat model(s) ({', '.join(out) or 'none'}), {k} needed")
+        same, why = None, []
+        for d in distinct:
+            apart, reason = proven_distinct(p, d)
+            if not apart:
+                same, why = d.model, [reason]
+                break
+            why.append(reason)
+        if same is None:
+            distinct.append(p)
+        out.append(ModelIdentity(**common, same_model_as=same, relation="; ".join(why) or "first distinct model"))
+    return out
+
+
+class ModelSelection(Format):
+    """The models S07 uses: every probed model's identity and the distinct ones, in discovery order."""
+
+    discovered: tuple[str, ...]
+    identities: tuple[ModelIdentity, ...]
+    distinct_models: tuple[str, ...]
 
 
 class ModelGateway:
@@ -111,32 +194,39 @@ class ModelGateway:
             raise GatewayUnavailable(str(exc)) from None
         return list(self.discovered)
 
-    def select_models(self, k: int, *, probe: bool = True) -> list[str]:
-        """``k`` distinct models chosen from discovery. With ``probe``, each candidate answers one
-        tiny call first; a model the gateway lists but does not serve (NewAPI's HTTP 200
-        ``model_not_found``) is skipped and the next one is tried."""
+    def _probe(self, model: str) -> ModelProbe:
+        answers, prompt_tokens = [], None
+        for _ in range(FINGERPRINT_PROBES):
+            try:
+                r = self.chat(model, FINGERPRINT_MESSAGES, max_tokens=FINGERPRINT_MAX_TOKENS)
+            except LLMError as exc:  # model_not_found (listed, not served), failed call: recorded, skipped
+                detail = exc.record.error if exc.record is not None and exc.record.error else str(exc)
+                return ModelProbe(model=model, error=f"{type(exc).__name__}: {detail}")
+            answers.append(hashlib.sha256(r.text.strip().encode()).hexdigest())
+            prompt_tokens = r.record.tokens_in
+        return ModelProbe(model=model, answers_sha256=tuple(answers), prompt_tokens=prompt_tokens)
+
+    def identify_models(self, k: int) -> ModelSelection:
+        """Up to ``k`` distinct models from discovery: the chat models are probed in discovery
+        order (:data:`FINGERPRINT_PROBES` fingerprint calls each, audited like every call) until
+        ``k`` distinct ones are found (:func:`group_models`: aliases of one model count once).
+        Fewer than ``k`` is a result, not an error; none answering raises :class:`GatewayUnavailable`."""
+        if k < 1:
+            raise ValueError("k must be >= 1")
         if not self.discovered:
             self.discover()
-        chosen: list[str] = []
-        rejected: list[str] = []
-        while len(chosen) < k:
-            try:
-                nxt = choose_models(self.discovered, len(chosen) + 1, exclude=rejected)[-1]
-            except GatewayUnavailable:
-                raise GatewayUnavailable(
-                    f"only {len(chosen)} of {k} discovered models answered "
-                    f"(unusable: {', '.join(rejected) or 'none'})") from None
-            if probe:
-                try:
-                    self.chat(nxt, [{"role": "user", "content": "Reply with the word ready."}], max_tokens=8)
-                except ModelNotFound:
-                    rejected.append(nxt)
-                    continue
-                except LLMError:
-                    rejected.append(nxt)
-                    continue
-            chosen.append(nxt)
-        return chosen
+        probes: list[ModelProbe] = []
+        identities: list[ModelIdentity] = []
+        for model in chat_models(self.discovered):
+            probes.append(self._probe(model))
+            identities = group_models(probes)
+            if sum(1 for i in identities if i.answered and i.same_model_as is None) == k:
+                break
+        distinct = tuple(i.model for i in identities if i.answered and i.same_model_as is None)
+        if not distinct:
+            tried = "; ".join(f"{i.model}: {i.error}" for i in identities) or "no chat model listed"
+            raise GatewayUnavailable(f"no discovered chat model answered ({tried})")
+        return ModelSelection(discovered=tuple(self.discovered), identities=tuple(identities), distinct_models=distinct)
 
     def chat(self, model: str, messages: Sequence[dict[str, Any]], *, max_tokens: int | None = None,
              temperature: float = 0.0) -> ChatResult:
@@ -173,6 +263,7 @@ class ModelUsage(Format):
 class AuditCheck(Format):
     name: str
     passed: bool
+    condition: str
     evidence: str
 
 
@@ -235,14 +326,20 @@ def model_io_report(records: Sequence[CallRecord], *, endpoint: str, mode: str, 
     no_usage = [r.call_id for r in ok if r.tokens_in is None or r.tokens_out is None]
     no_reason = [r.call_id for r in failed if not r.error]
     checks = [
-        AuditCheck(name="calls_recorded", passed=len(recs) >= 1, evidence=f"{len(recs)} records"),
+        AuditCheck(name="calls_recorded", passed=len(recs) >= 1, condition="at least one call record",
+                   evidence=f"{len(recs)} records"),
         AuditCheck(name="every_call_recorded", passed=len(recs) == calls_issued,
+                   condition="one record per call the gateway issued",
                    evidence=f"{calls_issued} calls issued, {len(recs)} records"),
-        AuditCheck(name="records_complete", passed=not incomplete, evidence=f"incomplete: {incomplete[:5]}"),
-        AuditCheck(name="ok_calls_have_usage", passed=not no_usage, evidence=f"ok without usage: {no_usage[:5]}"),
+        AuditCheck(name="records_complete", passed=not incomplete,
+                   condition="every record has model, prompt sha256, status, attempts >= 1 and a finite latency",
+                   evidence=f"incomplete: {incomplete[:5]}"),
+        AuditCheck(name="ok_calls_have_usage", passed=not no_usage, condition="every ok call has tokens in and out",
+                   evidence=f"ok without usage: {no_usage[:5]}"),
         AuditCheck(name="failed_calls_have_reasons", passed=not no_reason,
+                   condition="every failed call has its error recorded",
                    evidence=f"{len(failed)} failed, without reason: {no_reason[:5]}"),
-        AuditCheck(name="no_secret_in_records", passed=not leaked,
+        AuditCheck(name="no_secret_in_records", passed=not leaked, condition="no API key appears in any record",
                    evidence=f"{len(secrets)} secret(s) searched, {len(leaked)} found"),
     ]
     if budget_windows is not None:
@@ -251,6 +348,7 @@ def model_io_report(records: Sequence[CallRecord], *, endpoint: str, mode: str, 
         peak = max(budget_windows.values(), default=0)
         checks.append(AuditCheck(
             name="budget_charged", passed=charged >= used and (target_tpm is None or peak <= target_tpm),
+            condition="the TPM budget's windows hold every token the ok calls used, none above the target",
             evidence=f"{charged} tokens in {len(budget_windows)} window(s) for {used} used by ok calls; "
                      f"busiest window {peak} of {target_tpm}"))
     all_costs = [r.cost for r in recs if r.cost is not None]

@@ -16,6 +16,8 @@ from pydantic import Field
 
 from benchscore.common.models import Format
 
+from .scoring import at_least
+
 QUALITY_THRESHOLD = 0.72
 
 
@@ -44,7 +46,8 @@ def assess_output_quality(checks: Sequence[QualityCheck], *, threshold: float = 
     """Raw quality score and quality gate (seed section 2).
 
     ``Q = (sum c_i) / N`` with ``c_i in {0, 1}`` over the ``N`` checks of the step, and
-    ``quality_pass = Q >= threshold (0.72) and every critical check passed``.
+    ``quality_pass = Q >= threshold (0.72) and every critical check passed``, ``>=`` through
+    :func:`~benchscore.swarm.scoring.at_least` (a tolerance of 1e-9 for float rounding).
     Check names must be unique and there must be at least one check.
     """
     if not checks:
@@ -64,7 +67,7 @@ def assess_output_quality(checks: Sequence[QualityCheck], *, threshold: float = 
         Q=q,
         threshold=threshold,
         critical_failed=critical_failed,
-        quality_pass=q >= threshold and not critical_failed,
+        quality_pass=at_least(q, threshold) and not critical_failed,
     )
 
 

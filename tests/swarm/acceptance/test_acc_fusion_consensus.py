@@ -24,6 +24,7 @@ from benchscore.swarm.consensus import (
     vote_increment,
 )
 from benchscore.swarm.fusion import Candidate, fuse_candidate_outputs
+from benchscore.swarm.scoring import at_least
 
 
 def test_fusion_filters_sorts_merges_and_scores():
@@ -64,7 +65,7 @@ cand_st = st.lists(st.tuples(st.text(alphabet="abc\n ", max_size=12), st.floats(
 def test_fusion_properties(raw, min_score):
     cands = [Candidate(id=f"c{i}", text=t, score=s) for i, (t, s) in enumerate(raw)]
     f = fuse_candidate_outputs(cands, min_score=min_score)
-    kept = [c for c in cands if c.score >= min_score and c.text.strip()]
+    kept = [c for c in cands if at_least(c.score, min_score) and c.text.strip()]
     assert set(f.sources) == {c.id for c in kept}
     by_id = {c.id: c.score for c in cands}
     assert [by_id[s] for s in f.sources] == sorted((by_id[s] for s in f.sources), reverse=True)

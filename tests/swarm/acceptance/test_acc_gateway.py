@@ -12,7 +12,7 @@ from benchscore.swarm import TPMBudget
 from benchscore.swarm.gateway import (
     GatewayUnavailable,
     ModelGateway,
-    choose_models,
+    chat_models,
     model_io_report,
     render_model_io_markdown,
 )
@@ -36,32 +36,33 @@ class CountingBudget:
             self.reconciled.append((reservation, actual))
 
 
-def test_choose_models_uses_discovery_order_and_skips_non_chat():
+def test_chat_models_keep_discovery_order_and_skip_non_chat():
     found = ["text-embedding-3-small", "qwen-7b", "whisper-1", "qwen-7b", "llama-3", "glm-4", "dall-e-3"]
-    assert choose_models(found, 3) == ["qwen-7b", "llama-3", "glm-4"]
-    assert choose_models(found, 1, exclude=["qwen-7b"]) == ["llama-3"]
-    with pytest.raises(GatewayUnavailable, match="3 usable"):
-        choose_models(found, 4)
+    assert chat_models(found) == ["qwen-7b", "llama-3", "glm-4"]
 
 
 def test_discovery_selection_skips_listed_but_unserved_models():
     # the gateway lists 'ghost' but answers it with NewAPI's HTTP-200 model_not_found
-    with OpenAITestServer(models=["ghost", "a", "b", "c"], responder=lambda m, msgs: "ready") as srv:
+    with OpenAITestServer(models=["ghost", "a", "b", "c"], responder=lambda m, msgs: f"ready {m}") as srv:
         gw = ModelGateway(srv.base_url, backoff_base=0.001)
         listed = gw.discover()  # 'ghost' is listed by discovery ...
         srv.models.remove("ghost")  # ... but not served
-        chosen = gw.select_models(3)
+        chosen = gw.identify_models(3)
     assert listed[0] == "ghost"
-    assert chosen == ["a", "b", "c"]
+    assert chosen.distinct_models == ("a", "b", "c")
     rec = gw.records
     assert rec[0].model == "ghost" and rec[0].status == "failed" and "model_not_found" in rec[0].error
+    ghost = chosen.identities[0]
+    assert not ghost.answered and "model_not_found" in ghost.relation
 
 
-def test_too_few_models_is_one_clear_error():
-    with OpenAITestServer(models=["only"]) as srv:
-        gw = ModelGateway(srv.base_url)
-        with pytest.raises(GatewayUnavailable, match="1 of 3|only 1"):
-            gw.select_models(3)
+def test_no_answering_model_is_one_clear_error():
+    with OpenAITestServer(models=["a", "b"]) as srv:
+        gw = ModelGateway(srv.base_url, backoff_base=0.001)
+        gw.discover()
+        srv.models.clear()  # listed, never served
+        with pytest.raises(GatewayUnavailable, match="no discovered chat model answered"):
+            gw.identify_models(3)
 
 
 def test_unreachable_gateway_is_gateway_unavailable():

@@ -111,6 +111,16 @@ def test_each_s07_check_fails_on_its_own_evidence(s07_replay, check):
     assert check in after - before
 
 
+@pytest.mark.parametrize(("score", "passes"), [(0.75 - 1e-8, False), (0.75 - 1e-10, True), (0.75, True),
+                                               (0.75 + 1e-8, True)])
+def test_accepted_score_edge(s07_replay, score, passes):
+    """convergence_pg_and_blob needs accepted_score >= 0.75 (issue 9: through at_least)."""
+    _, ev = s07_replay
+    ev = ev.model_copy(update={"convergence": {**ev.convergence, "accepted_score": score}})
+    check = next(c for c in evaluate_s07(ev).checks if c.name == "convergence_pg_and_blob")
+    assert check.passed is passes
+
+
 # -- S08 and secrets -----------------------------------------------------------------------------
 
 KEY = "sk-live-canary-7d41a9e0"
@@ -153,7 +163,7 @@ def test_replay_key_never_written(tmp_path):
 
 def ok(name, mode="local", checks=("c",)):
     return ScenarioResult(scenario=name, mode=mode, passed=True,
-                          checks=tuple(Check(name=c, passed=True) for c in checks))
+                          checks=tuple(Check(name=c, passed=True, condition="holds") for c in checks))
 
 
 FEATURE_NAMES = ("F01_decentralization", "F02_self_organization", "F03_emergence", "F04_robustness",
@@ -247,12 +257,12 @@ def test_accept_bad_input_is_one_line_exit_2(tmp_path):
     assert r.exit_code == 2 and "--tpm 500" in r.output and not (tmp_path / "s.json").exists()
 
 
-def test_accept_live_gateway_without_enough_models_is_exit_2(tmp_path):
-    with OpenAITestServer(models=["only-one"]) as srv:
+def test_accept_live_gateway_where_no_model_answers_is_exit_2(tmp_path):
+    with OpenAITestServer(models=["text-embedding-only"]) as srv:  # no chat model to run S07 with
         r = CliRunner().invoke(_cli, ["accept", "S07", "--base-url", srv.base_url, "--store",
                                       f"sqlite:///{tmp_path}/a.db", "--output", str(tmp_path / "s07.json")])
     errors = [ln for ln in r.output.splitlines() if ln.startswith("error:")]
-    assert r.exit_code == 2 and len(errors) == 1 and "3 discovered models" in errors[0]
+    assert r.exit_code == 2 and len(errors) == 1 and "no discovered chat model answered" in errors[0]
     assert "Traceback" not in r.output and not (tmp_path / "s07.json").exists()
 
 

@@ -69,6 +69,10 @@ class A04Result(Format):
     A04_PASS: bool
 
 
+A04_CONDITION = ("the swarm converges in no more executions than FIFO (FIFO not converging counts as infinitely "
+                 "many) and its accepted score at the same execution budget is >= FIFO's")
+
+
 def a04_pass(swarm: StrategyResult, fifo: StrategyResult) -> bool:
     """A04 holds when the swarm converges (reaches ``target``) in no more executions than FIFO
     (FIFO not converging counts as infinitely many) and its accepted score after the same

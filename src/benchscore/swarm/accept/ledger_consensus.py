@@ -135,8 +135,9 @@ def consensus_from_ledger(
         scores = new
     last = history[-1] if history else None
     return ConsensusResult(
-        kind=kind, candidates=tuple(candidates), threshold=params.threshold, min_margin=params.min_margin,
-        evaporation=params.evaporation, role_weights=dict(role_weights), rounds=tuple(history),
+        kind=kind, preset=params.preset, candidates=tuple(candidates), threshold=params.threshold,
+        min_margin=params.min_margin, evaporation=params.evaporation, min_rounds=min_rounds,
+        role_weights=dict(role_weights), rounds=tuple(history),
         round_count=len(history), converged=bool(last and last.converged),
         accepted_candidate=last.leader if last is not None and last.converged else None,
         final_subject=subject, final_scores=dict(last.scores) if last else {},

@@ -33,7 +33,9 @@ from benchscore.common.models import Format
 from benchscore.common.readers import read_bytes
 
 from ..compliance import FEATURES, LOCAL, SCENARIOS, AppliedCap, minimal_compliance_score
-from .evidence import Check, ScenarioResult, all_passed
+from ..consensus import ConsensusResult
+from .a04 import A04_CONDITION
+from .evidence import Check, ScenarioResult, all_passed, evidence_line, one_line
 
 SWARM_PACKAGE = Path(__file__).resolve().parents[1]
 FEATURE_CHECKS = {
@@ -43,16 +45,21 @@ FEATURE_CHECKS = {
 
 
 class ScenarioSummary(Format):
-    mode: str
+    mode: str = Field(description="live (the gateway given by --base-url), replay (the built-in test server), "
+                                  "local (no model) or not_run")
     verdict: str
-    reason: str = ""
+    reason: str = Field(default="", description="why the scenario is replay or not_run")
     checks: dict[str, str] = Field(default_factory=dict, description="check name -> PASS/FAIL")
+    failures: dict[str, str] = Field(default_factory=dict,
+                                     description="failed check name (or 'scenario') -> its one-line reason")
 
 
 class MatrixCheck(Format):
     id: str = Field(description="SCENARIO.check")
     verdict: str
     mode: str
+    condition: str = Field(default="", description="the rule the check tests")
+    reason: str = Field(default="", description="empty for a PASS; for a FAIL: condition, failing parts, evidence")
     evidence: dict[str, Any]
 
 
@@ -74,6 +81,9 @@ class AcceptanceMatrix(Format):
     LOCAL_SCALE_AND_BUDGET_PASS: bool
     not_live: tuple[str, ...] = Field(description="scenarios that ran in replay or did not run, with why")
     checks: tuple[MatrixCheck, ...]
+    consensus: dict[str, ConsensusResult] = Field(
+        default_factory=dict, description="scenario -> its consensus run: preset, threshold, min_margin, "
+                                          "evaporation and every round's scores, leader_share and margin")
     details: dict[str, Any] = Field(default_factory=dict)
     provenance: dict[str, Any] | None = None
 
@@ -93,7 +103,7 @@ def a01_static_compile(package: Path = SWARM_PACKAGE) -> ScenarioResult:
             except py_compile.PyCompileError as exc:
                 errors.append(f"{f.name}: {exc.msg}")
     check = Check(name="static_compile", passed=bool(files) and not errors,
-                  evidence={"files": len(files), "errors": errors[:10]})
+                  condition="every .py file of benchscore.swarm compiles", evidence={"files": len(files), "errors": errors[:10]})
     return ScenarioResult(scenario="A01_static_compile", mode="local", passed=check.passed, checks=(check,))
 
 
@@ -112,18 +122,21 @@ def deterministic_examples() -> Check:
         "section3_final_step_1_0": score_output(0.8, quality_pass=True, risk=False, step_index=6,
                                                 final_step=True) == 1.0,
     }
-    return Check(name="deterministic_scenarios", passed=all(parts.values()), evidence=parts)
+    return Check(name="deterministic_scenarios", passed=all(parts.values()),
+                 condition="the seed's worked examples (sections 3, 11, 12) recompute to the seed's values",
+                 evidence={"conditions": parts})
 
 
 #: pytest's JUnit classname of a test under tests/swarm
 SWARM_TEST_PREFIX = "tests.swarm."
+JUNIT_CONDITION = "a pytest JUnit report (--junit) with >= 1 tests.swarm test case, no failure, no error"
 
 
 def junit_check(path: Path | None) -> Check:
     """A pytest JUnit XML report of ``tests/swarm``: at least one test case whose classname is under
     ``tests.swarm.``, no failure, no error (a clean report of another suite is not evidence)."""
     if path is None:
-        return Check(name="unit_tests_report", passed=False,
+        return Check(name="unit_tests_report", passed=False, condition=JUNIT_CONDITION,
                      evidence={"reason": "not supplied: run pytest tests/swarm --junitxml FILE and pass --junit FILE"})
     data = read_bytes(path)
     try:
@@ -143,7 +156,7 @@ def junit_check(path: Path | None) -> Check:
     swarm_cases = sum(1 for s in suites for tc in s.iter("testcase")
                       if (tc.get("classname") or "").startswith(SWARM_TEST_PREFIX))
     passed = totals["tests"] > 0 and swarm_cases > 0 and totals["failures"] == 0 and totals["errors"] == 0
-    return Check(name="unit_tests_report", passed=passed,
+    return Check(name="unit_tests_report", passed=passed, condition=JUNIT_CONDITION,
                  evidence={**totals, "swarm_testcases": swarm_cases, "report": path.name})
 
 
@@ -161,14 +174,14 @@ def a03(s09: ScenarioResult, s10: ScenarioResult) -> ScenarioResult:
     if "run_id" in s10.details:
         verdicts[s10.details["run_id"]] = s10.details.get("audit_verdict", "")
     check = Check(name="ledger_audits_pass", passed=bool(verdicts) and all(v == "PASS" for v in verdicts.values()),
-                  evidence={"audits": verdicts})
+                  condition="the ledger audit of every acceptance run (S09 scaled runs, S10) is PASS", evidence={"audits": verdicts})
     return ScenarioResult(scenario="A03_swarm_behavior_acceptance", mode="local", passed=check.passed, checks=(check,))
 
 
 def a04_scenario(result: Any | None) -> ScenarioResult:
     if result is None:
         return not_run("A04_swarm_vs_traditional_benchmark", "not run")
-    check = Check(name="swarm_vs_fifo", passed=result.A04_PASS, evidence={
+    check = Check(name="swarm_vs_fifo", passed=result.A04_PASS, condition=A04_CONDITION, evidence={
         "swarm": result.swarm.model_dump(), "fifo": result.fifo.model_dump(), "workload": result.workload})
     return ScenarioResult(scenario="A04_swarm_vs_traditional_benchmark", mode="local", passed=check.passed,
                           checks=(check,))
@@ -211,9 +224,11 @@ def build_matrix(results: Mapping[str, ScenarioResult], closed_loop: Mapping[str
     for group in (results, closed_loop):
         for key, r in group.items():
             if not r.checks:
-                checks.append({"id": f"{key}", "verdict": "FAIL", "mode": r.mode, "evidence": {"reason": r.reason}})
+                checks.append({"id": f"{key}", "verdict": "FAIL", "mode": r.mode, "condition": "the scenario ran",
+                               "reason": r.failures["scenario"], "evidence": {"reason": r.reason}})
             for c in r.checks:
-                checks.append({"id": f"{key}.{c.name}", "verdict": c.verdict, "mode": r.mode, "evidence": c.evidence})
+                checks.append({"id": f"{key}.{c.name}", "verdict": c.verdict, "mode": r.mode, "condition": c.condition,
+                               "reason": c.reason, "evidence": c.evidence})
     minimal_items = {**{k: v.passed for k, v in closed_loop.items()},
                      "S07_live_external_github_code_reasoning": bool(bits["S07"]),
                      "S08_model_io_report_audit": bool(bits["S08"]),
@@ -225,41 +240,57 @@ def build_matrix(results: Mapping[str, ScenarioResult], closed_loop: Mapping[str
                 for k, r in results.items() if r.mode in ("replay", "not_run")]
     return AcceptanceMatrix(
         scenarios={k: ScenarioSummary(mode=r.mode, verdict="PASS" if r.passed else "FAIL", reason=r.reason,
-                                      checks={c.name: c.verdict for c in r.checks}) for k, r in results.items()},
+                                      checks={c.name: c.verdict for c in r.checks}, failures=r.failures)
+                   for k, r in results.items()},
         closed_loop={k: "PASS" if v else "FAIL" for k, v in minimal_items.items()},
         compliance_inputs=bits, compliance_input_reasons=why, swarmness_score=score.swarmness_score,
         raw_minimal_compliance_score=score.raw_minimal_compliance_score,
         minimal_compliance_score=score.minimal_compliance_score, grade=score.grade, grade_label=score.grade_label,
         caps_applied=score.caps_applied, MINIMAL_CLOSED_LOOP_PASS=minimal, LOCAL_SCALE_AND_BUDGET_PASS=local,
         not_live=tuple(not_live), checks=tuple(MatrixCheck(**c) for c in checks),
+        consensus={k: r.consensus for k, r in results.items() if r.consensus is not None},
         details={k: r.details for k, r in {**results, **closed_loop}.items() if r.details},
     )
 
 
 def render_markdown(m: AcceptanceMatrix) -> str:
-    """The matrix as Markdown."""
+    """The matrix as Markdown: scenarios with their mode, compliance, closed loop, every failure
+    with its reason, every consensus round, every check with its full evidence."""
     matrix = m.model_dump()
     out = ["# Swarm acceptance matrix", "",
            f"- swarmness_score: **{matrix['swarmness_score']:.1f}**",
            f"- minimal_compliance_score: **{matrix['minimal_compliance_score']:g}** "
            f"(raw {matrix['raw_minimal_compliance_score']}), grade **{matrix['grade']}** ({matrix['grade_label']})",
-           f"- caps applied: {', '.join(c['name'] + ' (' + ','.join(c['failed_items']) + ')' for c in matrix['caps_applied']) or 'none'}",
+           "- caps applied: " + (", ".join(f"{c['name']} (cap {c['cap']}, failed {','.join(c['failed_items'])}, "
+                                          f"lowered {c['lowered_score']})" for c in matrix["caps_applied"]) or "none"),
            f"- MINIMAL_CLOSED_LOOP_PASS: **{matrix['MINIMAL_CLOSED_LOOP_PASS']}**",
            f"- LOCAL_SCALE_AND_BUDGET_PASS: **{matrix['LOCAL_SCALE_AND_BUDGET_PASS']}**", ""]
     if matrix["not_live"]:
         out += ["**Not live / not run:**", ""] + [f"- {x}" for x in matrix["not_live"]] + [""]
-    out += ["## Compliance inputs", "", "| item | value | why |", "| --- | ---: | --- |"]
+    out += ["## Scenarios", "", "| scenario | mode | verdict | why not live |", "| --- | --- | --- | --- |"]
+    out += [f"| {k} | **{v['mode']}** | {v['verdict']} | {_cell(v['reason'])} |" for k, v in matrix["scenarios"].items()]
+    out += ["", "## Compliance inputs", "", "| item | value | why |", "| --- | ---: | --- |"]
     for k, v in matrix["compliance_inputs"].items():
         out.append(f"| {k} | {v} | {matrix['compliance_input_reasons'][k]} |")
     out += ["", "## Section 13 closed loop", "", "| item | verdict |", "| --- | --- |"]
     out += [f"| {k} | {v} |" for k, v in matrix["closed_loop"].items()]
-    out += ["", "## Every check", "", "| check | mode | verdict | evidence |", "| --- | --- | --- | --- |"]
+    failed = [c for c in matrix["checks"] if c["verdict"] == "FAIL"]
+    if failed:
+        out += ["", "## Failures", "", "| check | mode | reason |", "| --- | --- | --- |"]
+        out += [f"| {c['id']} | {c['mode']} | {_cell(c['reason'])} |" for c in failed]
+    for key, c in matrix["consensus"].items():
+        out += ["", f"## {key} consensus ({c['preset']}: threshold {c['threshold']}, min_margin {c['min_margin']}, "
+                    f"evaporation {c['evaporation']}, min_rounds {c['min_rounds']})", "",
+                "| round | leader | leader_share | margin | converged | scores |", "| ---: | --- | ---: | ---: | --- | --- |"]
+        out += [f"| {r['round']} | {r['leader']} | {r['leader_share']!r} | {r['margin']!r} | {r['converged']} | "
+                f"{_cell(one_line(r['scores']))} |" for r in c["rounds"]]
+    out += ["", "## Every check", "", "| check | mode | verdict | condition | evidence |", "| --- | --- | --- | --- | --- |"]
     for c in matrix["checks"]:
-        ev = ", ".join(f"{k}={_short(v)}" for k, v in c["evidence"].items())
-        out.append(f"| {c['id']} | {c['mode']} | {c['verdict']} | {ev.replace('|', '/')} |")
+        out.append(f"| {c['id']} | {c['mode']} | {c['verdict']} | {_cell(c['condition'])} | "
+                   f"{_cell(evidence_line(c['evidence']))} |")
     return "\n".join(out) + "\n"
 
 
-def _short(v: Any, limit: int = 90) -> str:
-    s = str(v)
-    return s if len(s) <= limit else s[: limit - 3] + "..."
+def _cell(text: str) -> str:
+    """A Markdown table cell: no pipe, no newline."""
+    return text.replace("|", "/").replace("\n", " ")

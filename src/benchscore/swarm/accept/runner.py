@@ -88,7 +88,8 @@ def run_s07_s08(opts: AcceptOptions, store: str, blob_root: Path) -> tuple[Scena
     s07 = s07.model_copy(update={"reason": reason})
     s08 = ScenarioResult(
         scenario="S08", mode=mode, passed=report.S08_PASS, reason=reason,
-        checks=tuple(Check(name=c.name, passed=c.passed, evidence={"evidence": c.evidence}) for c in report.checks),
+        checks=tuple(Check(name=c.name, passed=c.passed, condition=c.condition, evidence={"evidence": c.evidence})
+                     for c in report.checks),
         details={"calls_recorded": report.calls_recorded, "calls_failed": report.calls_failed,
                  "tokens_in": report.tokens_in, "tokens_out": report.tokens_out, "endpoint": report.endpoint})
     return s07, s08, report
@@ -107,7 +108,9 @@ def _l01(store: str, quick: bool) -> ScenarioResult:
     keys = ("worker_processes", "logical_cpus", "total_agents", "total_tasks", "completed_tasks", "failed_tasks",
             "participating_agents", "converged_shards", "wall_time_s", "tasks_per_second")
     ev = {k: getattr(r, k) for k in keys} | {"duplicate_claims": len(r.duplicate_claims), "run_id": r.run_id}
-    check = Check(name="L01_PASS", passed=recomputed and r.L01_PASS, evidence=ev)
+    check = Check(name="L01_PASS", passed=recomputed and r.L01_PASS, condition=(
+        "worker_processes = logical_cpus, completed_tasks = total_tasks, failed_tasks = 0, no duplicate claim, "
+        "participating_agents = total_agents, converged_shards = worker_processes"), evidence=ev)
     return ScenarioResult(scenario="L01", mode="local", passed=check.passed, checks=(check,))
 
 
@@ -119,7 +122,9 @@ def _l02(store: str) -> ScenarioResult:
             "max_tokens_in_a_minute", "budget_utilization", "completed_tasks", "failed_tasks", "participating_agents",
             "agent_count", "converged")
     ev = {k: getattr(r, k) for k in keys} | {"duplicate_claims": len(r.duplicate_claims)}
-    check = Check(name="L02_PASS", passed=r.L02_PASS, evidence=ev)
+    check = Check(name="L02_PASS", passed=r.L02_PASS, condition=(
+        "target_tpm = 3000, max tokens in a minute <= 3000, total_reserved_tokens = 3000, budget_utilization = 1.0, "
+        "every task completed, none failed, no duplicate claim, every agent took part, converged"), evidence=ev)
     return ScenarioResult(scenario="L02", mode="local", passed=check.passed, checks=(check,))
 
 

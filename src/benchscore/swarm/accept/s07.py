@@ -6,8 +6,11 @@ sha256 in ``data/fastapi-0.115.0/manifest.json``): one excerpt per step is bundl
 sha256 of the whole file in the sdist and of the excerpt, so nothing reaches the network. The
 bundle is verified on every load.
 
-The run: the gateway discovers models (``GET /v1/models``) and picks three distinct chat models
-from that list; three agents (one primary model each) share one pool. Step 1 is put in the pool;
+The run: the gateway discovers models (``GET /v1/models``) and takes up to three distinct chat
+models from that list, telling aliases of one model apart by a fingerprint probe
+(:meth:`~benchscore.swarm.gateway.ModelGateway.identify_models`); three agents share one pool,
+agent i with distinct model ``i mod n`` as its primary (with fewer than three distinct models the
+chain still runs end to end, reusing them, and only ``three_distinct_models_from_discovery`` fails). Step 1 is put in the pool;
 the agent that completes step k puts step k+1 in the pool with a cursor to step k (the shared
 chain state); there is no controller. A step's output passes through ``assess_output_quality``
 (the S07 checks) and ``score_output``; when the gate fails, the agent falls back to the next
@@ -43,10 +46,16 @@ from benchscore.swarm import Agent, BlobStore, Outcome, TaskSpec, audit_pool, op
 from benchscore.swarm.agents import run_agents
 
 from ..consensus import S07_QUALITY_CONSENSUS, ConsensusResult, ConsensusSwarm, RoundContext, Vote
-from ..gateway import ModelGateway
-from ..quality import assess_output_quality, detect_quality_risk, s07_quality_checks, step_marker
-from ..scoring import score_output
-from .evidence import Check, ScenarioResult, all_passed
+from ..gateway import ModelGateway, ModelIdentity
+from ..quality import (
+    QUALITY_THRESHOLD,
+    assess_output_quality,
+    detect_quality_risk,
+    s07_quality_checks,
+    step_marker,
+)
+from ..scoring import at_least, score_output
+from .evidence import Check, ScenarioResult, all_passed, consensus_evidence
 from .ledger_consensus import PooledReviewer, consensus_from_ledger
 
 BUNDLE = Path(__file__).parent / "data" / "fastapi-0.115.0"
@@ -58,6 +67,8 @@ CONSENSUS_CANDIDATES = ("accept_external_chain", "revise_chain", "reject_chain")
 ROLE_WEIGHTS = {"code_reviewer": 1.0, "architecture_reviewer": 1.0, "security_reviewer": 1.2}
 S07_MIN_ROUNDS = 2
 MIN_ACCEPTED_SCORE = 0.75
+#: characters of each step's output shown in the quality evidence (the whole text is in the pool)
+TEXT_HEAD_CHARS = 160
 
 
 # -- the pinned external source -----------------------------------------------------------------
@@ -174,8 +185,8 @@ def replay_responder(model: str, messages: list[dict[str, Any]]) -> str:
     text = str(messages[-1].get("content", ""))
     if "VOTE:" in text:
         return "VOTE: accept_external_chain CONFIDENCE: 0.86\nThe chain stays on fastapi/fastapi and cites its files."
-    if text.startswith("Reply with the word ready"):
-        return "ready"
+    if text.startswith("Reply with the word ready"):  # the fingerprint probe: three distinct replay models
+        return f"ready - replay model {model}"
     m = re.match(r"(STEP-\d\d) of \d+\. Previous step: (STEP-\d\d)", text)
     f = re.search(r"File (\S+) lines (\d+)-(\d+) of (\S+) (\S+):", text)
     if not m or not f:
@@ -209,6 +220,9 @@ class StepPayload(Format):
 
 def _step_handler(pool, gateway: ModelGateway, source: PinnedSource, excerpts: dict[int, str],
                   models: Sequence[str], primary: int):
+    """Agent ``primary``'s step behaviour: its model is ``models[primary mod n]``; when the quality
+    gate fails, it falls back to the other distinct models in turn (each model once)."""
+    primary %= len(models)
     order = list(models[primary:]) + list(models[:primary])
 
     def handle(claim) -> Outcome:
@@ -271,7 +285,7 @@ class ModelReviewer:
         m = re.search(r"VOTE:\s*(\w+)\s+CONFIDENCE:\s*([0-9.]+)", answer)
         if not m or m.group(1) not in ctx.candidates:
             return Vote(agent=self.name, role=self.role, candidate="revise_chain", confidence=0.0,
-                        rationale="unparseable vote")
+                        rationale="unparseable vote: " + " ".join(answer.split())[:TEXT_HEAD_CHARS])
         conf = min(1.0, max(0.0, float(m.group(2)))) if re.fullmatch(r"\d+(\.\d+)?", m.group(2)) else 0.0
         return Vote(agent=self.name, role=self.role, candidate=m.group(1), confidence=conf,
                     rationale=answer.splitlines()[-1][:200])
@@ -299,7 +313,9 @@ class S07Evidence(Format):
     sdist_verification: dict[str, Any] | None = None
     discovery_performed: bool
     discovered_models: tuple[str, ...]
-    chosen_models: tuple[str, ...]
+    chosen_models: tuple[str, ...] = Field(description="the distinct models, in discovery order")
+    model_identities: tuple[ModelIdentity, ...] = Field(
+        default=(), description="every probed model: answered, fingerprint, which model it is the same as")
     steps: tuple[StepRow, ...]
     redis_pheromones: dict[int, float] | None
     redis_stream_length: int | None = Field(description="ledger events carried by the Redis stream")
@@ -318,63 +334,95 @@ def evaluate_s07(ev: S07Evidence) -> ScenarioResult:
     used = [s.output.get("model") for s in steps]
     checks: list[Check] = []
 
-    def add(name: str, passed: bool, **evidence: Any) -> None:
-        checks.append(Check(name=name, passed=bool(passed), evidence=evidence))
+    def add(name: str, passed: bool, condition: str, **evidence: Any) -> None:
+        checks.append(Check(name=name, passed=bool(passed), condition=condition, evidence=evidence))
 
-    add("three_distinct_models_from_discovery", len(set(used)) >= 3 and set(used) <= set(ev.discovered_models),
-        models_used=used, discovered=list(ev.discovered_models))
+    same = {i.model: i.same_model_as or i.model for i in ev.model_identities if i.answered}
+    distinct_used = sorted({same[m] for m in used if m in same})
+    add("three_distinct_models_from_discovery", len(distinct_used) >= 3 and set(used) <= set(ev.discovered_models),
+        "the steps used >= 3 distinct models listed by discovery (aliases of one model, and models the fingerprint "
+        "probe cannot tell apart, count once)", distinct_models=len(distinct_used), distinct_models_used=distinct_used,
+        models_used=used, discovered=list(ev.discovered_models),
+        identities={i.model: {"same_model_as": i.same_model_as, "relation": i.relation, "answered": i.answered,
+                              "reproducible": i.reproducible, "prompt_tokens": i.prompt_tokens}
+                    for i in ev.model_identities})
     done = [s for s in steps if s.status == "done"]
     add("seven_chain_steps_all_done_in_pg", len(steps) == STEPS and len(done) == STEPS
-        and sorted(by_step) == list(range(1, STEPS + 1)), store=ev.store_kind, steps=len(steps), done=len(done))
+        and sorted(by_step) == list(range(1, STEPS + 1)), f"{STEPS} chain steps (1..{STEPS}) in the store, all done",
+        store=ev.store_kind, steps=len(steps), done=len(done))
     links = {k: step_marker(k) in texts.get(k, "") and step_marker(k - 1) in texts.get(k, "")
              for k in range(1, STEPS + 1)}
-    add("step_markers_and_previous_links", all(links.values()), per_step=links)
-    gates = {}
+    add("step_markers_and_previous_links", all(links.values()), "every step k names STEP-0k and STEP-0(k-1)",
+        per_step=links)
+    gates: dict[int, bool] = {}
+    quality: dict[int, dict[str, Any]] = {}
     for k, s in by_step.items():  # recomputed from the stored text, and compared with what was stored
         a = assess_output_quality(s07_quality_checks(texts[k], step=k, repository=ev.repository,
                                                      pinned_ref=ev.version, local_project=ev.local_project,
                                                      source_files=ev.source_files))
-        gates[k] = a.quality_pass and bool(s.output.get("quality", {}).get("quality_pass"))
-    add("all_outputs_pass_quality_gate", len(gates) == STEPS and all(gates.values()), per_step=gates)
+        stored = bool(s.output.get("quality", {}).get("quality_pass"))
+        gates[k] = a.quality_pass and stored
+        quality[k] = {"Q": a.Q, "passed": a.passed, "total": a.total, "critical_failed": list(a.critical_failed),
+                      "failed": [c.name for c in a.checks if not c.passed], "stored_quality_pass": stored,
+                      "task_score": s.score, "model": s.output.get("model"),
+                      "text_head": " ".join(texts[k].split())[:TEXT_HEAD_CHARS]}
+    add("all_outputs_pass_quality_gate", len(gates) == STEPS and all(gates.values()),
+        f"every step: Q >= {QUALITY_THRESHOLD} and every critical check passed (recomputed from the stored text, "
+        "and as stored)", per_step=gates, threshold=QUALITY_THRESHOLD, quality=quality)
     cursor = {}
     for k in range(2, STEPS + 1):
         s, prev = by_step.get(k), by_step.get(k - 1)
         cursor[k] = bool(s and prev and s.payload.get("previous_task_id") == prev.task_id
                          and s.output.get("previous_text_sha256") == hashlib.sha256(texts[k - 1].encode()).hexdigest())
-    add("shared_state_chain_cursor_and_summaries", len(cursor) == STEPS - 1 and all(cursor.values()), per_step=cursor)
+    add("shared_state_chain_cursor_and_summaries", len(cursor) == STEPS - 1 and all(cursor.values()),
+        "every step k >= 2 points at step k-1's task and was given its text (sha256)", per_step=cursor)
     redis = ev.redis_pheromones
     add("pheromone_scores_pg_and_redis", bool(steps) and redis is not None
         and all(s.pheromone > 0 and redis.get(s.task_id, 0.0) > 0 for s in steps),
+        "every step task has P_t > 0 in the store and in the Redis mirror",
         store_pheromones={s.task_id: s.pheromone for s in steps},
         redis_pheromones=redis if redis is not None else "no Redis mirror attached to this run")
-    add("shared_state_converged", ev.convergence is not None,
+    add("shared_state_converged", ev.convergence is not None, "the run recorded a convergence",
         convergence={k: v for k, v in (ev.convergence or {}).items() if k != "accepted_output"} or None)
     acc = float(ev.convergence["accepted_score"]) if ev.convergence else None
     add("convergence_pg_and_blob", ev.convergence is not None and len(done) == STEPS and acc is not None
-        and acc >= MIN_ACCEPTED_SCORE and ev.blob_exists,
-        completed_tasks=len(done), accepted_score=acc, blob_exists=ev.blob_exists)
+        and at_least(acc, MIN_ACCEPTED_SCORE) and ev.blob_exists,
+        f"a convergence exists, completed_tasks = {STEPS}, accepted_score >= {MIN_ACCEPTED_SCORE}, "
+        "its blob artifact is verified", completed_tasks=len(done), accepted_score=acc,
+        min_accepted_score=MIN_ACCEPTED_SCORE, blob_exists=ev.blob_exists)
     add("redis_stream_event_volume", ev.redis_stream_length is not None and ev.ledger_events > 0
-        and ev.redis_stream_length >= ev.ledger_events,
-        stream_events=ev.redis_stream_length, ledger_events=ev.ledger_events)
+        and ev.redis_stream_length >= ev.ledger_events, "the Redis stream carries every ledger event (> 0)",
+        stream_events=ev.redis_stream_length,
+        ledger_events=ev.ledger_events)
     cited = sorted({f for t in texts.values() for f in ev.source_files if f in t})
     sdist = ev.sdist_verification
     add("contains_external_fastapi_code_review_material", ev.excerpts_verified and len(cited) >= 5
-        and (sdist is None or bool(sdist.get("verified"))), files_cited=cited, excerpts_verified=ev.excerpts_verified,
+        and (sdist is None or bool(sdist.get("verified"))),
+        "the bundled fastapi excerpts verify, the steps cite >= 5 of its files (and --sdist verifies when given)",
+        files_cited=cited, excerpts_verified=ev.excerpts_verified,
         sdist=sdist if sdist is not None else "not supplied (the bundled excerpts' sha256 were verified)")
     c = ev.consensus
     add("multi_round_quality_consensus_accepts_chain", c.converged and c.accepted_candidate == "accept_external_chain"
-        and c.round_count >= 2, accepted_candidate=c.accepted_candidate, round_count=c.round_count,
-        rounds=[{"round": r.round, "leader": r.leader, "leader_share": r.leader_share, "margin": r.margin,
-                 "converged": r.converged} for r in c.rounds])
+        and c.round_count >= 2,
+        f"the quality consensus converged (leader_share >= {c.threshold} and margin >= {c.min_margin}) on "
+        "accept_external_chain with round_count >= 2",
+        converged=c.converged, accepted_candidate=c.accepted_candidate, round_count=c.round_count,
+        **consensus_evidence(c))
     final_files = [f for f in ev.source_files if f in texts.get(STEPS, "")]
-    add("final_output_references_external_files", len(final_files) >= 2, files=final_files)
+    add("final_output_references_external_files", len(final_files) >= 2,
+        f"the final step ({step_marker(STEPS)}) names >= 2 reviewed files", files=final_files)
     add("keeps_model_discovery_not_fixed_model", ev.discovery_performed and bool(ev.chosen_models)
         and set(ev.chosen_models) <= set(ev.discovered_models) and set(used) <= set(ev.chosen_models),
-        discovered=list(ev.discovered_models), chosen=list(ev.chosen_models))
+        "discovery ran and the models used are among those chosen from it",
+        discovery_performed=ev.discovery_performed, discovered=list(ev.discovered_models),
+        chosen=list(ev.chosen_models), used=sorted({str(m) for m in used}))
     drift = [k for k, t in texts.items() if ev.local_project.lower() in t.lower()]
     add("external_github_target_not_local_project", ev.repository == "fastapi/fastapi" and not drift
-        and ev.repository.split("/")[-1] != ev.local_project, repository=ev.repository, steps_naming_local=drift)
-    return ScenarioResult(scenario="S07", mode=ev.mode, passed=all_passed(checks), checks=tuple(checks))
+        and ev.repository.split("/")[-1] != ev.local_project,
+        f"the target is fastapi/fastapi and no step names the local project ({ev.local_project})",
+        repository=ev.repository, steps_naming_local=drift)
+    return ScenarioResult(scenario="S07", mode=ev.mode, passed=all_passed(checks), checks=tuple(checks),
+                          consensus=c)
 
 
 # -- the run -------------------------------------------------------------------------------------
@@ -390,7 +438,8 @@ def run_s07(gateway: ModelGateway, store: str, *, mode: str, redis_url: str | No
     prefix = prefix or f"accept-{uuid.uuid4().hex[:8]}"
     run_id = f"{prefix}-s07"
     discovered = gateway.discover()
-    models = gateway.select_models(3)
+    selection = gateway.identify_models(3)
+    models = selection.distinct_models
     blobs = BlobStore(blob_root)
     with open_pool(store, run_id, redis_url=redis_url) as pool:
         pool.create_run()
@@ -409,12 +458,12 @@ def run_s07(gateway: ModelGateway, store: str, *, mode: str, redis_url: str | No
                                    **result.model_dump()})
             pool.record_convergence("run", result, blob)
         roles = list(ROLE_WEIGHTS)
-        reviewers = [PooledReviewer(ModelReviewer(f"s07-reviewer-{i}", roles[i], m, gateway, chain_text), pool,
-                                    CONSENSUS_KIND) for i, m in enumerate(models)]
+        reviewers = [PooledReviewer(ModelReviewer(f"s07-reviewer-{i}", role, models[i % len(models)], gateway,
+                                                  chain_text), pool, CONSENSUS_KIND) for i, role in enumerate(roles)]
         ConsensusSwarm(CONSENSUS_CANDIDATES, S07_QUALITY_CONSENSUS, ROLE_WEIGHTS, min_rounds=S07_MIN_ROUNDS,
                        max_rounds=4).run(reviewers, chain_text)
         ev = collect_s07_evidence(pool, source, mode=mode, discovered=discovered, chosen=models, blobs=blobs)
-    ev = ev.model_copy(update={"sdist_verification": sdist_check})
+    ev = ev.model_copy(update={"sdist_verification": sdist_check, "model_identities": selection.identities})
     return evaluate_s07(ev), ev
 
 

@@ -37,7 +37,7 @@ from ..consensus import (
     Vote,
 )
 from ..fusion import Candidate, FusedOutput, fuse_candidate_outputs
-from .evidence import Check, ScenarioResult, all_passed
+from .evidence import Check, ScenarioResult, all_passed, consensus_evidence
 from .ledger_consensus import PooledReviewer, PooledReviser, consensus_from_ledger
 
 S09_SIZES = (3, 5, 7)
@@ -95,6 +95,8 @@ def scaled_autonomous_claim_check(runs: Sequence[ClaimRunEvidence], sizes: Seque
             r.converged and r.completed_tasks == 2 * n and r.failed_tasks == 0 and not r.duplicate_claims
             and r.participating_agents == n and r.all_tasks_done)
     return Check(name="scaled_autonomous_claim_pass", passed=all(per.values()),
+                 condition=f"for n in {tuple(sizes)}: converged, completed_tasks = 2n, failed_tasks = 0, no duplicate "
+                           "claim, participating_agents = n, all tasks done",
                  evidence={"per_n": per, "runs": [r.model_dump() for r in runs]})
 
 
@@ -104,7 +106,9 @@ def candidate_fusion_check(fused: FusedOutput, *, expected_terms: Sequence[str] 
     low_score_noise ∉ fused.text`` (seed section 9)."""
     missing = [t for t in expected_terms if t not in fused.text]
     ok = fused.sources == EXPECTED_SOURCES and not missing and noise_marker not in fused.text
-    return Check(name="candidate_fusion_pass", passed=ok, evidence={
+    return Check(name="candidate_fusion_pass", passed=ok,
+                 condition=f"fused sources = {EXPECTED_SOURCES}, the fused text holds {tuple(expected_terms)}, "
+                           f"not {noise_marker}", evidence={
         "sources": list(fused.sources), "fused_score": fused.score, "missing_terms": missing,
         "noise_in_text": noise_marker in fused.text, "filtered_out": list(fused.filtered_out),
         "min_score": fused.min_score})
@@ -124,19 +128,24 @@ def questioning_consensus_check(result: ConsensusResult) -> Check:
         "every_round_has_challenges": bool(rounds) and all(r.challenges for r in rounds),
         "every_round_has_revisions": bool(rounds) and all(r.revisions for r in rounds),
     }
-    return Check(name="questioning_consensus_pass", passed=all(parts.values()), evidence={
-        "conditions": parts, "accepted_candidate": result.accepted_candidate, "round_count": result.round_count,
-        "first_round_converged": rounds[0].converged if rounds else None,
-        "last_round_converged": rounds[-1].converged if rounds else None,
-        "rounds": [{"round": r.round, "leader": r.leader, "leader_share": r.leader_share, "margin": r.margin,
-                    "converged": r.converged, "votes": len(r.votes), "challenges": len(r.challenges),
-                    "revisions": len(r.revisions)} for r in rounds]})
+    trace = consensus_evidence(result)
+    for summary, r in zip(trace["rounds"], rounds, strict=True):
+        summary.update(votes=len(r.votes), challenges=len(r.challenges), revisions=len(r.revisions))
+    return Check(name="questioning_consensus_pass", passed=all(parts.values()),
+                 condition=f"converged (leader_share >= {result.threshold} and margin >= {result.min_margin}) on "
+                           "approve_fused_candidate, round_count >= 2, first round not converged, last round "
+                           "converged, every round has challenges and revisions",
+                 evidence={"conditions": parts, "accepted_candidate": result.accepted_candidate,
+                           "round_count": result.round_count,
+                           "first_round_converged": rounds[0].converged if rounds else None,
+                           "last_round_converged": rounds[-1].converged if rounds else None, **trace})
 
 
 def evaluate_s09(runs: Sequence[ClaimRunEvidence], fused: FusedOutput, consensus: ConsensusResult) -> ScenarioResult:
     """``S09_PASS`` from the three checks (seed section 9)."""
     checks = [scaled_autonomous_claim_check(runs), candidate_fusion_check(fused), questioning_consensus_check(consensus)]
-    return ScenarioResult(scenario="S09", mode="local", passed=all_passed(checks), checks=tuple(checks))
+    return ScenarioResult(scenario="S09", mode="local", passed=all_passed(checks), checks=tuple(checks),
+                          consensus=consensus)
 
 
 # -- the runs ------------------------------------------------------------------------------------

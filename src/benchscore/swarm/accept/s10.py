@@ -171,7 +171,8 @@ def evaluate_s10(ev: S10Evidence) -> ScenarioResult:
     decided = {e.task_id for e in claims}
     f01 = {"participating_agents": len(ev.participating_agents) >= 4, "duplicate_claims": not ev.duplicate_claims,
            "control_keys": not control, "decision_records": len(decided) == len(tasks) and bool(tasks)}
-    checks.append(Check(name="F01_decentralization", passed=all(f01.values()), evidence={
+    checks.append(Check(name="F01_decentralization", passed=all(f01.values()), condition=(
+        "participating_agents >= 4, no duplicate claim, no control key, decision_records = task_count"), evidence={
         "conditions": f01, "participating_agents": ev.participating_agents, "duplicate_claims": ev.duplicate_claims,
         "control_keys": control, "decision_records": len(decided), "task_count": len(tasks)}))
 
@@ -182,7 +183,9 @@ def evaluate_s10(ev: S10Evidence) -> ScenarioResult:
     dominant = _argmax_unique(cscores)
     f02 = {"no_preseeded_global_plan": not plan, "local_interaction_count": interactions >= 5,
            "dominant_cluster": accepted is not None and dominant == accepted.capability}
-    checks.append(Check(name="F02_self_organization", passed=all(f02.values()), evidence={
+    checks.append(Check(name="F02_self_organization", passed=all(f02.values()), condition=(
+        "no preseeded global plan, local_interaction_count >= 5, the accepted cluster is the unique argmax "
+        "cluster_score"), evidence={
         "conditions": f02, "global_plan_keys": plan, "local_interaction_count": interactions,
         "cluster_score": cscores, "dominant_cluster": dominant,
         "accepted_cluster": accepted.capability if accepted else None}))
@@ -194,7 +197,9 @@ def evaluate_s10(ev: S10Evidence) -> ScenarioResult:
     max_local = max(local.values()) if local else 0.0
     f03 = {"global_exceeds_local": accepted_group is not None and gscores.get(accepted_group, 0.0) > max_local,
            "accepted_is_argmax_global": accepted_group is not None and accepted_group == best_group}
-    checks.append(Check(name="F03_emergence", passed=all(f03.values()), evidence={
+    checks.append(Check(name="F03_emergence", passed=all(f03.values()), condition=(
+        "global_score(accepted group) > max local_signal, and the accepted group is the unique argmax "
+        "global_score"), evidence={
         "conditions": f03, "global_score": gscores, "max_local_signal": max_local,
         "accepted_candidate_group": accepted_group}))
 
@@ -204,7 +209,8 @@ def evaluate_s10(ev: S10Evidence) -> ScenarioResult:
     negative = [e.seq for e in ev.events if e.kind == "pheromone" and e.delta is not None and e.delta < 0]
     f04 = {"failed_tasks": failed >= 1, "completed_tasks": completed >= 2, "negative_observation_exists": bool(negative),
            "run_status_converged": accepted is not None}
-    checks.append(Check(name="F04_robustness", passed=all(f04.values()), evidence={
+    checks.append(Check(name="F04_robustness", passed=all(f04.values()), condition=(
+        "failed_tasks >= 1, completed_tasks >= 2, a negative pheromone observation, the run converged"), evidence={
         "conditions": f04, "failed_tasks": failed, "completed_tasks": completed,
         "negative_observations": len(negative)}))
 
@@ -212,7 +218,9 @@ def evaluate_s10(ev: S10Evidence) -> ScenarioResult:
     by_n = {r.n: r for r in ev.scale_runs}
     per = {str(n): (r := by_n.get(n)) is not None and r.completed_tasks == 2 * n and r.failed_tasks == 0
            and not r.duplicate_claims and r.participating_agents == n for n in S09_SIZES}
-    checks.append(Check(name="F05_scalability", passed=all(per.values()), evidence={
+    checks.append(Check(name="F05_scalability", passed=all(per.values()), condition=(
+        f"for n in {S09_SIZES}: completed_tasks = 2n, failed_tasks = 0, no duplicate claim, "
+        "participating_agents = n"), evidence={
         "per_n": per, "runs": [{"n": r.n, "run_id": r.run_id, "completed_tasks": r.completed_tasks,
                                 "failed_tasks": r.failed_tasks, "duplicate_claims": r.duplicate_claims,
                                 "participating_agents": r.participating_agents} for r in ev.scale_runs]}))
@@ -230,7 +238,9 @@ def evaluate_s10(ev: S10Evidence) -> ScenarioResult:
            "first_claim_is_argmax_initial_pheromone": first is not None and first.initial_pheromone == levels[0],
            "final_pheromone_high_gt_medium": high_mean is not None and medium_mean is not None
            and high_mean > medium_mean}
-    checks.append(Check(name="F06_implicit_collaboration", passed=all(f06.values()), evidence={
+    checks.append(Check(name="F06_implicit_collaboration", passed=all(f06.values()), condition=(
+        "no direct message key, a pheromone trail exists, the first claim takes the highest initial P_t, "
+        "final P_t of high-seeded tasks > medium-seeded (means)"), evidence={
         "conditions": f06, "direct_message_keys": messages, "pheromone_events": trail,
         "first_claim_task": first.task_id if first else None,
         "first_claim_initial_pheromone": first.initial_pheromone if first else None,
