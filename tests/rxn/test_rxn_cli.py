@@ -360,3 +360,46 @@ def test_condition_key_with_a_space_builds_and_evaluates(tmp_path):
         proc = _standalone(folder, script, "--dataset", dataset.name, "--prediction", pred)
         assert proc.returncode == 0, proc.stderr
         assert json.loads(proc.stdout)["overall"] == json.loads(out.read_text())["overall"]
+
+
+@pytest.mark.parametrize(("kind", "types", "command"), [
+    ("multiple_choice", MC_TYPES, "eval-mc"),
+    ("fill_in_blank", FIB_TYPES, "eval-fib"),
+])
+def test_eval_tables_show_every_number_of_the_json(builds, tmp_path, kind, types, command):
+    """issue 10 item 2: every count and metric of the output JSON, per question type and overall, is a row
+    of the (piped: plain, untruncated) table."""
+    from benchscore.common.report import fmt
+
+    folder = _folder(builds["a"], kind)
+    merged = {}
+    for q in types:
+        merged.update(json.loads((folder / f"example_prediction_{q}.json").read_text()))
+    (tmp_path / "p.json").write_text(json.dumps(merged))
+    out = tmp_path / "o.json"
+    args = [a for q in types for a in ("--dataset", folder / f"{kind}_{q}.json")]
+    r = run(command, *args, "--prediction", tmp_path / "p.json", "--output", out)
+    result = json.loads(out.read_text())
+    lines = r.output.splitlines()
+    assert lines[1].split() == ["metric", *types, "overall"]
+    rows = {line.split()[0]: line.split()[1:] for line in lines[2:-1]}
+    columns = [*(result["per_dataset"][q] for q in types), result["overall"]]
+    assert set(rows) == set(result["overall"])
+    for metric in ("num_missing", "num_invalid", "num_samples"):
+        assert metric in rows
+    assert ("num_without_yield" in rows) == (kind == "multiple_choice")
+    assert ("num_unhit" in rows and "num_scored" in rows) == (kind == "fill_in_blank")
+    for metric, cells in rows.items():
+        assert cells == [fmt(c[metric]) for c in columns], metric
+    assert lines[-1] == f"wrote {out}"
+
+
+def test_build_prints_every_file_it_wrote(tmp_path):
+    r = run("build-fib", "--bundled", "cernak", "--output-dir", tmp_path)
+    folder = _folder(tmp_path, "fill_in_blank")
+    for p in folder.iterdir():
+        assert p.name in r.output, p.name
+    assert r.output.splitlines()[0] == f"wrote {folder}"
+    doc = json.loads((folder / "fill_in_blank_all_blank.json").read_text())
+    assert r.output.splitlines()[2].split()[:2] == ["fill_in_blank_all_blank.json", str(len(doc["samples"]))]
+    assert "rows left out (no measured outcome): " in r.output

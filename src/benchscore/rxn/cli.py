@@ -333,7 +333,7 @@ def predict_cmd(dataset: Path, base_url: str, model: str, output: Path, audit: P
     selected = samples[:limit] if limit else samples
     prompts = P.render_prompts(selected, template, source)
     audit = audit or P.default_audit_path(output)
-    for other, what in ((output, "--output"), (dataset, "--dataset"), (prompt, "--prompt")):
+    for other, what in ((dataset, "--dataset"), (prompt, "--prompt")):  # --output: refused by the common Command
         if other is not None and audit.resolve() == other.resolve():
             raise BadInput(f"--audit is also {what}; give the audit its own file", source=audit)
     ds_info = P.dataset_info(dataset.name, doc.question_type, len(samples), raw)
