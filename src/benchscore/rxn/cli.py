@@ -341,9 +341,10 @@ def predict_cmd(dataset: Path, base_url: str, model: str, output: Path, audit: P
     previous, prior = P.open_previous(output, audit, ids=ids, model=model, dataset=ds_info, prompt=prompt_info)
     todo = [(s, p) for s, p in zip(selected, prompts, strict=True) if s["id"] not in previous]
 
+    budget = MinuteBudget(tpm) if tpm else None
     try:
         client = LLMClient(base_url, os.environ.get(api_key_env) or None, timeout=timeout, max_retries=max_retries,
-                           budget=MinuteBudget(tpm) if tpm else None)
+                           budget=budget)
     except ValueError as exc:
         raise BadInput(str(exc), field="--base-url") from None
     try:
@@ -362,8 +363,8 @@ def predict_cmd(dataset: Path, base_url: str, model: str, output: Path, audit: P
                           dataset=ds_info, prompt=prompt_info, dataset_raw=raw, prompt_raw=prompt_raw,
                           run={"started_at": created_at(), "endpoint": client.endpoint, "settings": settings,
                                "selected": len(selected), "skipped_already_answered": len(selected) - len(todo)})
-    if client.budget is not None:
-        recorder.tpm_windows = client.budget.windows
+    if budget is not None:
+        recorder.tpm_windows = budget.windows
 
     def chat(messages: list[dict[str, str]]):
         return client.chat(model, messages, max_tokens=max_tokens, temperature=temperature)
