@@ -90,6 +90,7 @@ def test_good_mc_answers_in_any_documented_wrapping_score_one(builds, tmp_path):
         "total_tokens": audit["summary"]["total_tokens"], "wall_time_s": 0, "num_questions": len(samples),
         "num_predictions": len(samples), "runs": 1}
     assert [c["sample_id"] for c in audit["calls"]] == [s["id"] for s in samples]
+    assert audit["runs"][0]["complete"] is True
     for call, sample in zip(audit["calls"], samples, strict=True):
         rec = call["record"]
         assert rec["model"] == MODEL and rec["status"] == "ok" and rec["tokens_in"] > 0 and rec["latency_s"] >= 0
@@ -314,7 +315,7 @@ def test_ctrl_c_saves_the_answers_so_far_and_a_rerun_resumes(builds, tmp_path):
         saved = json.loads(out.read_text())
         assert 0 < len(saved) < len(samples)
         audit = audit_of(out)
-        assert audit["runs"][0]["interrupted"] is True and audit["summary"]["num_predictions"] == len(saved)
+        assert audit["runs"][0]["complete"] is False and audit["summary"]["num_predictions"] == len(saved)
         asked_before = len(srv.requests)
         predict(srv, ds, out)
         assert len(srv.requests) - asked_before == len(samples) - len(saved)

@@ -380,7 +380,7 @@ def predict_cmd(dataset: Path, base_url: str, model: str, output: Path, audit: P
             P.ask_all(todo, chat, concurrency=concurrency, on_outcome=on_outcome)
     except BaseException as exc:
         if recorder.run["asked"]:
-            recorder.save(interrupted=True)
+            recorder.save()
         if isinstance(exc, ModelNotFound):
             raise BadInput(f"model {model!r} is no longer served by {client.endpoint}"
                            f"{'; the answers so far are saved' if recorder.run['asked'] else ''}",
@@ -389,7 +389,7 @@ def predict_cmd(dataset: Path, base_url: str, model: str, output: Path, audit: P
             raise Interrupted(f"interrupted (Ctrl-C); {recorder.run['asked']} questions asked in this run are saved "
                               f"in {output} and {audit}; run the same command again to resume") from None
         raise
-    recorder.save()
+    recorder.save(complete=True)
 
     r = recorder.run
     rate = r["asked"] / r["wall_time_s"] if r["wall_time_s"] > 0 else None

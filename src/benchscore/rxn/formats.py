@@ -319,7 +319,7 @@ class PredictRun(PredictCounts):
     settings: dict[str, Any] = Field(description="limit, concurrency, tpm, max_tokens, temperature, max_retries, timeout")
     selected: int = Field(ge=0, description="questions selected (the first --limit of the dataset, or all)")
     skipped_already_answered: int = Field(ge=0)
-    interrupted: bool
+    complete: bool = Field(description="false while the run is going on, or when it was interrupted or crashed")
     tpm_windows: dict[str, int] | None = Field(None, description="tokens per wall-clock minute under --tpm")
 
 

@@ -176,7 +176,7 @@ class Recorder:
         self._head = {"model": model, "dataset": dataset, "prompt": prompt}
         self._inputs = {"dataset": dataset_raw, "prompt": prompt_raw}
         self.run = {"run": len(self._prior_runs) + 1, **run, **dict.fromkeys(_COUNTS, 0), "wall_time_s": 0.0,
-                    "interrupted": False}
+                    "complete": False}
         self.calls: list[tuple[int, dict[str, Any]]] = []
         self.first_error: str | None = None
         #: the --tpm budget's tokens per minute (``MinuteBudget.windows``), recorded in the run
@@ -204,10 +204,11 @@ class Recorder:
         if self._clock() - self._last_save >= SAVE_EVERY_S:
             self.save()
 
-    def save(self, *, interrupted: bool = False) -> None:
-        """Write the audit, then the prediction file (each atomically)."""
+    def save(self, *, complete: bool = False) -> None:
+        """Write the audit, then the prediction file (each atomically); ``complete`` only once every question
+        of the run has its outcome (a periodic save, Ctrl-C or a crash leave the run incomplete)."""
         self.run["wall_time_s"] = round(self._clock() - self._t0, 6)
-        self.run["interrupted"] = interrupted
+        self.run["complete"] = complete
         if self.tpm_windows is not None:
             windows = dict(self.tpm_windows)  # one C-level copy: safe while worker threads reserve tokens
             self.run["tpm_windows"] = {str(k): v for k, v in sorted(windows.items())}
