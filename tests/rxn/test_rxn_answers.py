@@ -36,6 +36,7 @@ def test_mc_answers_that_name_an_index(text, expected):
     "about 0.5 equivalents",
     "-1",
     "run it at 80 °C or 90%",
+    "dr 20:1 at 14:59 on 2018-03-24",
     '"option 2" is in quotes only',
     '{"answer": "2"}',
     '{"answer": true}',

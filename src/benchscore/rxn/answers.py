@@ -15,8 +15,9 @@ from typing import Any
 _FENCE = re.compile(r"^\s*```[^\n]*$", re.MULTILINE)
 _QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')
 #: an integer that stands alone: not part of a word or SMILES (``C1``, ``_01``), a decimal or list
-#: (``0.5``, ``1,4``), a hyphenated name (``2-MeTHF``, ``bh-1``), a percentage or a temperature (``80 °C``)
-_STANDALONE_INT = re.compile(r"(?<![\w\-])(?<!\d[.,])([0-9]+)(?![\w\-]|[.,][0-9])(?!\s*[%°])")
+#: (``0.5``, ``1,4``), a ratio or a time (``20:1``, ``14:59``), a hyphenated name or date (``2-MeTHF``,
+#: ``bh-1``, ``2018-03-24``), a percentage or a temperature (``80 °C``)
+_STANDALONE_INT = re.compile(r"(?<![\w\-])(?<![0-9][.,:])([0-9]+)(?![\w\-]|[.,:][0-9])(?!\s*[%°])")
 _DECODER = json.JSONDecoder()
 
 
