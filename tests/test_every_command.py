@@ -112,6 +112,9 @@ SPECS: dict[str, Spec] = {
         ["--dataset", "{ds}", "--prediction", "{pred}", "--output", "{out}/e.json"],
         {"ds": RXN / "expected" / "fill_in_blank_all_blank_reference.json", "pred": RXN / "predictions_fib.json"},
         fifo="ds"),
+    "rxn predict": Spec(
+        ["--dataset", "{ds}", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--output", "{out}/p.json"],
+        {"ds": RXN / "expected" / "multiple_choice_all_varying.json"}, fifo="ds"),
     "rxn datasets": Spec([], output=None, no_sigint="prints a list at once"),
     "rxn convert-currybo": Spec(["--source", "{src}", "--output-dir", "{out}/c"], {"src": RXN / "literature_tables.csv"},
                                 output="--output-dir", main="src",

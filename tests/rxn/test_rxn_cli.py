@@ -162,12 +162,12 @@ def test_metadata_csv_sets_dois(tmp_path):
 
 
 @pytest.mark.parametrize(("kind", "command", "body", "needle"), [
-    ("multiple_choice", "eval-mc", '{"%s": "2"}', "expected an integer"),
     ("multiple_choice", "eval-mc", '{"%s": 1, "%s": 2}', "duplicate key"),
     ("multiple_choice", "eval-mc", '{"nope": 1}', "not a sample id"),
     ("multiple_choice", "eval-mc", "[1, 2]", "expected a JSON object"),
-    ("fill_in_blank", "eval-fib", '{"%s": 1}', "expected an object"),
-    ("fill_in_blank", "eval-fib", '{"%s": {"base": "DBU"}}', "integers"),
+    ("multiple_choice", "eval-mc", '{"%s": 1', "JSON"),
+    ("fill_in_blank", "eval-fib", '{"nope": {"base": 0}}', "not a sample id"),
+    ("fill_in_blank", "eval-fib", '{"%s": {"base": 0}', "JSON"),
 ])
 def test_bad_predictions_exit_2_and_write_nothing(builds, tmp_path, kind, command, body, needle):
     folder = _folder(builds["a"], kind)
@@ -186,6 +186,43 @@ def test_bad_predictions_exit_2_and_write_nothing(builds, tmp_path, kind, comman
     proc = _standalone(folder, script, "--dataset", dataset.name, "--prediction", pred, "--output", out)
     assert proc.returncode == 2 and proc.stderr.startswith("error: ") and needle in proc.stderr
     assert not out.exists()
+
+
+@pytest.mark.parametrize(("kind", "command", "answer"), [
+    ("multiple_choice", "eval-mc", "2"),
+    ("multiple_choice", "eval-mc", "the second option"),
+    ("multiple_choice", "eval-mc", 1.0),
+    ("multiple_choice", "eval-mc", {"ligand": 1}),
+    ("fill_in_blank", "eval-fib", "XPhos"),
+    ("fill_in_blank", "eval-fib", 1),
+    ("fill_in_blank", "eval-fib", "ligand"),
+])
+def test_a_free_text_answer_is_invalid_and_the_file_is_scored(builds, tmp_path, kind, command, answer):
+    """issue 9 item 12: a non-integer answer counts in num_invalid; the rest of the file is still scored,
+    by benchscore and by the build folder's stand-alone evaluator alike."""
+    folder = _folder(builds["a"], kind)
+    q = (MC_TYPES if kind == "multiple_choice" else FIB_TYPES)[0]
+    dataset = folder / f"{kind}_{q}.json"
+    preds = json.loads((folder / f"example_prediction_{q}.json").read_text())
+    first = next(iter(preds))
+    if kind == "fill_in_blank" and answer == "XPhos":
+        answer = {k: "XPhos" for k in preds[first]}  # the issue's {"ligand": "XPhos"}: text instead of an index
+    baseline = tmp_path / "baseline.json"
+    run(command, "--dataset", dataset, "--prediction", folder / f"example_prediction_{q}.json", "--output", baseline)
+    before = json.loads(baseline.read_text())["overall"]
+    preds[first] = answer
+    pred = tmp_path / "pred.json"
+    pred.write_text(json.dumps(preds))
+    out = tmp_path / "result.json"
+    r = run(command, "--dataset", dataset, "--prediction", pred, "--output", out)
+    after = json.loads(out.read_text())["overall"]
+    assert after["num_invalid"] == before["num_invalid"] + 1
+    assert after["num_samples"] == before["num_samples"] and after["num_missing"] == before["num_missing"]
+    assert "num_invalid" in r.output
+    script = "evaluate_multiple_choice.py" if kind == "multiple_choice" else "evaluate_fill_in_blank.py"
+    proc = _standalone(folder, script, "--dataset", dataset.name, "--prediction", pred)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["overall"] == after
 
 
 def test_duplicate_sample_ids_in_datasets_exit_2(builds, tmp_path):
@@ -323,3 +360,46 @@ def test_condition_key_with_a_space_builds_and_evaluates(tmp_path):
         proc = _standalone(folder, script, "--dataset", dataset.name, "--prediction", pred)
         assert proc.returncode == 0, proc.stderr
         assert json.loads(proc.stdout)["overall"] == json.loads(out.read_text())["overall"]
+
+
+@pytest.mark.parametrize(("kind", "types", "command"), [
+    ("multiple_choice", MC_TYPES, "eval-mc"),
+    ("fill_in_blank", FIB_TYPES, "eval-fib"),
+])
+def test_eval_tables_show_every_number_of_the_json(builds, tmp_path, kind, types, command):
+    """issue 10 item 2: every count and metric of the output JSON, per question type and overall, is a row
+    of the (piped: plain, untruncated) table."""
+    from benchscore.common.report import fmt
+
+    folder = _folder(builds["a"], kind)
+    merged = {}
+    for q in types:
+        merged.update(json.loads((folder / f"example_prediction_{q}.json").read_text()))
+    (tmp_path / "p.json").write_text(json.dumps(merged))
+    out = tmp_path / "o.json"
+    args = [a for q in types for a in ("--dataset", folder / f"{kind}_{q}.json")]
+    r = run(command, *args, "--prediction", tmp_path / "p.json", "--output", out)
+    result = json.loads(out.read_text())
+    lines = r.output.splitlines()
+    assert lines[1].split() == ["metric", *types, "overall"]
+    rows = {line.split()[0]: line.split()[1:] for line in lines[2:-1]}
+    columns = [*(result["per_dataset"][q] for q in types), result["overall"]]
+    assert set(rows) == set(result["overall"])
+    for metric in ("num_missing", "num_invalid", "num_samples"):
+        assert metric in rows
+    assert ("num_without_yield" in rows) == (kind == "multiple_choice")
+    assert ("num_unhit" in rows and "num_scored" in rows) == (kind == "fill_in_blank")
+    for metric, cells in rows.items():
+        assert cells == [fmt(c[metric]) for c in columns], metric
+    assert lines[-1] == f"wrote {out}"
+
+
+def test_build_prints_every_file_it_wrote(tmp_path):
+    r = run("build-fib", "--bundled", "cernak", "--output-dir", tmp_path)
+    folder = _folder(tmp_path, "fill_in_blank")
+    for p in folder.iterdir():
+        assert p.name in r.output, p.name
+    assert r.output.splitlines()[0] == f"wrote {folder}"
+    doc = json.loads((folder / "fill_in_blank_all_blank.json").read_text())
+    assert r.output.splitlines()[2].split()[:2] == ["fill_in_blank_all_blank.json", str(len(doc["samples"]))]
+    assert "rows left out (no measured outcome): " in r.output

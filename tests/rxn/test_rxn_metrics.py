@@ -53,10 +53,11 @@ def test_mc_tied_best_both_count_as_exact():
     assert mc(SAMPLES[1:2], {"b": 1})["exact_match_accuracy"] == 1.0
 
 
-@pytest.mark.parametrize("bad", ["1", 1.0, True, [1], {"x": 1}])
-def test_mc_wrong_type_is_an_error(bad):
-    with pytest.raises(PredictionError, match="expected an integer"):
-        mc(SAMPLES, {"a": bad})
+@pytest.mark.parametrize("bad", ["1", 1.0, True, [1], {"x": 1}, "the second option", ""])
+def test_mc_answer_that_is_not_an_integer_is_invalid_and_scoring_goes_on(bad):
+    m = mc(SAMPLES, {"a": bad, "b": 1})
+    assert (m["num_invalid"], m["num_missing"]) == (1, 2)
+    assert m["avg_relative_score"] == pytest.approx(1.0 / 4)  # b still scored, a scores 0 and stays in N
 
 
 def test_unknown_ids_are_an_error():
@@ -116,10 +117,17 @@ def test_fib_wrong_keys_or_index_is_invalid(pred):
 
 
 @pytest.mark.parametrize("bad", [1, "solvent", [0, 0], {"solvent": "0", "base": 0}, {"solvent": 0.0, "base": 0},
-                                 {"solvent": True, "base": 0}])
-def test_fib_wrong_type_is_an_error(bad):
-    with pytest.raises(PredictionError):
-        score_fill_in_blank(index_fill_in_blank(FIB[:1]), {"x": bad})
+                                 {"solvent": True, "base": 0}, {"solvent": "DMF", "base": "DBU"}, {"solvent": None}])
+def test_fib_non_integer_candidate_index_is_invalid_and_scoring_goes_on(bad):
+    m = score_fill_in_blank(index_fill_in_blank(FIB[:3]), {"x": bad, "z": {"solvent": 1, "base": 0}})
+    assert (m["num_invalid"], m["num_scored"], m["num_missing"]) == (1, 1, 1)
+    assert m["avg_relative_score"] == pytest.approx(1.0 / 3)
+
+
+def test_fib_free_text_ligand_is_invalid():
+    """issue 9 item 12: {"ligand": "XPhos"} is an invalid prediction, not a reason to refuse the file."""
+    m = score_fill_in_blank(index_fill_in_blank(FIB[1:2]), {"y": {"ligand": "XPhos"}})
+    assert m["num_invalid"] == 1 and m["avg_relative_score"] == 0.0
 
 
 def test_fib_all_unhit_has_no_average():

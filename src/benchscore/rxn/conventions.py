@@ -9,6 +9,9 @@ print :func:`conventions_markdown`, so what a build used is always written besid
 
 from __future__ import annotations
 
+#: the bundled condition-table datasets (``data/<name>.json``), in the order builds use them
+BUNDLED = ("buchwald_hartwig", "borylation", "deoxyfluorination", "cernak", "denmark_cpa")
+
 # --- literature values (parsers.py) -------------------------------------------------------
 #: ``trace`` yield: product seen but not quantified; scored as no usable product.
 TRACE_YIELD = 0.0
@@ -103,9 +106,21 @@ CONVENTIONS: tuple[tuple[str, str], ...] = (
      "over that pool by score; single_varying_reference draws only from rows outside the options; "
      "all_blank_reference removes its reference rows from `meta.legal_combinations`."),
     ("predictions", "MC: an integer index or null per id; FIB: an object key -> integer index, or null. Null "
-     "or absent = missing; an out-of-range index or a wrong key set = invalid; any other type is bad input "
-     "(exit 2). MC: missing and invalid score 0 and stay in the denominator. FIB: unhit predictions leave the "
-     "denominator of `avg_relative_score`; missing and invalid stay in it with 0."),
+     "or absent = missing. Any other answer is invalid and the rest of the file is still scored: an out-of-range "
+     "index, a wrong key set, an index that is not an integer (`\"2\"`, `1.0`, `true`, `\"XPhos\"`), an MC "
+     "answer that is not an integer, an FIB answer that is not an object. Only malformed JSON, a duplicate key or "
+     "an id that is not a sample id refuses the file (exit 2). MC: missing and invalid score 0 and stay in the "
+     "denominator. FIB: unhit predictions leave the denominator of `avg_relative_score`; missing and invalid "
+     "stay in it with 0."),
+    ("model answers (`rxn predict`)", "MC: the whole answer as an integer; else the first JSON object in it with "
+     "exactly one entry whose value is an integer (`{\"answer\": 2}`, `{\"<sample id>\": 2}`); else the first "
+     "stand-alone integer outside JSON objects and double-quoted strings, the sample id removed (not part of a "
+     "word, a SMILES, a decimal, a ratio or time, a hyphenated name or date, a percentage or temperature: "
+     "`Option 3.` -> 3, `3: {...}` -> 3; `C1=CC`, `0.5`, `20:1`, `2-MeTHF`, `80 °C` give none). FIB: the "
+     "first JSON object whose keys are exactly the query keys, also when wrapped in one outer key "
+     "(`{\"<sample id>\": {...}}`); its values are kept as written (text instead of an index is then invalid). "
+     "Code fences are ignored. No match = unparseable: the raw answer text is written as the prediction, so the "
+     "evaluators count it invalid; nothing is guessed."),
 )
 
 

@@ -274,3 +274,72 @@ class EvaluationResult(Format):
     per_dataset: dict[str, dict[str, Any]]
     overall: dict[str, Any]
     provenance: dict[str, Any]
+
+
+# --- benchscore rxn predict ------------------------------------------------------------------
+
+PredictStatus = Literal["answered", "unparseable", "failed"]
+
+
+class PredictCall(Format):
+    """One question asked in one run: what the model said, what was written, and the call's audit record.
+
+    ``answered``: a prediction was read from the answer (the evaluator may still count it invalid, e.g.
+    an out-of-range index); ``unparseable``: no rule matched, the raw text is the prediction (invalid);
+    ``failed``: the call failed after retries, no prediction was written (the next run asks again).
+    """
+
+    run: int = Field(ge=1)
+    sample_id: str
+    status: PredictStatus
+    prediction: Any = Field(None, description="what was written to the prediction file (null when failed)")
+    answer_text: str | None = Field(None, description="the model's raw answer")
+    error: str | None = None
+    record: dict[str, Any] | None = Field(
+        None, description="benchscore.common.llm.CallRecord: model, prompt_sha256, tokens, latency, status, attempts")
+
+
+class PredictCounts(Format):
+    asked: int = Field(ge=0, description="questions sent to the model")
+    answered: int = Field(ge=0)
+    unparseable: int = Field(ge=0)
+    failed: int = Field(ge=0, description="calls that failed after retries")
+    tokens_in: int = Field(ge=0)
+    tokens_out: int = Field(ge=0)
+    total_tokens: int = Field(ge=0)
+    wall_time_s: float = Field(ge=0.0)
+
+
+class PredictRun(PredictCounts):
+    """One invocation of ``benchscore rxn predict`` on this prediction file."""
+
+    run: int = Field(ge=1)
+    started_at: str
+    endpoint: str
+    settings: dict[str, Any] = Field(description="limit, concurrency, tpm, max_tokens, temperature, max_retries, timeout")
+    selected: int = Field(ge=0, description="questions selected (the first --limit of the dataset, or all)")
+    skipped_already_answered: int = Field(ge=0)
+    complete: bool = Field(description="false while the run is going on, or when it was interrupted or crashed")
+    tpm_windows: dict[str, int] | None = Field(None, description="tokens per wall-clock minute under --tpm")
+
+
+class PredictSummary(PredictCounts):
+    """Totals over every run of this prediction file."""
+
+    num_questions: int = Field(ge=0, description="questions in the dataset")
+    num_predictions: int = Field(ge=0, description="ids in the prediction file")
+    runs: int = Field(ge=0)
+
+
+class PredictAudit(Format):
+    """The audit beside a prediction file written by ``benchscore rxn predict`` (``<output stem>.audit.json``)."""
+
+    format: Literal["rxn-predict-audit"] = "rxn-predict-audit"
+    model: str
+    dataset: dict[str, Any] = Field(description="name, question_type, num_questions, sha256")
+    prompt: dict[str, Any] = Field(description="source (a file beside the dataset, --prompt, or built-in), sha256")
+    prediction_file: str
+    summary: PredictSummary
+    runs: list[PredictRun]
+    calls: list[PredictCall]
+    provenance: dict[str, Any]

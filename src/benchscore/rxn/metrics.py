@@ -6,8 +6,11 @@ It must therefore import nothing but the standard library.
 
 A prediction file is a JSON object keyed by sample id. Multiple choice: an integer option
 index or null. Fill in blank: an object ``{condition_key: integer candidate index}`` or null.
-Null or an absent id is *missing*; an out-of-range index or a wrong key set is *invalid*;
-any other type is a :class:`PredictionError` (the caller reports it as bad input, exit 2).
+Null or an absent id is *missing*. Every other answer that is not a usable prediction is
+*invalid* and scores like a wrong answer: an out-of-range index, a wrong key set, an index that
+is not an integer (``"2"``, ``1.0``, ``true``, ``"XPhos"``), a multiple-choice answer that is not
+an integer, a fill-in-blank answer that is not an object. Only an id that is not a sample id
+is a :class:`PredictionError` (the caller refuses the file: bad input, exit 2).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ TOLERANCE = 1e-9
 
 
 class PredictionError(ValueError):
-    """A prediction of the wrong type or for an unknown sample id."""
+    """A prediction for an unknown sample id."""
 
     def __init__(self, record: str, message: str) -> None:
         super().__init__(f"{record}: {message}")
@@ -47,7 +50,7 @@ def score_multiple_choice(samples: list, predictions: dict) -> dict:
     - ``exact_match_accuracy`` = #(p in answer) / N;
     - ``avg_yield_ratio`` = mean of ``option_yields[p] / best_yield`` over the samples whose
       ``best_yield`` is not null (missing/invalid = 0); the others are ``num_without_yield``;
-    - ``num_invalid`` (index out of range), ``num_missing`` (null or absent), ``num_samples``.
+    - ``num_invalid`` (not an integer, or out of range), ``num_missing`` (null or absent), ``num_samples``.
     """
     n = len(samples)
     rel_sum = 0.0
@@ -65,10 +68,8 @@ def score_multiple_choice(samples: list, predictions: dict) -> dict:
         if p is None:
             missing += 1
             continue
-        if not _is_int(p):
-            raise PredictionError(f"id {s['id']!r}", f"expected an integer option index or null, got {p!r}")
         rels = meta["option_relative_scores"]
-        if not 0 <= p < len(rels):
+        if not _is_int(p) or not 0 <= p < len(rels):
             invalid += 1
             continue
         rel_sum += rels[p]
@@ -110,7 +111,8 @@ def index_fill_in_blank(samples: list) -> dict:
 def score_fill_in_blank(index: dict, predictions: dict) -> dict:
     """Fill-in-blank metrics (seed section 7.4).
 
-    A valid prediction names exactly the ``query_keys``, each with an in-range integer index.
+    A valid prediction is an object naming exactly the ``query_keys``, each with an in-range integer
+    index; anything else (null or absent aside) is *invalid*.
     If its combination is in ``meta.legal_combinations`` it is *scored* with that combination's
     ``relative_score``; otherwise it is *unhit* and leaves the main denominator.
 
@@ -129,19 +131,15 @@ def score_fill_in_blank(index: dict, predictions: dict) -> dict:
         if p is None:
             missing += 1
             continue
-        if type(p) is not dict:
-            raise PredictionError(f"id {sid!r}", f"expected an object {{key: index}} or null, got {p!r}")
-        try:
-            combo = tuple([p[k] for k in keys])
-        except KeyError:
-            combo = None
-        ok = combo is not None and len(p) == len(keys)
-        for value in p.values():
-            if type(value) is not int:
-                raise PredictionError(f"id {sid!r}", f"candidate indices must be integers, got {value!r}")
+        ok = type(p) is dict and len(p) == len(keys)
+        if ok:
+            try:
+                combo = tuple([p[k] for k in keys])
+            except KeyError:
+                ok = False
         if ok:
             for v, size in zip(combo, sizes):  # noqa: B905 - runs on any Python 3
-                if not 0 <= v < size:
+                if type(v) is not int or not 0 <= v < size:
                     ok = False
                     break
         if not ok:

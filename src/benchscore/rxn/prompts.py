@@ -77,8 +77,9 @@ def _js(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def render(sample: dict[str, Any]) -> str:
-    """The prompt for one sample: its type's template filled from ``sample['input']``."""
+def render(sample: dict[str, Any], template: str | None = None) -> str:
+    """The prompt for one sample: ``template`` (default: its type's built-in template, the text of a build's
+    ``prompt_<question_type>.txt``) filled from ``sample['input']``."""
     inp = sample["input"]
     fields = {
         "reaction": _js(inp["reaction"]),
@@ -95,4 +96,4 @@ def render(sample: dict[str, Any]) -> str:
         fields["candidate_values"] = "\n".join(
             f"{k}: " + _js({c["index"]: c["value"] for c in vals}) for k, vals in inp["candidate_values"].items()
         )
-    return TEMPLATES[sample["question_type"]].format(**fields)
+    return (TEMPLATES[sample["question_type"]] if template is None else template).format(**fields)

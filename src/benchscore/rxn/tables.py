@@ -10,9 +10,8 @@ from pathlib import Path
 from benchscore.common.errors import BadInput
 from benchscore.common.readers import loads_json, read_bytes, read_csv, validate
 
+from .conventions import BUNDLED
 from .formats import ConditionTable, ConditionTableFile
-
-BUNDLED = ("buchwald_hartwig", "borylation", "deoxyfluorination", "cernak", "denmark_cpa")
 
 
 def data_dir() -> Path:
