@@ -161,3 +161,9 @@ def test_print_table_on_a_narrow_terminal_prints_plain_lines_instead_of_cutting_
     long = "case-with-a-long-identifier-" * 3
     print_table("t", ["case", "value"], [(long, 1.0)])
     assert long in buf.getvalue() and "…" not in buf.getvalue()
+
+
+def test_two_outputs_naming_the_same_file_are_refused(tmp_path):
+    out = tmp_path / "o.json"
+    with pytest.raises(BadInput, match="name the same file"):
+        refuse_overwriting_inputs([], [("--output", out), ("--audit", tmp_path / "." / "o.json")])

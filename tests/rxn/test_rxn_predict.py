@@ -279,10 +279,11 @@ def test_the_audit_may_not_be_the_output_or_an_input(builds, tmp_path):
     ds = tmp_path / "ds.json"
     ds.write_bytes(builds["mc"].read_bytes())
     with OpenAITestServer(models=[MODEL]) as srv:
-        predict(srv, ds, tmp_path / "p.json", "--audit", tmp_path / "p.json", expect=2)
+        same = predict(srv, ds, tmp_path / "p.json", "--audit", tmp_path / "p.json", expect=2)
         r = predict(srv, ds, tmp_path / "p.json", "--audit", ds, expect=2)
         assert srv.requests == []
-    assert "--audit is also --dataset" in r.stderr
+    assert "name the same file" in same.stderr
+    assert "--audit is also an input" in r.stderr
     assert ds.read_bytes() == builds["mc"].read_bytes() and not (tmp_path / "p.json").exists()
 
 

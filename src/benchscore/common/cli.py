@@ -4,7 +4,8 @@
   own code), a click usage error (unknown option, a folder where a file is expected: exit 2), and
   Ctrl-C (exit 130, which is neither a verdict nor bad input).
 - Inputs are never modified. A path parameter is an **output** when it is named ``output``,
-  ``output_dir`` or ``out_dir`` (the ``--output`` / ``--output-dir`` options); every other path
+  ``output_dir``, ``out_dir`` or ``audit`` (``--output``, ``--output-dir``, an audit written beside
+  an output); every other path
   parameter is an **input**. Before a command runs, an output that is one of its input files, or
   lies in (or is) one of its input folders, is refused (a blob store, ``--blobs``, is neither); while it runs, no atomic write may replace
   a file that the command read through the common readers (``inputs_guard``), so a path given as a
@@ -26,7 +27,7 @@ from . import guard
 from .errors import BadInput, BenchscoreError
 
 #: the parameter names that mean "an output path" everywhere (one name for one idea)
-OUTPUT_PARAMS = frozenset({"output", "output_dir", "out_dir"})
+OUTPUT_PARAMS = frozenset({"output", "output_dir", "out_dir", "audit"})
 #: working stores a command both reads and writes (a blob store): neither an input nor an output
 STORE_PARAMS = frozenset({"blob_root"})
 
@@ -73,6 +74,13 @@ def refuse_overwriting_inputs(inputs: list[Path], outputs: list[tuple[str, Path]
             folders.add(os.path.realpath(src))
         else:
             files |= _file_keys(src)
+    written: dict = {}
+    for option, out in outputs:
+        for key in _file_keys(out):
+            if key in written:
+                raise BadInput(f"{option} and {written[key]} name the same file; give each output its own",
+                               source=out)
+            written[key] = option
     for option, out in outputs:
         if not files.isdisjoint(_file_keys(out)):
             raise BadInput(f"{option} is also an input of this command; inputs are never modified: "

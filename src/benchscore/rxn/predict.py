@@ -27,7 +27,7 @@ from benchscore.common.atomic import atomic_write_json
 from benchscore.common.errors import BadInput
 from benchscore.common.llm import CallRecord, ChatResult, LLMError, ModelNotFound
 from benchscore.common.provenance import provenance, sha256_bytes
-from benchscore.common.readers import loads_json, read_bytes, read_json, validate
+from benchscore.common.readers import loads_json, read_bytes, validate
 
 from .answers import parse_fib_answer, parse_mc_answer
 from .formats import PredictAudit
@@ -120,22 +120,15 @@ def ask_all(questions: Sequence[tuple[dict[str, Any], str]], chat: Chat, *, conc
         pool.shutdown(wait=False, cancel_futures=True)
 
 
-def _read_audit(path: Path) -> dict[str, Any]:
-    # the audit is this command's own output, which it extends: read it without marking it an input
-    # (benchscore.common.guard), so the atomic write that replaces it is allowed
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise BadInput(f"cannot read the audit: {exc.strerror or exc}", source=path) from None
-    data = loads_json(raw, path)
-    validate(PredictAudit, data, source=path)
-    return data
+def _read_previous(path: Path) -> Any:
+    """This command's own earlier output, which it extends (not an input: it may be replaced)."""
+    return loads_json(read_bytes(path, existing_output=True), path)
 
 
 def open_previous(output: Path, audit: Path, *, ids: Sequence[str], model: str, dataset: dict[str, Any],
                   prompt: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The predictions and audit of earlier runs (resume), checked to belong to this dataset, prompt and model."""
-    previous = read_json(output) if output.exists() else {}
+    previous = _read_previous(output) if output.exists() else {}
     if output.exists() and not audit.exists():
         raise BadInput(f"exists but its audit {audit} does not; predict extends only the prediction files it "
                        "made: remove it, give its --audit, or choose another --output", source=output)
@@ -146,7 +139,9 @@ def open_previous(output: Path, audit: Path, *, ids: Sequence[str], model: str, 
         if key not in known:
             raise BadInput(f"id {key!r} is not a sample id of {dataset['name']}; one prediction file per dataset",
                            source=output)
-    prior = _read_audit(audit) if audit.exists() else None
+    prior = _read_previous(audit) if audit.exists() else None
+    if prior is not None:
+        validate(PredictAudit, prior, source=audit)
     if prior is not None:
         for what, mine, theirs in (("model", model, prior["model"]),
                                    ("dataset", dataset["sha256"], prior["dataset"]["sha256"]),
