@@ -157,9 +157,11 @@ def test_mira_shows_deviations_first_and_never_copies_credentials(demo_out):
     article = page.split("mira/score.json: score", 1)[1]
     deviation = score["deviations"][0]["text"]
     assert html.esc(deviation) in article.split("<figure>", 1)[0]  # before the first figure
-    for case in score["cases"]:
-        for secret in (case.get("definition") or {}).get("credentials", {}).values():
-            assert secret not in page
+    contract = orjson.loads((demo_out / "mira" / "contract.json").read_bytes())
+    secrets = [s for case in contract["cases"] for s in case.get("credentials", {}).values()]
+    assert secrets
+    for secret in secrets:
+        assert secret not in page
     incomplete = page.split("mira/score_incomplete.json: score", 1)[1]
     assert "case ADV-03 incomplete" in incomplete
     assert "Each repetition&#x27;s time against T_soft and T_hard." in page
@@ -178,7 +180,11 @@ def test_swarm_shows_the_reason_next_to_every_fail(demo_out):
         assert "fail" in row
         reason = check.get("reason") or check["evidence"].get("reason")
         assert (html.esc(reason) in row) if reason else ("no reason recorded in the output" in row)
-    assert "NOT DRAWN" in page  # the demo's audit has no P_t history: said, not hidden
+    # the demo's swarm outputs carry what the figures need: P_t from the ledger, L01, L02 windows
+    for title in ("Pheromone P_t over time, from the ledger.", "L01: throughput",
+                  "L02: tokens per minute window against the target.", "Consensus: leader share and margin"):
+        assert title in page, title
+    assert "threshold / min_margin lines for" not in page
 
 
 def test_what_an_output_does_not_carry_is_said_not_drawn(tmp_path):
@@ -196,8 +202,15 @@ def test_rxn_draws_the_distribution_when_per_sample_scores_are_present(tmp_path)
 
 def test_swarm_draws_threshold_lines_windows_throughput_and_points_when_carried(tmp_path, demo_out, swarm_outputs):
     matrix = orjson.loads((demo_out / "swarm" / "acceptance" / "acceptance-matrix.json").read_bytes())
-    plain, _ = report(tmp_path, write_json(tmp_path / "m0.json", matrix), name="plain.html")
-    assert "threshold / min_margin lines for" in plain
+    plain = copy.deepcopy(matrix)  # an older matrix: consensus rounds without threshold / min_margin
+    for run in plain.get("consensus", {}).values():
+        run.pop("threshold", None)
+        run.pop("min_margin", None)
+    for check in plain["checks"]:
+        for key in ("threshold", "min_margin"):
+            check["evidence"].pop(key, None)
+    page_plain, _ = report(tmp_path, write_json(tmp_path / "m0.json", plain), name="plain.html")
+    assert "threshold / min_margin lines for" in page_plain
     richer = copy.deepcopy(matrix)
     richer["consensus"] = {"S09": {"threshold": 0.7, "min_margin": 0.2, "rounds": [
         {"round": 1, "leader_share": 0.6, "margin": 0.52, "converged": False},

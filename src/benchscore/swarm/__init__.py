@@ -11,33 +11,55 @@ Runtime API (seed sections 3-5 and 11), stable for the acceptance layer to build
         pool.complete(claims[0], score=0.9, output="...")     # P_t += score
         pool.converge()                                       # accepted_task_id/score/output
     audit_pool(pool)                                          # proof from the ledger alone
+
+Names are imported on first use (PEP 562), so ``import benchscore.swarm.cli`` loads no runtime module.
 """
 
-from .agents import Agent, Handler, Outcome, llm_handler, run_agent, simulated_handler
-from .audit import AuditReport, audit_events, audit_pool
-from .blob import BlobStore
-from .budget import Reservation, TPMBudget, l02_derivation
-from .lease import CrashPolicy, resolve_expired_lease
-from .ledger import EventKind, LedgerEvent
-from .pool import DEFAULT_STORE_URL, RunNotFound, StaleClaim, TaskPool, open_pool
-from .retry import ServiceLog
-from .run import RunReport, run_swarm
-from .tasks import (
-    AgentSpec,
-    Claim,
-    ConvergeResult,
-    Task,
-    TaskSpec,
-    TaskStatus,
-    claim_order,
-    converge,
-    pheromone_on_failure,
-    pheromone_on_success,
-    status_after_failure,
-)
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "Agent": "agents",
+    "Handler": "agents",
+    "Outcome": "agents",
+    "llm_handler": "agents",
+    "run_agent": "agents",
+    "simulated_handler": "agents",
+    "AuditReport": "audit",
+    "audit_events": "audit",
+    "audit_pool": "audit",
+    "BlobStore": "blob",
+    "Reservation": "budget",
+    "TPMBudget": "budget",
+    "l02_derivation": "budget",
+    "CrashPolicy": "lease",
+    "resolve_expired_lease": "lease",
+    "EventKind": "ledger",
+    "LedgerEvent": "ledger",
+    "DEFAULT_STORE_URL": "pool",
+    "RunNotFound": "pool",
+    "StaleClaim": "pool",
+    "TaskPool": "pool",
+    "open_pool": "pool",
+    "ServiceLog": "retry",
+    "RunReport": "run",
+    "run_swarm": "run",
+    "AgentSpec": "tasks",
+    "Claim": "tasks",
+    "ConvergeResult": "tasks",
+    "Task": "tasks",
+    "TaskSpec": "tasks",
+    "TaskStatus": "tasks",
+    "claim_order": "tasks",
+    "converge": "tasks",
+    "pheromone_on_failure": "tasks",
+    "pheromone_on_success": "tasks",
+    "status_after_failure": "tasks",
+}
 
 __all__ = [
-    "DEFAULT_STORE_URL",
     "Agent",
     "AgentSpec",
     "AuditReport",
@@ -45,6 +67,7 @@ __all__ = [
     "Claim",
     "ConvergeResult",
     "CrashPolicy",
+    "DEFAULT_STORE_URL",
     "EventKind",
     "Handler",
     "LedgerEvent",
@@ -74,3 +97,16 @@ __all__ = [
     "simulated_handler",
     "status_after_failure",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'benchscore.swarm' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

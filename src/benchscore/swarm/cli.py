@@ -1,35 +1,20 @@
-"""CLI of benchscore.swarm (runtime): ``run``, ``status``, ``audit``, ``stress``, ``budget``.
+"""CLI of benchscore.swarm: ``run``, ``status``, ``audit``, ``stress``, ``budget`` and ``accept``.
 
-The commands only wire the runtime modules together; the acceptance layer's ``accept`` command
-is mounted at the end of this file when it exists.
+The commands are declared here with light imports only (``benchscore swarm --help`` loads no
+runtime module); what they do lives in :mod:`benchscore.swarm.commands` (the runtime) and
+:mod:`benchscore.swarm.cli_accept` (the acceptance layer), imported when a command runs.
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
 from pathlib import Path
 from typing import Any
 
 import click
-import orjson
-from pydantic import ValidationError
 
-from benchscore.common.atomic import atomic_write_bytes, atomic_write_json
-from benchscore.common.cli import group as _group
-from benchscore.common.errors import BadInput, ExitCode
-from benchscore.common.provenance import provenance
-from benchscore.common.readers import read_bytes, read_json, read_jsonl, validate
-from benchscore.common.report import console, err_console, print_line, print_table, progress
+from benchscore.common.cli import LazyGroup
 
-from .agents import Agent, SimulatedPayload, simulated_handler
-from .audit import AuditReport, audit_pool
-from .budget import BudgetReport, run_l02
-from .lease import DEFAULT_LEASE_SECONDS, CrashPolicy
-from .pool import DEFAULT_STORE_URL, RunNotFound, open_pool
-from .run import RunReport, redact, run_swarm
-from .stress import StressReport, run_stress
-from .tasks import AgentSpec, TaskSpec, unknown_capabilities
+from .defaults import CRASH_POLICIES, DEFAULT_LEASE_SECONDS, DEFAULT_STORE_URL
 
 #: the provenance metric ids this domain's outputs carry -> what writes them (``benchscore list``)
 METRIC_IDS = {
@@ -40,15 +25,19 @@ METRIC_IDS = {
     "swarm.acceptance.{scenario}": "swarm accept: one scenario (S07-S10, L01, L02) or the whole matrix (all)",
 }
 
-FORMATS: dict[str, type] = {
-    "swarm-task": TaskSpec,
-    "swarm-agent": AgentSpec,
-    "swarm-simulated-payload": SimulatedPayload,
-    "swarm-run-report": RunReport,
-    "swarm-audit-report": AuditReport,
-    "swarm-stress-report": StressReport,
-    "swarm-budget-report": BudgetReport,
-}
+
+def __getattr__(name: str) -> Any:
+    """``FORMATS`` (format name -> pydantic model, for ``benchscore schema``), built on first use."""
+    if name == "FORMATS":
+        from .commands import FORMATS
+
+        return FORMATS
+    if name in ("demo_tasks", "demo_agents", "load_tasks", "load_agents"):
+        from . import commands
+
+        return getattr(commands, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 store_option = click.option("--store", "store", default=DEFAULT_STORE_URL, show_default=True,
                             help="sqlite:///PATH or postgresql://USER@HOST:PORT/DB[?schema=NAME]")
@@ -58,91 +47,13 @@ output_option = click.option("--output", type=click.Path(dir_okay=False, path_ty
                              help="write the JSON report here (atomically)")
 
 
-@_group("swarm")
+@click.group("swarm", cls=LazyGroup, lazy={"accept": (
+    "benchscore.swarm.cli_accept", "accept",
+    "Run acceptance scenarios (S07-S10, L01, L02, or all) and report every check with its evidence.")})
 def group() -> None:
     """swarm-minimal runtime: a pheromone task pool with agents, leases and an audit ledger."""
 
 
-# ---- input -------------------------------------------------------------------------------------
-def load_tasks(path: Path) -> list[TaskSpec]:
-    records = read_jsonl(path)
-    if not records:
-        raise BadInput("no tasks", source=path)
-    tasks = []
-    for i, rec in enumerate(records, 1):
-        spec = validate(TaskSpec, rec, source=path, record=f"line {i}")
-        try:
-            SimulatedPayload.model_validate(spec.payload)
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            field = "payload." + ".".join(str(x) for x in err["loc"]) if err["loc"] else "payload"
-            raise BadInput(err["msg"], source=path, record=f"line {i}", field=field) from None
-        tasks.append(spec)
-    return tasks
-
-
-def load_agents(path: Path) -> list[AgentSpec]:
-    data = read_json(path)
-    if isinstance(data, dict) and set(data) == {"agents"}:
-        data = data["agents"]
-    if not isinstance(data, list) or not data:
-        raise BadInput('expected a non-empty list of agents (or {"agents": [...]})', source=path)
-    agents = [validate(AgentSpec, rec, source=path, record=i) for i, rec in enumerate(data)]
-    seen: set[str] = set()
-    for i, a in enumerate(agents):
-        if a.agent_id in seen:
-            raise BadInput(f"duplicate agent_id {a.agent_id!r}", source=path, record=i, field="agent_id")
-        seen.add(a.agent_id)
-    return agents
-
-
-def _write(output: Path | None, obj: dict[str, Any]) -> None:
-    if output is not None:
-        atomic_write_json(output, obj)
-        err_console.print(f"wrote {output}")
-
-
-def _open(store: str, run_id: str, redis_url: str | None = None):
-    return open_pool(store, run_id, redis_url=redis_url)
-
-
-def report_rows(body: dict[str, Any], *, skip: tuple[str, ...] = (), prefix: str = "") -> list[tuple[str, Any]]:
-    """Every value of a report as a table row (nested objects as ``outer.inner``; a list as its
-    length and first 8 items), so the terminal shows every number the JSON holds."""
-    rows: list[tuple[str, Any]] = []
-    for key, value in body.items():
-        if key in skip or key == "provenance":
-            continue
-        name = prefix + key
-        if isinstance(value, dict):
-            rows += report_rows(value, prefix=name + ".") if value else [(name, "{}")]
-        elif isinstance(value, list):
-            shown = ", ".join(str(v) for v in value[:8]) + (", ..." if len(value) > 8 else "")
-            rows.append((name, f"{len(value)} items: {shown}" if value else "0 items"))
-        else:
-            rows.append((name, value))
-    return rows
-
-
-def service_rows(service: dict[str, Any]) -> list[tuple[str, Any]]:
-    """Retries per service and the number of incidents (their text is in the JSON)."""
-    return report_rows({"retries": service["retries"]}, prefix="service.") + [
-        ("service.incidents", len(service["incidents"]))]
-
-
-def print_violations(violations: list, total: int) -> None:
-    """One line per violation, naming its task and ledger seq."""
-    for v in violations:
-        task = "-" if v.task_id is None else v.task_id
-        seq = "-" if v.seq is None else v.seq
-        console.print(f"violation: task {task} seq {seq} attempt {v.attempt if v.attempt is not None else '-'} "
-                      f"agent {v.agent or '-'}: {v.reason}", markup=False, highlight=False, soft_wrap=True)
-    if total > len(violations):
-        console.print(f"... and {total - len(violations)} more violations (the JSON lists the first {len(violations)})",
-                      markup=False, highlight=False, soft_wrap=True)
-
-
-# ---- run ---------------------------------------------------------------------------------------
 @group.command("run")
 @click.argument("tasks_file", type=click.Path(path_type=Path))
 @click.argument("agents_file", type=click.Path(path_type=Path))
@@ -151,54 +62,18 @@ def print_violations(violations: list, total: int) -> None:
 @click.option("--run-id", default=None, help="default: run- + sha256 of the two input files (12 hex)")
 @click.option("--processes", type=click.IntRange(1, 512), default=None, help="worker processes (default: CPUs)")
 @click.option("--batch", type=click.IntRange(1, 10000), default=1, show_default=True, help="tasks per claim")
-@click.option("--crash-policy", type=click.Choice([p.value for p in CrashPolicy]), default="requeue",
+@click.option("--crash-policy", type=click.Choice(CRASH_POLICIES), default="requeue",
               show_default=True, help="what an expired lease does to its task")
 @click.option("--lease-seconds", type=click.FloatRange(0.001, 86400), default=DEFAULT_LEASE_SECONDS,
               show_default=True)
 @click.option("--blobs", default="swarm-blobs", show_default=True,
               help="blob store (folder or fsspec URL) for the convergence artifact")
 @output_option
-def run_cmd(tasks_file: Path, agents_file: Path, store: str, redis_url: str | None, run_id: str | None,
-            processes: int | None, batch: int, crash_policy: str, lease_seconds: float, blobs: str,
-            output: Path | None) -> None:
+def run_cmd(**options: Any) -> None:
     """Run simulated agents (AGENTS_FILE) on the tasks of TASKS_FILE (JSONL) until the run converges."""
-    tasks_raw, agents_raw = read_bytes(tasks_file), read_bytes(agents_file)
-    tasks = load_tasks(tasks_file)
-    agent_specs = load_agents(agents_file)
-    unknown = unknown_capabilities(tasks, agent_specs)
-    if unknown:
-        i, cap = next(iter(unknown.items()))
-        raise BadInput(f"unknown capability {cap!r}: no agent in {agents_file} has it", source=tasks_file,
-                       record=f"line {i + 1}", field="capability")
-    run_id = run_id or "run-" + hashlib.sha256(tasks_raw + b"\0" + agents_raw).hexdigest()[:12]
-    with _open(store, run_id, redis_url) as pool:
-        if pool.run_exists():
-            raise BadInput(f"run {run_id!r} already exists in {pool.display_url}; pass another --run-id")
-        pool.create_run(crash_policy=crash_policy, lease_seconds=lease_seconds)
-        pool.add_tasks(tasks)
-    agents = [Agent(a.agent_id, a.capabilities, simulated_handler) for a in agent_specs]
-    with progress() as bar:
-        job = bar.add_task(f"swarm run {run_id}", total=len(tasks))
-        report, audit = run_swarm(
-            store, run_id, agents, processes=processes or os.cpu_count() or 1, batch=batch, redis_url=redis_url,
-            blob_root=blobs, on_progress=lambda c: bar.update(job, completed=c["done"] + c["failed"]),
-        )
-    body = report.model_dump(exclude={"wall_time_s", "tasks_per_second"})
-    rows = report_rows(report.model_dump(), skip=("service",)) + service_rows(report.service)
-    print_table("swarm run", ["key", "value"], rows)
-    body["provenance"] = provenance("swarm.run", {"tasks": tasks_raw, "agents": agents_raw},
-                                    extra={"store": report.store})
-    _write(output, body)
-    if not (report.converged and report.audit_verdict == "PASS"):
-        raise SystemExit(ExitCode.FAILED)
+    from . import commands
 
-
-# ---- status / audit ----------------------------------------------------------------------------
-def _known_run(pool) -> None:
-    try:
-        pool.settings  # noqa: B018
-    except RunNotFound as exc:
-        raise BadInput(str(exc)) from None
+    commands.run_cmd(**options)
 
 
 @group.command("status")
@@ -206,36 +81,12 @@ def _known_run(pool) -> None:
 @store_option
 @redis_option
 @click.option("--json", "as_json", is_flag=True, help="print JSON instead of a table")
-def status_cmd(run_id: str, store: str, redis_url: str | None, as_json: bool) -> None:
+def status_cmd(**options: Any) -> None:
     """Counts per status, convergence and pheromone leaders of RUN_ID; with --redis, the mirror is
     compared with the store (and rebuilt from it when they differ)."""
-    with _open(store, run_id, redis_url) as pool:
-        _known_run(pool)
-        counts = pool.counts()
-        conv = pool.convergences()
-        policy, lease = pool.settings
-        leaders: dict[str, list] = {}
-        for task_id, cap, p in pool.pheromones():
-            leaders.setdefault(cap, []).append((p, -task_id))
-        top = {cap: [[-t, p] for p, t in sorted(v, reverse=True)[:3]] for cap, v in sorted(leaders.items())}
-        head = pool.ledger_head()
-        mirror = None
-        if pool.mirror is not None:
-            mirror = pool.mirror.reconcile(pool)
-            mirror |= {"keys": len(pool.mirror.keys()), "stream_events": pool.mirror.stream_event_count()}
-    body = {"run_id": run_id, "store": redact(store), "crash_policy": policy.value, "lease_seconds": lease,
-            "counts": counts, "ledger_events": head.events, "ledger_seq": head.seq, "ledger_head": head.hash.hex(),
-            "convergence": conv, "pheromone_leaders": top, "redis_mirror": mirror}
-    if as_json:
-        click.echo(orjson.dumps(body, option=orjson.OPT_INDENT_2).decode())
-        return
-    print_table(f"swarm status {run_id}", ["key", "value"], report_rows(body, skip=("convergence", "pheromone_leaders")))
-    for scope, c in conv.items():
-        console.print(f"converged ({scope}): task {c['accepted_task_id']} score {c['accepted_score']} "
-                      f"blob {c['blob_sha256'] or '-'}", markup=False, highlight=False, soft_wrap=True)
-    for cap, items in top.items():
-        console.print(f"pheromone leaders {cap}: " + ", ".join(f"task {t} P={p:.3f}" for t, p in items),
-                      markup=False, highlight=False, soft_wrap=True)
+    from . import commands
+
+    commands.status_cmd(**options)
 
 
 @group.command("audit")
@@ -247,30 +98,15 @@ def status_cmd(run_id: str, store: str, redis_url: str | None, as_json: bool) ->
               help="a ledger head (hex) recorded earlier, e.g. from the run report: refute the run unless the "
                    "ledger's chain passes through it")
 @output_option
-def audit_cmd(run_id: str, store: str, history: bool, expect_head: str | None, output: Path | None) -> None:
+def audit_cmd(**options: Any) -> None:
     """Prove or refute: the ledger's hash chain, zero duplicate claims, every task accounted for,
     participating agents, pheromone history, and the task table against the ledger. Exit 1 when
     refuted (each violation is printed with its task and ledger seq)."""
-    if expect_head is not None and (len(expect_head) != 64 or any(c not in "0123456789abcdef" for c in expect_head)):
-        raise BadInput(f"--expect-head {expect_head!r}: expected 64 lowercase hex digits")
-    with _open(store, run_id) as pool:
-        _known_run(pool)
-        report = audit_pool(pool, history=history, expect_head=expect_head)
-    rows = report_rows(report.model_dump(), skip=("violations", "final_pheromone", "pheromone_history",
-                                                  "pheromone_points"))
-    if report.pheromone_points is not None:
-        rows.append(("pheromone_points (tasks: points, each seq/P_t/event in the JSON)",
-                     f"{len(report.pheromone_points)}: {sum(map(len, report.pheromone_points.values()))}"))
-    print_table(f"swarm audit {run_id}", ["check", "value"], rows)
-    print_violations(report.violations, report.violation_count)
-    body = report.model_dump()
-    body["provenance"] = provenance("swarm.audit", {}, extra={"store": redact(store), "run_id": run_id})
-    _write(output, body)
-    if report.verdict != "PASS":
-        raise SystemExit(ExitCode.FAILED)
+    from . import commands
+
+    commands.audit_cmd(**options)
 
 
-# ---- L01 / L02 ---------------------------------------------------------------------------------
 @group.command("stress")
 @click.option("--agents", "total_agents", type=click.IntRange(1, 100000), default=128, show_default=True)
 @click.option("--tasks", "total_tasks", type=click.IntRange(1, 10**8), default=131072, show_default=True)
@@ -282,26 +118,11 @@ def audit_cmd(run_id: str, store: str, history: bool, expect_head: str | None, o
 @click.option("--blobs", default=None, help="blob store for the shard convergence artifacts")
 @click.option("--cleanup", is_flag=True, help="delete the run (tasks, ledger, Redis keys) after the report")
 @output_option
-def stress_cmd(total_agents: int, total_tasks: int, store: str, redis_url: str | None, processes: int | None,
-               batch: int | None, blobs: str | None, cleanup: bool, output: Path | None) -> None:
+def stress_cmd(**options: Any) -> None:
     """L01: TOTAL_AGENTS agents in worker processes = logical CPUs on one shared pool of no-op tasks."""
-    with progress() as bar:
-        job = bar.add_task("L01 stress", total=total_tasks)
-        try:
-            report = run_stress(store, total_agents=total_agents, total_tasks=total_tasks,
-                                worker_processes=processes, redis_url=redis_url, batch=batch, blob_root=blobs,
-                                cleanup=cleanup, on_progress=lambda c: bar.update(job, completed=c["done"] + c["failed"]))
-        except ValueError as exc:
-            raise BadInput(str(exc)) from None
-    d = report.model_dump()
-    rows = report_rows(d, skip=("service", "L01_PASS")) + service_rows(report.service)
-    rows.append(("L01_PASS", "reduced (not the seed's size)" if report.L01_verdict == "reduced" else report.L01_PASS))
-    print_table(f"L01 stress ({report.store})", ["key", "value"], rows, digits=3)
-    body = dict(d)
-    body["provenance"] = provenance("swarm.L01", {}, extra={"store": report.store})
-    _write(output, body)
-    if report.L01_verdict == "FAIL":
-        raise SystemExit(ExitCode.FAILED)
+    from . import commands
+
+    commands.stress_cmd(**options)
 
 
 @group.command("budget")
@@ -310,105 +131,15 @@ def stress_cmd(total_agents: int, total_tasks: int, store: str, redis_url: str |
 @click.option("--agents", "agent_count", type=click.IntRange(1, 1000), default=4, show_default=True)
 @click.option("--store", "store", default=None, help="where the run and the budget ledger live (default: a temporary SQLite file)")
 @output_option
-def budget_cmd(target_tpm: int, tokens_per_task: int, agent_count: int, store: str | None,
-               output: Path | None) -> None:
+def budget_cmd(**options: Any) -> None:
     """L02: a swarm run whose tasks reserve tokens in discrete minute windows before each model call."""
-    report = run_l02(target_tpm, tokens_per_task, agent_count=agent_count, url=store)
-    d = report.model_dump()
-    print_table("L02 TPM budget", ["key", "value"], report_rows(d, skip=("windows",)), digits=3)
-    print_table("L02 minute windows", ["minute", "reserved_tokens", "actual_tokens", "target_tpm"],
-                [(w.minute, w.reserved_tokens, w.actual_tokens, w.target_tpm) for w in report.windows])
-    body = dict(d)
-    body["provenance"] = provenance("swarm.L02", {}, extra={"target_tpm": target_tpm,
-                                                              "tokens_per_task": tokens_per_task})
-    _write(output, body)
-    if not report.L02_PASS:
-        raise SystemExit(ExitCode.FAILED)
+    from . import commands
 
-
-# ---- demo --------------------------------------------------------------------------------------
-DEMO_CAPABILITIES = ("review", "summarise")
-
-
-def demo_tasks() -> list[dict[str, Any]]:
-    """Eight review/summary tasks; two fail their first attempt, one seeds an initial pheromone."""
-    out = []
-    for i in range(8):
-        cap = DEMO_CAPABILITIES[i % 2]
-        payload: dict[str, Any] = {"output": f"{cap} #{i}: finding {i}", "score": round(0.5 + 0.05 * i, 2)}
-        if i in (2, 5):
-            payload["fail_attempts"] = 1
-        rec: dict[str, Any] = {"capability": cap, "payload": payload}
-        if i == 3:
-            rec["pheromone"] = 0.5
-        out.append(rec)
-    return out
-
-
-def demo_agents() -> list[dict[str, Any]]:
-    return [
-        {"agent_id": "reviewer-a", "capabilities": ["review"]},
-        {"agent_id": "reviewer-b", "capabilities": ["review", "summarise"]},
-        {"agent_id": "summariser", "capabilities": ["summarise"]},
-    ]
+    commands.budget_cmd(**options)
 
 
 def demo(out_dir: Path) -> None:
-    """A small swarm run on SQLite (8 tasks, 3 agents, 2 worker processes; converge and audit with the
-    pheromone history), a reduced L01 (8 agents, 4,096 tasks: labelled ``reduced``), L02 at the seed's
-    numbers, and the acceptance matrix."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    tasks_path, agents_path = out_dir / "tasks.jsonl", out_dir / "agents.json"
-    atomic_write_bytes(tasks_path, b"".join(orjson.dumps(t) + b"\n" for t in demo_tasks()))
-    atomic_write_json(agents_path, demo_agents())
-    db = out_dir / "run.db"
-    store = f"sqlite:///{db}"
-    tasks, agent_specs = load_tasks(tasks_path), load_agents(agents_path)
-    with open_pool(store, "demo") as pool:
-        pool.create_run(crash_policy="requeue", lease_seconds=30)
-        pool.add_tasks(tasks)
-    agents = [Agent(a.agent_id, a.capabilities, simulated_handler) for a in agent_specs]
-    report, _ = run_swarm(store, "demo", agents, processes=2, blob_root=out_dir / "blobs")
-    with open_pool(store, "demo") as pool:
-        audit = audit_pool(pool, history=True)
-    body = report.model_dump(exclude={"wall_time_s", "tasks_per_second"})
-    body["provenance"] = provenance("swarm.run", {"tasks": tasks_path, "agents": agents_path})
-    atomic_write_json(out_dir / "run-report.json", body)
-    audit_body = audit.model_dump()
-    audit_body["provenance"] = provenance("swarm.audit", {}, extra={"run_id": "demo"})
-    atomic_write_json(out_dir / "audit.json", audit_body)
-    conv = report.convergence
-    print_table("swarm demo (SQLite, 2 worker processes)", ["key", "value"], [
-        ("completed_tasks", report.completed_tasks), ("failed_tasks", report.failed_tasks),
-        ("participating_agents", report.participating_agents),
-        ("accepted_task_id", conv.accepted_task_id if conv else None),
-        ("accepted_score", conv.accepted_score if conv else None),
-        ("accepted_output", conv.accepted_output if conv else None),
-        ("audit", f"{audit.verdict} ({audit.violation_count} violations, {audit.duplicate_claim_count} duplicate claims)"),
-        ("ledger_head", audit.ledger_head),
-    ])
-    print_line(f"reproduce: benchscore swarm run {tasks_path} {agents_path} --store sqlite:///{out_dir}/again.db")
+    """The swarm part of ``benchscore demo`` (see :func:`benchscore.swarm.commands.demo`)."""
+    from .commands import demo as run_demo
 
-    stress = run_stress(f"sqlite:///{out_dir / 'l01.db'}", total_agents=8, total_tasks=4096, worker_processes=2)
-    stress_body = stress.model_dump()
-    stress_body["provenance"] = provenance("swarm.L01", {}, extra={"store": stress.store})
-    atomic_write_json(out_dir / "l01-reduced.json", stress_body)
-    budget = run_l02(3000, 50, agent_count=4, url=f"sqlite:///{out_dir / 'l02.db'}")
-    budget_body = budget.model_dump()
-    budget_body["provenance"] = provenance("swarm.L02", {}, extra={"target_tpm": 3000, "tokens_per_task": 50})
-    atomic_write_json(out_dir / "l02.json", budget_body)
-    print_table("L01 (reduced: 8 agents, 4096 tasks) and L02 (seed numbers)", ["key", "value"], [
-        ("L01 verdict", f"{stress.L01_verdict} (not the seed's size: 128 agents, 131072 tasks)"),
-        ("L01 tasks_per_second", stress.tasks_per_second),
-        ("L01 duplicate_claims", len(stress.duplicate_claims)),
-        ("L02_PASS", budget.L02_PASS), ("L02 max_tokens_in_a_minute", budget.max_tokens_in_a_minute),
-        ("L02 budget_utilization", budget.budget_utilization),
-    ], digits=3)
-    demo_acceptance(out_dir / "acceptance")  # the acceptance layer's part of the demo (never raises)
-
-
-# ---- the acceptance layer's command (issue 6) ---------------------------------------------------
-from benchscore.swarm.cli_accept import ACCEPT_FORMATS, accept, demo_acceptance  # noqa: E402
-
-group.add_command(accept)
-FORMATS.update(ACCEPT_FORMATS)
+    run_demo(out_dir)

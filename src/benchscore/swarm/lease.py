@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from .defaults import DEFAULT_LEASE_SECONDS
 from .tasks import TaskStatus, pheromone_on_failure
 
-DEFAULT_LEASE_SECONDS = 30.0
+__all__ = ["DEFAULT_LEASE_SECONDS", "CrashPolicy", "resolve_expired_lease"]  # the default is re-exported
 
 
 class CrashPolicy(StrEnum):

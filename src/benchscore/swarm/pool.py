@@ -19,9 +19,8 @@ from urllib.parse import parse_qs, urlsplit
 
 from benchscore.common.errors import BadInput
 
+from .defaults import DEFAULT_STORE_URL
 from .stores.base import RunNotFound, StaleClaim, TaskPool
-
-DEFAULT_STORE_URL = "sqlite:///run.db"
 
 __all__ = ["DEFAULT_STORE_URL", "RunNotFound", "StaleClaim", "TaskPool", "open_pool", "sqlite_path"]
 

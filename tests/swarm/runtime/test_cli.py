@@ -270,3 +270,21 @@ def test_stress_report_has_throughput_profile(tmp_path):
     assert sum(r.completions_per_shard.values()) == 400 == sum(r.completions_per_second)
     assert set(r.completions_per_shard) == {f"shard-{k:03d}" for k in range(r.worker_processes)}
     assert r.crashed_workers == 0 and r.expired_leases == 0 and r.ledger_events == r.audit_violations + 4 * 400
+
+
+def test_the_cli_is_cheap_to_import_and_its_defaults_are_the_runtimes():
+    import subprocess
+    import sys
+
+    code = ("import sys, benchscore.swarm.cli\n"
+            "heavy = [m for m in ('pydantic', 'numpy', 'rich', 'orjson', 'psycopg', 'redis', 'httpx') if m in sys.modules]\n"
+            "print(','.join(heavy))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == ""
+    from benchscore.swarm.defaults import CRASH_POLICIES, DEFAULT_LEASE_SECONDS, DEFAULT_STORE_URL
+    from benchscore.swarm.lease import DEFAULT_LEASE_SECONDS as lease_default
+    from benchscore.swarm.lease import CrashPolicy
+    from benchscore.swarm.pool import DEFAULT_STORE_URL as pool_default
+
+    assert tuple(p.value for p in CrashPolicy) == CRASH_POLICIES
+    assert (DEFAULT_LEASE_SECONDS, DEFAULT_STORE_URL) == (lease_default, pool_default)
