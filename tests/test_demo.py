@@ -31,3 +31,14 @@ def test_readme_quickstart_is_what_ci_runs():
     commands = re.findall(r"```bash\n(.+?)\n```", quick)
     assert len(commands) == 2 and "benchscore demo" in commands[0] and "pytest" in commands[1]
     assert commands[1] in (ROOT / ".ci" / "run").read_text()
+
+
+def test_every_demo_out_path_the_docs_name_exists(tmp_path, pinned_time):
+    """A path under demo-out/ named in the README or docs/ is one the demo writes (no stale paths)."""
+    out = tmp_path / "demo-out"
+    assert CliRunner().invoke(cli, ["demo", "--output-dir", str(out)]).exit_code == 0
+    text = (ROOT / "README.md").read_text() + "".join(p.read_text() for p in (ROOT / "docs").glob("*.md"))
+    named = set(re.findall(r"demo-out/([\w./-]*\w)", text))
+    assert named
+    for rel in sorted(named):
+        assert list(out.glob(rel)), f"the docs name demo-out/{rel}, which the demo does not write"

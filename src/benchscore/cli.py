@@ -4,13 +4,12 @@ Each domain's ``cli`` module provides:
 
 - ``group``: its click group (mounted as ``benchscore DOMAIN``, imported only when used);
 - ``FORMATS``: a mapping from format name to pydantic model (for ``benchscore schema``);
-- ``demo(out_dir: Path) -> None``: runs the domain's demo on bundled data into ``out_dir``.
+- ``demo(out_dir: pathlib.Path) -> None``: runs the domain's demo on bundled data into ``out_dir``.
 """
 
 from __future__ import annotations
 
 import importlib
-from pathlib import Path
 from types import ModuleType
 
 import click
@@ -53,14 +52,17 @@ def cli() -> None:
 @cli.command()
 @click.option(
     "--output-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("demo-out"),
+    type=click.Path(file_okay=False),
+    default="demo-out",
     show_default=True,
     help="Folder for every domain's demo outputs (one sub-folder per domain).",
 )
 @click.option("--only", type=click.Choice(list(DOMAINS)), multiple=True, help="Run only these domains' demos.")
-def demo(output_dir: Path, only: tuple[str, ...]) -> None:
+def demo(output_dir: str, only: tuple[str, ...]) -> None:
     """Run every domain's demo on bundled data, in turn, into one output folder (replaced as a whole)."""
+    from pathlib import Path
+
+    output_dir = Path(output_dir)
     from benchscore.common.atomic import replaced_directory
     from benchscore.common.report import console
 
@@ -77,17 +79,19 @@ def demo(output_dir: Path, only: tuple[str, ...]) -> None:
 
 
 @cli.command()
-@click.argument("outputs", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--output", required=True, type=click.Path(dir_okay=False, path_type=Path),
+@click.argument("outputs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--output", required=True, type=click.Path(dir_okay=False),
               help="The HTML file to write (one self-contained file).")
 @click.option("--title", default="benchscore report", show_default=True, help="The page's title.")
-def report(outputs: tuple[Path, ...], output: Path, title: str) -> None:
+def report(outputs: tuple[str, ...], output: str, title: str) -> None:
     """Draw the JSON OUTPUTS of benchscore commands as one self-contained HTML page (figures and tables)."""
+    from pathlib import Path
+
     from benchscore.common.atomic import atomic_write_text
     from benchscore.common.report import print_line
     from benchscore.report import read_outputs, report_page
 
-    found = read_outputs([(p, str(p)) for p in outputs], strict=True)
+    found = read_outputs([(Path(p), p) for p in outputs], strict=True)
     atomic_write_text(output, report_page(found, title))
     for name, outs in found.items():
         for o in outs:

@@ -6,9 +6,10 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from benchscore.common import atomic_directory, atomic_write_json, phi, provenance, sample_std
+from benchscore.common import atomic_directory, atomic_write_json, phi, sample_std
 from benchscore.common.cli import group
 from benchscore.common.errors import BadInput
+from benchscore.common.provenance import provenance
 
 
 def test_atomic_write_json_replaces_and_leaves_no_temp(tmp_path):
@@ -99,15 +100,3 @@ def test_group_prints_one_line_and_exits_2():
     assert r.exit_code == 2
     assert r.output == "error: f.csv: line 3: field 'score': expected a number\n"
     assert runner.invoke(g, ["good"]).output == "fine\n"
-
-
-def test_common_provenance_stays_the_function_after_its_module_is_imported():
-    import importlib
-
-    import benchscore.common as common
-
-    importlib.import_module("benchscore.common.provenance")
-    assert callable(common.provenance)
-    from benchscore.common import provenance as again
-
-    assert callable(again)

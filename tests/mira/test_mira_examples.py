@@ -54,8 +54,8 @@ def _readme_quickstart() -> str:
 
 def test_readme_quickstart_writes_the_expected_outputs(tmp_path: Path) -> None:
     """The Mira README's quick-start block, pasted from the repository root, writes exactly examples/mira/expected/."""
-    script = _readme_quickstart().replace("mira-out", str(tmp_path / "mira-out")).replace(
-        "mira-demo", str(tmp_path / "mira-demo"))
+    script = _readme_quickstart().replace("out/mira-demo", str(tmp_path / "mira-demo")).replace(
+        "out/mira", str(tmp_path / "mira-out"))
     root = EX.parents[1]
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     proc = subprocess.run(["bash", "-euc", script], cwd=root, env=env, capture_output=True, text=True, timeout=300)

@@ -1,18 +1,15 @@
 """What every domain shares: errors, strict readers, atomic writes, stats, provenance, rendering.
 
 Names are imported on first use (PEP 562), so importing one light piece (``benchscore.common.cli``,
-``benchscore.common.errors``) does not load pydantic, numpy or rich.
+``benchscore.common.errors``) does not load pydantic, numpy or rich. The provenance block is built by
+``benchscore.common.provenance.provenance`` (not re-exported here: a package attribute named like its
+submodule would turn into the module as soon as the submodule is imported).
 """
 
 from __future__ import annotations
 
 import importlib
 from typing import Any
-
-# Imported now, not lazily: the function ``provenance`` shares its name with its module, and importing
-# the module ``benchscore.common.provenance`` anywhere would otherwise make ``common.provenance`` the
-# module. (The module is light: hashlib and datetime.)
-from .provenance import created_at, provenance, sha256_bytes, sha256_file
 
 _EXPORTS = {
     "atomic_directory": "atomic",
@@ -32,6 +29,9 @@ _EXPORTS = {
     "read_json": "readers",
     "read_jsonl": "readers",
     "validate": "readers",
+    "created_at": "provenance",
+    "sha256_bytes": "provenance",
+    "sha256_file": "provenance",
     "mean": "stats",
     "phi": "stats",
     "sample_std": "stats",
@@ -53,7 +53,6 @@ __all__ = [
     "mean",
     "parse_finite_float",
     "phi",
-    "provenance",
     "read_bytes",
     "read_csv",
     "read_json",

@@ -18,13 +18,15 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from . import guard
 from .errors import BadInput, BenchscoreError
+
+if TYPE_CHECKING:  # pragma: no cover - pathlib is imported when a command runs, not for --help
+    from pathlib import Path
 
 #: the parameter names that mean "an output path" everywhere (one name for one idea)
 OUTPUT_PARAMS = frozenset({"output", "output_dir", "out_dir", "audit"})
@@ -51,6 +53,8 @@ def _paths(value: Any) -> Iterator[Path]:
         for item in value:
             yield from _paths(item)
     elif isinstance(value, str | os.PathLike):
+        from pathlib import Path
+
         yield Path(value)
 
 
@@ -63,6 +67,15 @@ def _file_keys(path: Path) -> set:
         return keys
     keys.add((st.st_dev, st.st_ino))
     return keys
+
+
+def _self_and_parents(path: str) -> Iterator[str]:
+    while True:
+        yield path
+        parent = os.path.dirname(path)
+        if parent == path:
+            return
+        path = parent
 
 
 def refuse_overwriting_inputs(inputs: list[Path], outputs: list[tuple[str, Path]]) -> None:
@@ -85,9 +98,9 @@ def refuse_overwriting_inputs(inputs: list[Path], outputs: list[tuple[str, Path]
         if not files.isdisjoint(_file_keys(out)):
             raise BadInput(f"{option} is also an input of this command; inputs are never modified: "
                            "write the output elsewhere", source=out)
-        real = Path(os.path.realpath(out))
-        for folder in (real, *real.parents):
-            if str(folder) in folders:
+        real = os.path.realpath(out)
+        for folder in _self_and_parents(real):
+            if folder in folders:
                 raise BadInput(f"{option} lies in the input folder {folder}; inputs are never modified: "
                                "write the output elsewhere", source=out)
 

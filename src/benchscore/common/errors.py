@@ -8,7 +8,10 @@ The CLI prints that line to stderr and exits with :data:`EXIT_BAD_INPUT`.
 from __future__ import annotations
 
 from enum import IntEnum
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover - pathlib is not needed at start-up
+    from pathlib import Path
 
 
 class ExitCode(IntEnum):

@@ -11,7 +11,6 @@ import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 from .errors import BadInput
 
@@ -45,4 +44,4 @@ def note_input(path: str | os.PathLike[str]) -> None:
 def refuse_if_input(path: str | os.PathLike[str]) -> None:
     if _inputs is not None and _key(path) in _inputs:
         raise BadInput("this output is also an input of the command; inputs are never modified: "
-                       "write the output elsewhere", source=Path(path))
+                       "write the output elsewhere", source=os.fspath(path))

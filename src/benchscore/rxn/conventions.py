@@ -92,7 +92,7 @@ CONVENTIONS: tuple[tuple[str, str], ...] = (
      "effective = 100 x (100+ee)/200 x dr/(dr+1); a row with neither ee nor dr is left out of questions and "
      "counted in report.md; `best_yield` is null and such questions are left out of "
      "`avg_yield_ratio` (counted as `num_without_yield`)."),
-    ("effective score", "yield x (100+ee)/200 x dr/(dr+1); a missing ee or dr is a factor of 1.0 (seed section 8)."),
+    ("effective score", "yield x (100+ee)/200 x dr/(dr+1); a missing ee or dr is a factor of 1.0 (specification section 8)."),
     ("ties", f"every option whose relative score is within {TIE_TOLERANCE:g} of 1 is in `answer`."),
     ("skipped questions", "a question whose best effective score is 0, or with fewer than 2 options, is skipped "
      "and counted in report.md."),
