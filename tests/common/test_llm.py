@@ -195,3 +195,20 @@ def test_minute_budget_reads_the_clock_under_its_lock():
     budget = MinuteBudget(3000, clock=lambda: next(ticks), sleep=lambda s: None)
     assert budget.reserve(3000) == (0, 3000)
     assert budget.reserve(10) == (1, 10)
+
+
+def test_connect_checks_the_model_is_listed_and_reads_the_key_from_the_environment(monkeypatch):
+    from benchscore.common.errors import BadInput, ServiceUnavailable
+    from benchscore.common.llm import connect
+    from benchscore.common.testserver import OpenAITestServer
+
+    monkeypatch.setenv("T_KEY", "sk-secret")
+    with OpenAITestServer(models=["m1"], api_key="sk-secret") as srv:
+        with connect(srv.base_url, "m1", api_key_env="T_KEY", role="judge") as client:
+            assert client.chat("m1", [{"role": "user", "content": "hi"}]).record.status == "ok"
+        with pytest.raises(BadInput, match="'m2' is not listed by"):
+            connect(srv.base_url, "m2", api_key_env="T_KEY", role="judge")
+    with pytest.raises(BadInput, match="base URL"):
+        connect("ftp://x", "m1", api_key_env="T_KEY", role="judge")
+    with pytest.raises(ServiceUnavailable, match="judge endpoint"):
+        connect("http://127.0.0.1:9/v1", "m1", api_key_env="T_KEY", role="judge", max_retries=0, timeout=1)

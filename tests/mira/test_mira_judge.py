@@ -130,7 +130,7 @@ def test_unknown_model_is_one_line_exit_2(tmp_path: Path) -> None:
         res = run("judge", "--packets", packets, "--base-url", srv.base_url, "--model", "nope",
                   "--output", tmp_path / "v.json")
     assert res.exit_code == 2
-    assert len(res.stderr.strip().splitlines()) == 1 and "'nope' is not served" in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1 and "'nope' is not listed by" in res.stderr
     assert not (tmp_path / "v.json").exists()
 
 

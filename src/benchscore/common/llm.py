@@ -38,6 +38,7 @@ from .backoff import backoff_delay
 
 __all__ = [
     "CallFailed",
+    "connect",
     "MinuteBudget",
     "CallRecord",
     "ChatResult",
@@ -369,3 +370,31 @@ class LLMClient:
         consumed = int(usage["total_tokens"]) if valid_usage else reserved
         rec = finish("ok", usage=usage, consumed=consumed)
         return ChatResult(text=text, usage=usage, record=rec)
+
+
+def connect(base_url: str, model: str, *, api_key_env: str, role: str, **options: Any) -> LLMClient:
+    """An :class:`LLMClient` for a command, after checking that ``GET /v1/models`` lists ``model``.
+
+    The API key is read from the environment variable ``api_key_env`` (never from an argument). A base
+    URL that is not http(s) or a model the endpoint does not list is :class:`BadInput`; an endpoint
+    that does not answer is :class:`ServiceUnavailable` (``role`` names it in the message: "judge",
+    "model").
+    """
+    import os
+
+    from .errors import BadInput, ServiceUnavailable
+
+    try:
+        client = LLMClient(base_url, os.environ.get(api_key_env) or None, **options)
+    except ValueError as exc:
+        raise BadInput(str(exc), field="--base-url") from None
+    try:
+        served = client.list_models()
+    except LLMError as exc:
+        client.close()
+        raise ServiceUnavailable(f"{role} endpoint: {exc}") from None
+    if model not in served:
+        client.close()
+        raise BadInput(f"model {model!r} is not listed by {client.endpoint}/models; it lists: "
+                       f"{', '.join(served) or 'nothing'}", field="--model")
+    return client

@@ -14,8 +14,7 @@ pydantic or numpy.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from benchscore.common.lazy import lazy_exports
 
 _EXPORTS = {
     "calibrate": "calibration",
@@ -54,14 +53,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'benchscore.mira' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

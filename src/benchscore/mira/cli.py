@@ -6,7 +6,6 @@ needs, and ``FORMATS`` (for ``benchscore schema``) is built on first access (PEP
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from benchscore.common.cli import group as _group
-from benchscore.common.errors import BadInput, ServiceUnavailable
+from benchscore.common.errors import BadInput
 
 if TYPE_CHECKING:  # pragma: no cover
     from . import formats as F
@@ -317,26 +316,15 @@ def judge(packets_dir: Path, base_url: str, model: str, api_key_env: str, max_re
     file is still written), 2 on bad input or an unreachable endpoint.
     """
     from benchscore.common.atomic import atomic_write_json
-    from benchscore.common.llm import LLMClient, LLMError, ModelNotFound
+    from benchscore.common.llm import LLMError, ModelNotFound, connect
     from benchscore.common.provenance import provenance
     from benchscore.common.report import progress
 
     from .judge import ANSWER_RULE, MAX_TOKENS, judge_packet
 
     packets, contract_sha256 = read_packets(packets_dir)
-    try:
-        client = LLMClient(base_url, os.environ.get(api_key_env) or None, max_retries=max_retries, timeout=timeout)
-    except ValueError as exc:
-        raise BadInput(str(exc), field="--base-url") from None
-    try:
-        served = client.list_models()
-    except LLMError as exc:
-        client.close()
-        raise ServiceUnavailable(f"judge endpoint: {exc}") from None
-    if model not in served:
-        client.close()
-        raise BadInput(f"model {model!r} is not served by {client.endpoint}; it serves: {', '.join(served) or 'nothing'}",
-                       field="--model")
+    client = connect(base_url, model, api_key_env=api_key_env, role="judge", max_retries=max_retries,
+                     timeout=timeout)
     verdicts = []
     with client, progress(disable=quiet) as bar:
         task = bar.add_task("judging", total=len(packets))

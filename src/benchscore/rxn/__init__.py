@@ -12,8 +12,7 @@ or rdkit.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from benchscore.common.lazy import lazy_exports
 
 _EXPORTS = {
     "ConditionTable": "formats",
@@ -42,14 +41,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'benchscore.rxn' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -315,11 +315,10 @@ def predict_cmd(dataset: Path, base_url: str, model: str, output: Path, audit: P
     questions stay without a prediction: run the same command again to ask them), 2 on bad input, an
     unreachable endpoint or a model the endpoint does not list.
     """
-    import os
 
     from benchscore.common.cli import Interrupted, refuse_overwriting_inputs
-    from benchscore.common.errors import BadInput, ServiceUnavailable
-    from benchscore.common.llm import LLMClient, LLMError, MinuteBudget, ModelNotFound
+    from benchscore.common.errors import BadInput
+    from benchscore.common.llm import MinuteBudget, ModelNotFound, connect
     from benchscore.common.provenance import created_at, sha256_bytes
     from benchscore.common.readers import loads_json, read_bytes, validate
     from benchscore.common.report import print_line, print_table, progress
@@ -349,20 +348,8 @@ def predict_cmd(dataset: Path, base_url: str, model: str, output: Path, audit: P
     todo = [(s, p) for s, p in zip(selected, prompts, strict=True) if s["id"] not in previous]
 
     budget = MinuteBudget(tpm) if tpm else None
-    try:
-        client = LLMClient(base_url, os.environ.get(api_key_env) or None, timeout=timeout, max_retries=max_retries,
-                           budget=budget)
-    except ValueError as exc:
-        raise BadInput(str(exc), field="--base-url") from None
-    try:
-        served = client.list_models()
-    except LLMError as exc:
-        client.close()
-        raise ServiceUnavailable(f"model endpoint: {exc}") from None
-    if model not in served:
-        client.close()
-        raise BadInput(f"model {model!r} is not listed by {client.endpoint}/models; it lists: "
-                       f"{', '.join(served) or 'nothing'}", field="--model")
+    client = connect(base_url, model, api_key_env=api_key_env, role="model", timeout=timeout,
+                     max_retries=max_retries, budget=budget)
 
     settings = {"limit": limit, "concurrency": concurrency, "tpm": tpm, "max_tokens": max_tokens,
                 "temperature": temperature, "max_retries": max_retries, "timeout": timeout}

@@ -17,8 +17,7 @@ Names are imported on first use (PEP 562), so ``import benchscore.swarm.cli`` lo
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from benchscore.common.lazy import lazy_exports
 
 _EXPORTS = {
     "Agent": "agents",
@@ -99,14 +98,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'benchscore.swarm' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
