@@ -68,3 +68,21 @@ def test_the_readme_names_specifications_by_their_system_not_by_a_file():
     text = README.read_text() + "".join(p.read_text() for p in (ROOT / "docs").glob("*.md"))
     assert not re.search(r"\b00[0-4]_[0-9a-f]{16}\.txt\b", text), "a seed file name the user does not have"
     assert not re.search(r"seed `?00[0-4]`?", text), "a seed number the user does not have"
+
+
+#: a value left for later in a drafted document: a bare ALL_CAPS_NAME where a figure or a
+#: verdict belongs (a table cell, a line of its own, or "goal: NAME"), or a TODO/TBD marker
+PLACEHOLDER = re.compile(r"(?m)(^\s*[A-Z][A-Z0-9]*_[A-Z0-9_]+\s*$|\|\s*[A-Z][A-Z0-9]*_[A-Z0-9_]+\s*\||"
+                         r":\s+[A-Z][A-Z0-9]*_[A-Z0-9_]+\s*\||\bTODO\b|\bTBD\b|\bFIXME\b)")
+
+
+@pytest.mark.parametrize("doc", [README, *sorted((ROOT / "docs").glob("*.md"))], ids=lambda p: p.name)
+def test_no_placeholder_is_left_where_a_figure_belongs(doc):
+    found = PLACEHOLDER.findall(doc.read_text())
+    assert not found, f"{doc.name}: placeholder left: {found[:3]}"
+
+
+def test_the_placeholder_check_can_fail():
+    draft = "| L01 | cmd | SWARM_SQLITE | under 8 s: SWARM_SQLITE_VERDICT |\n\nSWARM_DETAIL\n"
+    assert len(PLACEHOLDER.findall(draft)) >= 2
+    assert not PLACEHOLDER.findall("| `BENCHSCORE_LIVE=1` | env `BENCHSCORE_REQUIRE_SERVICES=1` |\n")

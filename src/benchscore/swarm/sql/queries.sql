@@ -20,7 +20,7 @@ WITH ins AS (
     INSERT INTO swarm_events (run_id, task_id, kind, agent, attempt, value, delta, note, at, hash)
     SELECT %(run_id)s, (v.e->>0)::bigint, v.e->>1, v.e->>2, (v.e->>3)::int, (v.e->>4)::float8, (v.e->>5)::float8,
            v.e->>6, (v.e->>7)::float8, decode(v.e->>8, 'hex')
-    FROM json_array_elements(%(events)s::json) WITH ORDINALITY AS v (e, ord)
+    FROM jsonb_array_elements(%(events)s::jsonb) WITH ORDINALITY AS v (e, ord)
     ORDER BY v.ord
     RETURNING seq
 ), head AS (
@@ -80,7 +80,7 @@ RETURNING t.id, t.attempts, t.capability, t.payload, t.pheromone, t.max_attempts
 WITH v AS MATERIALIZED (
     SELECT (e->>0)::bigint AS id, (e->>1)::int AS attempt, e->>2 AS agent, (e->>3)::float8 AS score,
            e->>4 AS output, (e->>5)::float8 AS pheromone
-    FROM json_array_elements(%(rows)s::json) AS r (e)
+    FROM jsonb_array_elements(%(rows)s::jsonb) AS r (e)
 )
 UPDATE swarm_tasks t
 SET status = 'done', score = v.score, output = v.output, pheromone = v.pheromone,
@@ -94,7 +94,7 @@ RETURNING t.id;
 WITH v AS MATERIALIZED (
     SELECT (e->>0)::bigint AS id, (e->>1)::int AS attempt, e->>2 AS agent, e->>3 AS status, e->>4 AS error,
            (e->>5)::float8 AS pheromone
-    FROM json_array_elements(%(rows)s::json) AS r (e)
+    FROM jsonb_array_elements(%(rows)s::jsonb) AS r (e)
 )
 UPDATE swarm_tasks t
 SET status = v.status, output = v.error, pheromone = v.pheromone, claimed_by = NULL, lease_expires_at = NULL
