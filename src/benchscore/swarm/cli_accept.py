@@ -211,13 +211,15 @@ def _reproduce(ctx: click.Context) -> str:
               help="environment variable holding the gateway's API key (never logged)")
 @click.option("--tpm", type=click.IntRange(1, 10**9), default=100_000, show_default=True,
               help="tokens-per-minute budget every S07 model call reserves from")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
+              help="seconds one live model call may take; a call that times out is retried, then fails its step")
 @click.option("--junit", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="pytest JUnit XML report of tests/swarm (evidence for A02)")
 @click.option("--sdist", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="the downloaded fastapi-0.115.0.tar.gz: S07 also checks the bundled excerpts against it")
 @click.option("--quick", is_flag=True, help="with 'all': skip the full-size L01 run (reported as not run)")
 def accept(scenario: str, output: Path | None, store: str | None, redis_url: str | None, blob_root: Path | None,
-           base_url: str | None, api_key_env: str, tpm: int, junit: Path | None, sdist: Path | None,
+           base_url: str | None, api_key_env: str, tpm: int, timeout: float, junit: Path | None, sdist: Path | None,
            quick: bool) -> None:
     """Run acceptance scenarios from real runs and report every check with its evidence."""
     which = scenario.upper() if scenario.lower() != "all" else "all"
@@ -227,7 +229,8 @@ def accept(scenario: str, output: Path | None, store: str | None, redis_url: str
     if junit is not None:
         junit_check(junit)  # a malformed report is refused before minutes of scenarios run
     opts = AcceptOptions(store=store, redis_url=redis_url, blob_root=blob_root, base_url=base_url,
-                         api_key_env=api_key_env, junit=junit, quick=quick, tpm=tpm, sdist=sdist)
+                         api_key_env=api_key_env, junit=junit, quick=quick, tpm=tpm, sdist=sdist,
+                         timeout=timeout)
     outcome = run_acceptance(which, opts, on_step=lambda s: note(f"running {s}"))
     written = _write_outputs(which, outcome, opts, output) if output is not None else []
     _print(which, outcome)

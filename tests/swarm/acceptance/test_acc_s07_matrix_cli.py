@@ -443,3 +443,17 @@ def test_malformed_junit_is_refused_before_anything_runs(tmp_path, monkeypatch):
     r = CliRunner().invoke(_cli, ["accept", "all", "--junit", str(bad), "--output", str(tmp_path / "m.json")])
     assert r.exit_code == 2 and "junit.xml: field 'tests'" in r.output
     assert len(r.output.strip().splitlines()) == 1 and not (tmp_path / "m.json").exists()
+
+
+def test_accept_timeout_bounds_each_live_model_call(tmp_path):
+    # every answer takes 1 s: within the default 60 s timeout S07 would run; with --timeout 0.2
+    # every call times out (retried, then failed), so no discovered model answers: exit 2, one line
+    with OpenAITestServer(models=["m-a"]) as srv:
+        srv.delay_next(1000, seconds=1.0)
+        r = CliRunner().invoke(_cli, ["accept", "S07", "--base-url", srv.base_url, "--timeout", "0.2", "--store",
+                                      f"sqlite:///{tmp_path}/a.db", "--output", str(tmp_path / "s07.json")])
+    errors = [ln for ln in r.output.splitlines() if ln.startswith("error:")]
+    assert r.exit_code == 2 and len(errors) == 1 and "no discovered chat model answered" in errors[0], r.output
+    assert not (tmp_path / "s07.json").exists()
+    r = CliRunner().invoke(_cli, ["accept", "S07", "--timeout", "0"])
+    assert r.exit_code == 2 and "--timeout" in r.output

@@ -36,6 +36,8 @@ class AcceptOptions:
     quick: bool = False
     tpm: int = 100_000
     sdist: Path | None = None
+    #: seconds one live model call may take before it is retried (then fails)
+    timeout: float = 60.0
     prefix: str = field(default_factory=lambda: f"accept-{uuid.uuid4().hex[:8]}")
 
 
@@ -64,7 +66,7 @@ def run_s07_s08(opts: AcceptOptions, store: str, blob_root: Path) -> tuple[Scena
         if opts.base_url:
             key = os.environ.get(opts.api_key_env) or None
             mode = "live"
-            with ModelGateway(opts.base_url, api_key=key, budget=budget) as gw:
+            with ModelGateway(opts.base_url, api_key=key, budget=budget, timeout=opts.timeout) as gw:
                 s07, _ = run_s07(gw, store, mode=mode, redis_url=opts.redis_url, blob_root=blob_root,
                                  prefix=opts.prefix, sdist=opts.sdist)
                 report = model_io_report(gw.records, endpoint=gw.endpoint, mode=mode, calls_issued=gw.calls_issued,
