@@ -229,3 +229,22 @@ def test_batched_claims_follow_argmax_as_failures_and_completions_move_pheromone
             pool.fail_many([(c, "x") for c in claims if c.task_id in fails_first and c.attempt == 1])
             pool.complete_many([(c, 0.3, "ok") for c in claims if not (c.task_id in fails_first and c.attempt == 1)])
         assert audit_pool(pool).pheromone_consistent
+
+
+finite = st.floats(allow_nan=False, allow_infinity=False, min_value=-1e300, max_value=1e300)
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(finite, finite), min_size=1, max_size=20))
+def test_stored_scores_and_pheromones_are_the_exact_floats_and_the_chain_holds(new_pool, rows):
+    # the PostgreSQL store sends batches as JSON: every float must come back bit for bit (the
+    # audit recomputes the hash chain from the stored values and replays P_t exactly)
+    pool = new_pool()
+    ids = pool.add_tasks([spec(p=p) for p, _ in rows])
+    claims = {c.task_id: c for c in pool.claim("ag", ["a"], limit=len(rows))}
+    assert pool.complete_many([(claims[i], s, f"out{i}") for i, (_, s) in zip(ids, rows, strict=True)]) == [True] * len(rows)
+    stored = {t.task_id: t for t in pool.tasks()}
+    for i, (p, s) in zip(ids, rows, strict=True):
+        assert stored[i].score == s and stored[i].pheromone == (p + s if p + s != 0 else 0.0)
+    audit = audit_pool(pool)
+    assert audit.verdict == "PASS", [v.reason for v in audit.violations][:3]
