@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import orjson
 import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "benchscore"
@@ -66,3 +67,18 @@ def test_schema_lists_and_rejects_unknown():
     bad = runner.invoke(cli, ["schema", "no-such-format"])
     assert bad.exit_code == 2
     assert bad.output.startswith("error: unknown format 'no-such-format'")
+
+
+def test_schema_serialization_mode_shows_what_is_written():
+    from click.testing import CliRunner
+
+    from benchscore.cli import cli
+
+    runner = CliRunner()
+    read = orjson.loads(runner.invoke(cli, ["schema", "swarm-scenario-result"]).output)
+    written = orjson.loads(runner.invoke(cli, ["schema", "swarm-scenario-result", "--mode", "serialization"]).output)
+    # a FAIL check's one-line reason is computed when written, never read back
+    check_read, check_written = read["$defs"]["Check"], written["$defs"]["Check"]
+    assert "reason" not in check_read["properties"] and "reason" in check_written["properties"]
+    assert "failures" in written["properties"] and "failures" not in read["properties"]
+    assert runner.invoke(cli, ["schema", "swarm-task", "--mode", "nope"]).exit_code == 2

@@ -132,7 +132,10 @@ def _leaves(group: click.Group, path: tuple[str, ...]):
 
 @cli.command()
 @click.argument("name", required=False)
-def schema(name: str | None) -> None:
+@click.option("--mode", type=click.Choice(["validation", "serialization"]), default="validation", show_default=True,
+              help="validation: what benchscore accepts when it reads the format; serialization: what it writes "
+                   "(every field it always writes is required, computed fields such as a FAIL's reason included)")
+def schema(name: str | None, mode: str) -> None:
     """Print the JSON Schema of a file format (without NAME: list the formats)."""
     import orjson
 
@@ -144,7 +147,7 @@ def schema(name: str | None) -> None:
         return
     if name not in formats:
         raise BadInput(f"unknown format {name!r}; known formats: {', '.join(sorted(formats))}")
-    click.echo(orjson.dumps(formats[name].model_json_schema(), option=orjson.OPT_INDENT_2).decode())
+    click.echo(orjson.dumps(formats[name].model_json_schema(mode=mode), option=orjson.OPT_INDENT_2).decode())
 
 
 def main() -> None:
