@@ -112,7 +112,7 @@ def run_stress(
     cleanup: bool = False,
 ) -> StressReport:
     """L01 on the store at ``url``; ``cleanup`` deletes the run (tasks, ledger, Redis keys) after
-    the report is computed."""
+    the report is computed and reclaims the space (:meth:`TaskPool.reclaim_space`)."""
     logical_cpus = os.cpu_count() or 1
     worker_processes = worker_processes or logical_cpus
     if total_agents < worker_processes:
@@ -156,6 +156,7 @@ def run_stress(
         t3 = time.perf_counter()
         if cleanup:
             pool.delete_run()
+            pool.reclaim_space()
     completed, failed = audit.tasks_done, audit.tasks_failed
     participating = len(audit.participating_agents)
     checks = l01_pass(

@@ -53,3 +53,20 @@ def test_fewer_processes_than_cpus_is_not_a_pass(sqlite_url):
         pytest.skip("needs 2 CPUs")
     report = run_stress(sqlite_url, total_agents=4, total_tasks=100, worker_processes=1)
     assert report.completed_tasks == 100 and not report.checks_pass and report.L01_verdict == "FAIL"
+
+
+@pytest.mark.pg
+def test_cleanup_on_postgresql_vacuums_the_swarm_tables(pg_schema):
+    # a deleted run's rows stay as dead rows until a vacuum; where autovacuum is off (or behind)
+    # each L01 run would otherwise leave ~900,000 of them and the next runs slow down
+    import psycopg
+
+    dsn, schema = pg_schema
+    report = run_stress(f"{dsn}?schema={schema}", total_agents=4, total_tasks=300, batch=5, cleanup=True)
+    assert report.checks_pass
+    with psycopg.connect(dsn, autocommit=True) as c:
+        # (n_dead_tup is no proof either way: the DELETE's counts may reach the statistics after the VACUUM)
+        rows = c.execute("SELECT relname, vacuum_count FROM pg_stat_user_tables WHERE schemaname = %s",
+                         (schema,)).fetchall()
+    vacuums = dict(rows)
+    assert all(vacuums[t] >= 1 for t in ("swarm_events", "swarm_tasks", "swarm_runs", "swarm_convergence")), vacuums

@@ -191,6 +191,11 @@ SELECT 1;
 -- name: delete_run_row
 DELETE FROM swarm_runs WHERE run_id = %(run_id)s;
 
+-- name: vacuum
+-- after a run is deleted: its rows become free space again and the planner's statistics fresh
+-- (outside a transaction; PostgreSQL's autovacuum may be off, or behind after a large run)
+VACUUM (ANALYZE) swarm_events, swarm_tasks, swarm_convergence, swarm_runs;
+
 -- name: copy_tasks
 COPY swarm_tasks (id, run_id, capability, payload, pheromone, max_attempts, created_at) FROM STDIN;
 

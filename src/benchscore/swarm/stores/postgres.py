@@ -159,6 +159,10 @@ class PostgresPool(TaskPool):
 
         self._do(tx, "delete_run")
 
+    def reclaim_space(self) -> None:
+        with_retry(lambda: self.conn.execute(Q["vacuum"]), service="postgresql", errors=PG_ERRORS,
+                   log=self.service_log, on_error=self._reconnect, what="vacuum")
+
     def _get_run(self):
         return self._one("get_run", {"run_id": self.run_id})
 
