@@ -189,6 +189,7 @@ class TaskPool(ABC):
         """Give the rows of deleted runs back to the store as free space (PostgreSQL: ``VACUUM
         (ANALYZE)`` of the swarm tables, so a run after a deleted one is as fast as on fresh tables
         even where autovacuum is off or behind; SQLite reuses the pages of deleted rows by itself)."""
+        return  # SQLite: nothing to do; PostgreSQL overrides this
 
     def run_exists(self) -> bool:
         return self._get_run() is not None
