@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A real local OpenAI-compatible model server for benchscore's live runs and tests.
 #
-#   scripts/live-gateway.sh install   # pip install -e '.[live]' into .venv (builds llama.cpp: 15-30 min on 2 cores)
+#   scripts/live-gateway.sh install   # pip install -e '.[live]' into .venv (builds llama.cpp: 3-30 min on 2 cores)
 #   scripts/live-gateway.sh start     # serve SmolLM2-135M-Instruct on http://127.0.0.1:8090/v1 (waits until ready)
 #   scripts/live-gateway.sh status    # the URL and the models it lists, or "not running" (exit 1)
 #   scripts/live-gateway.sh stop
