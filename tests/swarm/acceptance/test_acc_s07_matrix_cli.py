@@ -457,3 +457,12 @@ def test_accept_timeout_bounds_each_live_model_call(tmp_path):
     assert not (tmp_path / "s07.json").exists()
     r = CliRunner().invoke(_cli, ["accept", "S07", "--timeout", "0"])
     assert r.exit_code == 2 and "--timeout" in r.output
+
+
+def test_compliance_reason_of_a_replayed_scenario_says_why_it_counts_zero(tmp_path):
+    # a replay that passed its checks still scores 0: the reason must not read 'FAIL ... PASS'
+    demo_acceptance(tmp_path)
+    m = orjson.loads((tmp_path / "acceptance-matrix.json").read_bytes())
+    why = m["compliance_input_reasons"]
+    assert m["compliance_inputs"]["S08"] == 0
+    assert why["S08"] == "its checks passed in replay mode, but only a live run against a real gateway counts"
