@@ -185,6 +185,12 @@ def test_swarm_shows_the_reason_next_to_every_fail(demo_out):
                   "L02: tokens per minute window against the target.", "Consensus: leader share and margin"):
         assert title in page, title
     assert "threshold / min_margin lines for" not in page
+    # a replayed S08 passed its checks but counts 0: marked as a fail where its reason is the row's
+    # only verdict (compliance inputs), said once where the row already says FAIL (closed loop)
+    text = re.sub(r"<[^>]+>", "", page)
+    assert "FAIL (replay): its checks passed, but only a live run against a real gateway counts" in text
+    assert "FAIL (replay): its checks passed" in text.split("S08_model_io_report_audit", 1)[1].split("\n\n")[0]
+    assert "FAIL FAIL" not in " ".join(text.split())
 
 
 def test_what_an_output_does_not_carry_is_said_not_drawn(tmp_path):

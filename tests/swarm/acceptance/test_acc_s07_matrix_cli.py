@@ -465,4 +465,4 @@ def test_compliance_reason_of_a_replayed_scenario_says_why_it_counts_zero(tmp_pa
     m = orjson.loads((tmp_path / "acceptance-matrix.json").read_bytes())
     why = m["compliance_input_reasons"]
     assert m["compliance_inputs"]["S08"] == 0
-    assert why["S08"] == "its checks passed in replay mode, but only a live run against a real gateway counts"
+    assert why["S08"] == "FAIL (replay): its checks passed, but only a live run against a real gateway counts"
