@@ -194,16 +194,23 @@ def test_swarm_shows_the_reason_next_to_every_fail(demo_out):
 
 
 def test_what_an_output_does_not_carry_is_said_not_drawn(tmp_path):
-    page, _ = report(tmp_path, RXN / "eval_mc.json")
+    doc = orjson.loads((RXN / "eval_mc.json").read_bytes())
+    del doc["per_sample"]  # an eval output written before the per-sample records
+    page, _ = report(tmp_path, write_json(tmp_path / "eval.json", doc))
     assert "NOT DRAWN" in page and "distribution of per-sample relative scores" in page
 
 
-def test_rxn_draws_the_distribution_when_per_sample_scores_are_present(tmp_path):
-    doc = orjson.loads((RXN / "eval_mc.json").read_bytes())
-    doc["samples"] = [{"id": f"s{i}", "relative_score": i / 10, "status": "scored"} for i in range(11)]
-    page, _ = report(tmp_path, write_json(tmp_path / "eval.json", doc))
+def test_rxn_draws_the_distribution_of_the_per_sample_records(tmp_path, demo_out):
+    page, _ = report(tmp_path, RXN / "eval_mc.json")
     assert "Distribution of per-sample relative scores." in page
     assert "distribution of per-sample relative scores:" not in page  # no NOT DRAWN line
+    demo_page = (demo_out / "rxn.html").read_text(encoding="utf-8")
+    assert "Distribution of per-sample relative scores." in demo_page and "NOT DRAWN" not in demo_page
+    doc = orjson.loads((RXN / "eval_fib.json").read_bytes())
+    doc["per_sample"] = {"all_blank": [{"id": f"s{i}", "relative_score": i / 10, "status": "scored"}
+                                       for i in range(11)] + [{"id": "u", "relative_score": None, "status": "unhit"}]}
+    page, _ = report(tmp_path, write_json(tmp_path / "eval.json", doc))  # an unhit record has no score to draw
+    assert "Distribution of per-sample relative scores." in page and "unhit" in page
 
 
 def test_swarm_draws_threshold_lines_windows_throughput_and_points_when_carried(tmp_path, demo_out, swarm_outputs):

@@ -9,7 +9,9 @@ from hypothesis import strategies as st
 from benchscore.rxn.metrics import (
     PredictionError,
     check_prediction_ids,
+    fill_in_blank_samples,
     index_fill_in_blank,
+    multiple_choice_samples,
     score_fill_in_blank,
 )
 from benchscore.rxn.metrics import score_multiple_choice as mc
@@ -189,3 +191,38 @@ def test_metrics_tolerance_is_the_conventions_tolerance():
     from benchscore.rxn import conventions, metrics
 
     assert metrics.TOLERANCE == conventions.TIE_TOLERANCE
+
+
+answers = st.one_of(st.none(), st.integers(-1, 3), st.sampled_from(["1", 1.0, True, "XPhos"]))
+
+
+@given(st.lists(answers, min_size=4, max_size=4), st.lists(st.booleans(), min_size=4, max_size=4))
+def test_mc_per_sample_records_add_up_to_the_metrics(choices, absent):
+    preds = {s["id"]: c for s, c, gone in zip(SAMPLES, choices, absent, strict=True) if not gone}
+    m, records = mc(SAMPLES, preds), multiple_choice_samples(SAMPLES, preds)
+    assert [r["id"] for r in records] == [s["id"] for s in SAMPLES]
+    status = [r["status"] for r in records]
+    assert (status.count("invalid"), status.count("missing")) == (m["num_invalid"], m["num_missing"])
+    assert sum(r["relative_score"] for r in records) / len(records) == pytest.approx(m["avg_relative_score"])
+    assert sum(r["exact_match"] for r in records) / len(records) == pytest.approx(m["exact_match_accuracy"])
+    assert all(r["relative_score"] == 0.0 for r in records if r["status"] != "scored")
+
+
+fib_answers = st.one_of(st.none(), st.fixed_dictionaries({"solvent": st.integers(-1, 2), "base": st.integers(0, 2)}),
+                        st.fixed_dictionaries({"ligand": st.integers(0, 3)}), st.sampled_from([1, "DMF", {}]))
+
+
+@given(st.lists(fib_answers, min_size=4, max_size=4))
+def test_fib_per_sample_records_add_up_to_the_metrics(choices):
+    index = index_fill_in_blank(FIB)
+    preds = {s["id"]: c for s, c in zip(FIB, choices, strict=True)}
+    m, records = score_fill_in_blank(index, preds), fill_in_blank_samples(index, preds)
+    assert [r["id"] for r in records] == [s["id"] for s in FIB]
+    status = [r["status"] for r in records]
+    for name in ("scored", "unhit", "invalid", "missing"):
+        assert status.count(name) == m[f"num_{name}"]
+    counted = [r["relative_score"] for r in records if r["relative_score"] is not None]
+    assert len(counted) == m["num_samples"] - m["num_unhit"]  # unhit answers leave the denominator
+    if counted:
+        assert sum(counted) / len(counted) == pytest.approx(m["avg_relative_score"])
+    assert all((r["relative_score"] is None) == (r["status"] == "unhit") for r in records)

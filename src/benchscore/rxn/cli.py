@@ -229,6 +229,7 @@ def _evaluate(task: str, datasets: tuple[Path, ...], prediction: Path, output: P
     if task == "multiple_choice":
         per = {q: metrics.score_multiple_choice(s, preds) for q, s in parsed}
         overall = metrics.score_multiple_choice([x for _, s in parsed for x in s], preds)
+        per_sample = {q: metrics.multiple_choice_samples(s, preds) for q, s in parsed}
     else:
         indexes = [(q, metrics.index_fill_in_blank(s)) for q, s in parsed]
         per = {q: metrics.score_fill_in_blank(ix, preds) for q, ix in indexes}
@@ -236,9 +237,10 @@ def _evaluate(task: str, datasets: tuple[Path, ...], prediction: Path, output: P
         for _, ix in indexes:
             merged.update(ix)
         overall = metrics.score_fill_in_blank(merged, preds)
+        per_sample = {q: metrics.fill_in_blank_samples(ix, preds) for q, ix in indexes}
     roles: dict[str, str | Path | bytes] = {f"dataset/{p.name}": p for p in datasets}
     roles["prediction"] = prediction
-    result = {"task": task, "per_dataset": per, "overall": overall,
+    result = {"task": task, "per_dataset": per, "overall": overall, "per_sample": per_sample,
               "provenance": provenance(f"rxn-testsetV6-{task}", roles)}
     if output is not None:
         atomic_write_json(output, result)

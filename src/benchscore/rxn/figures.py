@@ -81,7 +81,10 @@ def render(outputs: Sequence[Output]) -> list[str]:
     if per_sample:
         blocks.append(html.figure(plot.to_svg(_distribution_figure(per_sample)),
                                   "Distribution of per-sample relative scores.",
-                                  "A histogram of every sample's relative score (0-1) per evaluation.",
+                                  "A histogram of every sample's relative score (0-1) as the main metric counts "
+                                  "it, per evaluation and sub-dataset, stacked by status: scored, and invalid or "
+                                  "missing answers at 0 (they stay in the denominator); unhit fill-in-blank answers "
+                                  "have no relative score (they leave it) and are only counted in the title.",
                                   [o for o, _, _ in per_sample]))
     else:
         blocks.append(html.not_drawn(
@@ -155,11 +158,21 @@ def _counts_figure(rows: list[tuple[str, dict[str, Any]]]):
 def _distribution_figure(per_sample: list[tuple[Output, str, list[dict[str, Any]]]]):
     fig = plot.new_figure(9, 1.2 + 1.3 * len(per_sample))
     axes = fig.subplots(len(per_sample), 1, squeeze=False)[:, 0]
+    bins = [i / 10 for i in range(11)]
     for ax, (o, path, samples) in zip(axes, per_sample, strict=True):
-        values = [float(s[PER_SAMPLE_KEY]) for s in samples if isinstance(s.get(PER_SAMPLE_KEY), int | float)]
-        ax.hist(values, bins=[i / 10 for i in range(11)], color=plot.ACCENT, edgecolor="white")
-        ax.set_title(f"{o.doc.get('task')} ({path}): {len(values)} scored of {len(samples)}", fontsize=8)
+        by_status: dict[str, list[float]] = {}
+        for s in samples:
+            if isinstance(s.get(PER_SAMPLE_KEY), int | float):
+                by_status.setdefault(str(s.get("status", "scored")), []).append(float(s[PER_SAMPLE_KEY]))
+        counted = sum(len(v) for v in by_status.values())
+        names = sorted(by_status, key=lambda k: (k != "scored", k))
+        ax.hist([by_status[k] for k in names], bins=bins, stacked=True, label=names, edgecolor="white",
+                color=[plot.ACCENT if k == "scored" else "#d55e00" if k == "invalid" else "#999999" for k in names])
+        uncounted = len(samples) - counted
+        ax.set_title(f"{o.doc.get('task')} {path}: {counted} of {len(samples)} samples"
+                     + (f" ({uncounted} without a relative score: unhit)" if uncounted else ""), fontsize=8)
         ax.set_xlim(0, 1)
         ax.set_ylabel("samples")
+        ax.legend(fontsize=7, loc="upper center")
     axes[-1].set_xlabel("relative score")
     return fig

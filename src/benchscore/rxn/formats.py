@@ -267,12 +267,28 @@ FibPredictionFile.__doc__ = (
 )
 
 
+class SampleOutcome(Format):
+    """One sample of an evaluation as the metrics count it (an element of ``per_sample``)."""
+
+    id: str
+    status: Literal["scored", "unhit", "invalid", "missing"] = Field(
+        description="scored: a usable answer (fill in blank: its combination is a table row); unhit: fill in "
+                    "blank, a usable combination that is no table row; invalid; missing")
+    relative_score: float | None = Field(
+        description="as avg_relative_score counts it: 0 for an invalid or missing answer; null for an unhit "
+                    "fill-in-blank answer (it leaves the denominator)")
+    exact_match: bool | None = Field(None, description="multiple choice only: the answer is a best option")
+
+
 class EvaluationResult(Format):
     """Output of ``benchscore rxn eval-mc`` / ``eval-fib``: metrics per sub-dataset and overall."""
 
     task: Literal["multiple_choice", "fill_in_blank"]
     per_dataset: dict[str, dict[str, Any]]
     overall: dict[str, Any]
+    per_sample: dict[str, list[SampleOutcome]] = Field(
+        default_factory=dict, description="every sample of each sub-dataset, in dataset order: the records the "
+                                          "metrics sum up (the report draws their distribution)")
     provenance: dict[str, Any]
 
 

@@ -42,6 +42,27 @@ def _mean(total: float, count: int) -> float | None:
     return total / count if count else None
 
 
+#: the outcome of one sample: ``scored`` (a usable prediction; fill in blank: its combination is a
+#: table row), ``unhit`` (fill in blank: a usable combination that is no table row), ``invalid``,
+#: ``missing``
+SCORED, UNHIT, INVALID, MISSING = "scored", "unhit", "invalid", "missing"
+
+
+def multiple_choice_outcome(sample: dict, p: object) -> tuple:
+    """``(status, relative_score, exact_match, yield_ratio)`` of one multiple-choice sample and its
+    prediction ``p``: ``relative_score`` as the main metric counts it (0 for an invalid or missing
+    answer), ``yield_ratio`` None when the sample has no ``best_yield``."""
+    meta = sample["meta"]
+    best_yield = meta["best_yield"]
+    if p is None:
+        return MISSING, 0.0, False, None if best_yield is None else 0.0
+    rels = meta["option_relative_scores"]
+    if not _is_int(p) or not 0 <= p < len(rels):
+        return INVALID, 0.0, False, None if best_yield is None else 0.0
+    ratio = None if best_yield is None else (meta["option_yields"][p] or 0.0) / best_yield
+    return SCORED, rels[p], p in sample["answer"], ratio
+
+
 def score_multiple_choice(samples: list, predictions: dict) -> dict:
     """Multiple-choice metrics over ``samples`` (dicts as in the dataset file).
 
@@ -59,25 +80,19 @@ def score_multiple_choice(samples: list, predictions: dict) -> dict:
     ratio_n = 0
     invalid = 0
     missing = 0
+    get = predictions.get
     for s in samples:
-        meta = s["meta"]
-        best_yield = meta["best_yield"]
-        if best_yield is not None:
+        status, rel, hit, ratio = multiple_choice_outcome(s, get(s["id"]))
+        if ratio is not None:
             ratio_n += 1
-        p = predictions.get(s["id"])
-        if p is None:
+            ratio_sum += ratio
+        if status is MISSING:
             missing += 1
-            continue
-        rels = meta["option_relative_scores"]
-        if not _is_int(p) or not 0 <= p < len(rels):
+        elif status is INVALID:
             invalid += 1
-            continue
-        rel_sum += rels[p]
-        if p in s["answer"]:
-            exact += 1
-        if best_yield is not None:
-            y = meta["option_yields"][p]
-            ratio_sum += (y or 0.0) / best_yield
+        else:
+            rel_sum += rel
+            exact += hit
     return {
         "num_samples": n,
         "avg_relative_score": _mean(rel_sum, n),
@@ -87,6 +102,17 @@ def score_multiple_choice(samples: list, predictions: dict) -> dict:
         "num_missing": missing,
         "num_without_yield": n - ratio_n,
     }
+
+
+def multiple_choice_samples(samples: list, predictions: dict) -> list:
+    """Every sample's outcome, in dataset order: ``{"id", "status", "relative_score",
+    "exact_match"}`` (the records :func:`score_multiple_choice` sums up)."""
+    get = predictions.get
+    out = []
+    for s in samples:
+        status, rel, hit, _ = multiple_choice_outcome(s, get(s["id"]))
+        out.append({"id": s["id"], "status": status, "relative_score": rel, "exact_match": hit})
+    return out
 
 
 def index_fill_in_blank(samples: list) -> dict:
@@ -108,6 +134,28 @@ def index_fill_in_blank(samples: list) -> dict:
     return index
 
 
+def fill_in_blank_outcome(keys: tuple, sizes: tuple, lookup: dict, p: object) -> tuple:
+    """``(status, relative_score)`` of one fill-in-blank sample (as indexed by
+    :func:`index_fill_in_blank`) and its prediction ``p``: ``relative_score`` as the main metric
+    counts it (0 for an invalid or missing answer; None for an unhit one, which leaves the
+    denominator)."""
+    if p is None:
+        return MISSING, 0.0
+    if type(p) is not dict or len(p) != len(keys):
+        return INVALID, 0.0
+    try:
+        combo = tuple([p[k] for k in keys])
+    except KeyError:
+        return INVALID, 0.0
+    for v, size in zip(combo, sizes):  # noqa: B905 - runs on any Python 3
+        if type(v) is not int or not 0 <= v < size:
+            return INVALID, 0.0
+    rel = lookup.get(combo)
+    if rel is None:
+        return UNHIT, None
+    return SCORED, rel
+
+
 def score_fill_in_blank(index: dict, predictions: dict) -> dict:
     """Fill-in-blank metrics (seed section 7.4).
 
@@ -127,32 +175,18 @@ def score_fill_in_blank(index: dict, predictions: dict) -> dict:
     rel_sum = 0.0
     get = predictions.get
     for sid, (keys, sizes, lookup) in index.items():
-        p = get(sid)
-        if p is None:
-            missing += 1
-            continue
-        ok = type(p) is dict and len(p) == len(keys)
-        if ok:
-            try:
-                combo = tuple([p[k] for k in keys])
-            except KeyError:
-                ok = False
-        if ok:
-            for v, size in zip(combo, sizes):  # noqa: B905 - runs on any Python 3
-                if type(v) is not int or not 0 <= v < size:
-                    ok = False
-                    break
-        if not ok:
-            invalid += 1
-            continue
-        rel = lookup.get(combo)
-        if rel is None:
+        status, rel = fill_in_blank_outcome(keys, sizes, lookup, get(sid))
+        if status is SCORED:
+            scored += 1
+            rel_sum += rel
+            if rel >= 1.0 - TOLERANCE:
+                best += 1
+        elif status is UNHIT:
             unhit += 1
-            continue
-        scored += 1
-        rel_sum += rel
-        if rel >= 1.0 - TOLERANCE:
-            best += 1
+        elif status is INVALID:
+            invalid += 1
+        else:
+            missing += 1
     return {
         "num_samples": n,
         "hit_rate": _mean(scored, n),
@@ -163,3 +197,12 @@ def score_fill_in_blank(index: dict, predictions: dict) -> dict:
         "avg_relative_score": _mean(rel_sum, n - unhit),
         "best_hit_rate_among_scored": _mean(best, scored),
     }
+
+
+def fill_in_blank_samples(index: dict, predictions: dict) -> list:
+    """Every sample's outcome, in dataset order: ``{"id", "status", "relative_score"}`` (the records
+    :func:`score_fill_in_blank` sums up; ``relative_score`` None for an unhit answer)."""
+    get = predictions.get
+    return [{"id": sid, "status": status, "relative_score": rel}
+            for sid, (keys, sizes, lookup) in index.items()
+            for status, rel in (fill_in_blank_outcome(keys, sizes, lookup, get(sid)),)]
