@@ -382,7 +382,17 @@ def test_eval_tables_show_every_number_of_the_json(builds, tmp_path, kind, types
     result = json.loads(out.read_text())
     lines = r.output.splitlines()
     assert lines[1].split() == ["metric", *types, "overall"]
-    rows = {line.split()[0]: line.split()[1:] for line in lines[2:-1]}
+    hist_at = next(i for i, line in enumerate(lines) if line.startswith("per-sample relative scores"))
+    rows = {line.split()[0]: line.split()[1:] for line in lines[2:hist_at]}
+    # the per-sample records, binned: every sample once, invalid and missing as the metrics count them
+    assert lines[hist_at + 1].split() == ["relative", "score", *types]
+    hist = [line.rsplit(None, len(types)) for line in lines[hist_at + 2:-1]]
+    assert ([h[0] == "unhit (no score)" for h in hist][-1]) == (kind == "fill_in_blank")
+    for k, q in enumerate(types):
+        cells = {h[0]: int(h[1 + k]) for h in hist}
+        assert sum(cells.values()) == result["per_dataset"][q]["num_samples"] == len(result["per_sample"][q])
+        assert cells["invalid (0)"] == result["per_dataset"][q]["num_invalid"]
+        assert cells["missing (0)"] == result["per_dataset"][q]["num_missing"]
     columns = [*(result["per_dataset"][q] for q in types), result["overall"]]
     assert set(rows) == set(result["overall"])
     for metric in ("num_missing", "num_invalid", "num_samples"):

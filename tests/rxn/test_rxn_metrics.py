@@ -7,11 +7,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from benchscore.rxn.metrics import (
+    HISTOGRAM_ROWS,
     PredictionError,
     check_prediction_ids,
     fill_in_blank_samples,
     index_fill_in_blank,
     multiple_choice_samples,
+    relative_score_histogram,
     score_fill_in_blank,
 )
 from benchscore.rxn.metrics import score_multiple_choice as mc
@@ -226,3 +228,16 @@ def test_fib_per_sample_records_add_up_to_the_metrics(choices):
     if counted:
         assert sum(counted) / len(counted) == pytest.approx(m["avg_relative_score"])
     assert all((r["relative_score"] is None) == (r["status"] == "unhit") for r in records)
+
+
+def test_histogram_rows_and_edges():
+    def rec(status, rel):
+        return {"status": status, "relative_score": rel}
+
+    records = [rec("invalid", 0.0), rec("missing", 0.0), rec("missing", 0.0), rec("scored", 0.0), rec("scored", 0.1),
+               rec("scored", 0.95), rec("scored", 1.0 - 1e-12), rec("scored", 1.0), rec("unhit", None)]
+    counts = dict(zip(HISTOGRAM_ROWS, relative_score_histogram(records), strict=True))
+    assert counts["invalid (0)"] == 1 and counts["missing (0)"] == 2 and counts["unhit (no score)"] == 1
+    assert counts["[0.0, 0.1)"] == 1 and counts["[0.1, 0.2)"] == 1 and counts["[0.9, 1.0)"] == 1
+    assert counts["1.0 (best)"] == 2  # within the tolerance of 1
+    assert sum(counts.values()) == len(records)

@@ -245,6 +245,7 @@ def _evaluate(task: str, datasets: tuple[Path, ...], prediction: Path, output: P
     if output is not None:
         atomic_write_json(output, result)
     print_metrics(f"rxn {task.replace('_', ' ')}: {prediction.name}", per, overall)
+    print_histogram(per_sample, unhit=task == "fill_in_blank")
     if output is not None:
         print_line(f"wrote {output}")
     return result
@@ -257,6 +258,19 @@ def print_metrics(title: str, per: dict[str, dict[str, Any]], overall: dict[str,
     results = [*per.items(), ("overall", overall)]
     rows = [(metric, *(m[metric] for _, m in results)) for metric in overall]
     print_table(title, ("metric", *(name for name, _ in results)), rows)
+
+
+def print_histogram(per_sample: dict[str, list[dict[str, Any]]], *, unhit: bool) -> None:
+    """The distribution of the per-sample records (the JSON's ``per_sample``), one column per
+    sub-dataset (the unhit row only for fill in blank, where it exists)."""
+    from benchscore.common.report import print_table
+
+    from . import metrics
+
+    counts = {q: metrics.relative_score_histogram(records) for q, records in per_sample.items()}
+    rows = [(label, *(c[i] for c in counts.values())) for i, label in enumerate(metrics.HISTOGRAM_ROWS)
+            if unhit or label != metrics.HISTOGRAM_ROWS[-1]]
+    print_table("per-sample relative scores (per_sample): samples in each range", ("relative score", *counts), rows)
 
 
 def _eval_options(f):

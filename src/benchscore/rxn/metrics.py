@@ -206,3 +206,28 @@ def fill_in_blank_samples(index: dict, predictions: dict) -> list:
     return [{"id": sid, "status": status, "relative_score": rel}
             for sid, (keys, sizes, lookup) in index.items()
             for status, rel in (fill_in_blank_outcome(keys, sizes, lookup, get(sid)),)]
+
+
+#: the rows of :func:`relative_score_histogram`: invalid and missing answers (0 as counted), ten
+#: bins of the scored relative scores ([0, 0.1) ... [0.9, 1.0), then exactly 1), unhit answers
+HISTOGRAM_ROWS = ("invalid (0)", "missing (0)", *(f"[{i / 10:.1f}, {(i + 1) / 10:.1f})" for i in range(10)),
+                  "1.0 (best)", "unhit (no score)")
+
+
+def relative_score_histogram(records: list) -> list:
+    """Counts of per-sample records (:func:`multiple_choice_samples`, :func:`fill_in_blank_samples`)
+    in the rows of :data:`HISTOGRAM_ROWS`; a scored relative score within TOLERANCE of 1 is best."""
+    counts = [0] * len(HISTOGRAM_ROWS)
+    for r in records:
+        status = r["status"]
+        if status == INVALID:
+            counts[0] += 1
+        elif status == MISSING:
+            counts[1] += 1
+        elif status == UNHIT:
+            counts[-1] += 1
+        elif r["relative_score"] >= 1.0 - TOLERANCE:
+            counts[-2] += 1
+        else:
+            counts[2 + min(9, max(0, int(r["relative_score"] * 10)))] += 1
+    return counts
