@@ -123,7 +123,8 @@ def _l02(store: str) -> ScenarioResult:
     keys = ("target_tpm", "tokens_per_task", "task_count", "total_reserved_tokens", "simulated_minutes",
             "max_tokens_in_a_minute", "budget_utilization", "completed_tasks", "failed_tasks", "participating_agents",
             "agent_count", "converged")
-    ev = {k: getattr(r, k) for k in keys} | {"duplicate_claims": len(r.duplicate_claims)}
+    ev = {k: getattr(r, k) for k in keys} | {"duplicate_claims": len(r.duplicate_claims),
+                                              "tokens_by_minute": r.tokens_by_minute}
     check = Check(name="L02_PASS", passed=r.L02_PASS, condition=(
         "target_tpm = 3000, max tokens in a minute <= 3000, total_reserved_tokens = 3000, budget_utilization = 1.0, "
         "every task completed, none failed, no duplicate claim, every agent took part, converged"), evidence=ev)
