@@ -116,8 +116,9 @@ def audit_cmd(**options: Any) -> None:
               help="worker processes (default and L01 requirement: logical CPUs)")
 @click.option("--batch", type=click.IntRange(1, 10000), default=None, help="tasks per claim (default: automatic)")
 @click.option("--blobs", default=None, help="blob store for the shard convergence artifacts")
-@click.option("--cleanup", is_flag=True, help="delete the run (tasks, ledger, Redis keys) after the report; on PostgreSQL also VACUUM "
-              "the swarm tables, so repeated runs stay as fast as the first")
+@click.option("--cleanup", is_flag=True,
+              help="delete the run (tasks, ledger, Redis keys) after the report; on PostgreSQL also VACUUM the "
+                   "swarm tables, so repeated runs stay as fast as the first")
 @output_option
 def stress_cmd(**options: Any) -> None:
     """L01: TOTAL_AGENTS agents in worker processes = logical CPUs on one shared pool of no-op tasks."""
