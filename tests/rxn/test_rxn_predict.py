@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -98,10 +99,14 @@ def test_good_mc_answers_in_any_documented_wrapping_score_one(builds, tmp_path):
         assert call["status"] == "answered" and call["prediction"] == sample["answer"][0]
     assert audit["summary"]["total_tokens"] == sum(c["record"]["total_tokens"] for c in audit["calls"])
     assert audit["prompt"]["source"] == "prompt_all_varying.txt"
-    lines = dict(line.rsplit(None, 1) for line in r.output.splitlines()[2:-1])
+    lines = dict(line.rsplit(None, 1) for line in r.output.splitlines()[2:-2])
     assert lines["answered"] == str(len(samples)) and lines["unparseable (written as text: invalid)"] == "0"
     assert lines["failed calls (no prediction)"] == "0" and lines["total tokens"] == str(audit["summary"]["total_tokens"])
-    assert r.output.splitlines()[-1] == f"wrote {out} and {out.with_name('pred.audit.json')}"
+    assert r.output.splitlines()[-2] == f"wrote {out} and {out.with_name('pred.audit.json')}"
+    # the next step, as one line that runs as printed
+    score_it = r.output.splitlines()[-1]
+    assert score_it == f"score it: benchscore rxn eval-mc --dataset {ds} --prediction {out}"
+    assert CliRunner().invoke(cli, shlex.split(score_it.split(": ", 1)[1])[1:]).exit_code == 0
 
 
 def test_the_prompt_is_the_dataset_s_own_template(builds, tmp_path):

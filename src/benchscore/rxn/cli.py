@@ -412,6 +412,9 @@ def predict_cmd(dataset: Path, base_url: str, model: str, output: Path, audit: P
             ("predictions in the file", len(recorder.predictions))]
     print_table(f"rxn predict: {dataset.name} with {model} (run {r['run']})", ("count", "value"), rows, digits=3)
     print_line(f"wrote {output} and {audit}")
+    evaluate = "eval-mc" if kind == "rxn-multiple-choice" else "eval-fib"
+    print_line("score it: " + shlex.join(["benchscore", "rxn", evaluate, "--dataset", str(dataset),
+                                          "--prediction", str(output)]))
     if r["failed"]:
         click.echo(f"{r['failed']} of {r['asked']} calls failed (first: {recorder.first_error}); their questions "
                    "have no prediction: run the same command again to ask them", err=True)
