@@ -103,3 +103,11 @@ def test_a_page_loads_nothing_and_runs_nothing():
     assert "Content-Security-Policy" in page and "default-src 'none'" in page
     assert not re.search(r'(src|href)="(https?:)?//', page)
     assert "<title>t &lt;b&gt;</title>" in page
+
+
+def test_a_reason_that_opens_with_its_verdict_does_not_repeat_it():
+    for verdict, reason, shown in [("FAIL", "FAIL in live mode", "FAIL in live mode"),
+                                   ("FAIL", "FAIL (replay): its checks passed", "FAIL (replay): its checks passed"),
+                                   ("FAIL", "FAILED twice", "FAIL FAILED twice")]:
+        text = " ".join(visible_text(str(html.fail_reason(verdict, reason))).split())
+        assert text == shown, (reason, text)

@@ -152,9 +152,12 @@ def bullet_list(items: Iterable[Any], cls: str = "") -> Raw:
 
 
 def fail_reason(verdict: Any, reason: Any) -> Raw:
-    """A verdict with its reason beside it; a FAIL without a recorded reason says so, in red."""
+    """A verdict with its reason beside it; a FAIL without a recorded reason says so, in red. A reason
+    that opens with the verdict itself ('FAIL (replay): ...') does not repeat it."""
     cls = state_class(verdict, "verdict")
     word = f'<span class="mark {cls}">{esc(fmt(verdict))}</span>' if cls else esc(fmt(verdict))
+    if isinstance(reason, str) and reason.startswith(f"{fmt(verdict)} "):
+        reason = reason[len(fmt(verdict)) + 1:]
     if cls == "fail":
         why = esc(reason) if reason else "<em>no reason recorded in the output</em>"
         return Raw(f'{word} <span class="reason">{why}</span>')

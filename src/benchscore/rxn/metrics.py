@@ -203,9 +203,11 @@ def fill_in_blank_samples(index: dict, predictions: dict) -> list:
     """Every sample's outcome, in dataset order: ``{"id", "status", "relative_score"}`` (the records
     :func:`score_fill_in_blank` sums up; ``relative_score`` None for an unhit answer)."""
     get = predictions.get
-    return [{"id": sid, "status": status, "relative_score": rel}
-            for sid, (keys, sizes, lookup) in index.items()
-            for status, rel in (fill_in_blank_outcome(keys, sizes, lookup, get(sid)),)]
+    out = []
+    for sid, (keys, sizes, lookup) in index.items():
+        status, rel = fill_in_blank_outcome(keys, sizes, lookup, get(sid))
+        out.append({"id": sid, "status": status, "relative_score": rel})
+    return out
 
 
 #: the rows of :func:`relative_score_histogram`: invalid and missing answers (0 as counted), ten

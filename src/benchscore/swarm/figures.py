@@ -130,9 +130,7 @@ def _closed_loop_reason(item: str, checks: list[dict[str, Any]], failures: dict[
            if str(c.get("id", "")).split(".")[0] == item and c.get("verdict") != "PASS"]
     if own:
         return "; ".join(own)
-    reason = reasons.get(item.split("_")[0])
-    # the row already says FAIL: 'FAIL (replay): its checks passed, ...' reads '(replay): its checks ...'
-    return reason[len("FAIL "):] if reason and reason.startswith("FAIL (") else reason
+    return reasons.get(item.split("_")[0])
 
 
 @plot.styled
