@@ -14,7 +14,13 @@ import click
 
 from benchscore.common.cli import LazyGroup
 
-from .defaults import CRASH_POLICIES, DEFAULT_LEASE_SECONDS, DEFAULT_STORE_URL
+from .defaults import (
+    CRASH_POLICIES,
+    DEFAULT_LEASE_SECONDS,
+    DEFAULT_MAX_OUTAGE,
+    DEFAULT_STORE_URL,
+    STRESS_LEASE_SECONDS,
+)
 
 #: the provenance metric ids this domain's outputs carry -> what writes them (``benchscore list``)
 METRIC_IDS = {
@@ -43,6 +49,11 @@ store_option = click.option("--store", "store", default=DEFAULT_STORE_URL, show_
                             help="sqlite:///PATH or postgresql://USER@HOST:PORT/DB[?schema=NAME]")
 redis_option = click.option("--redis", "redis_url", default=None,
                             help="redis://HOST:PORT/DB[?prefix=KEYPREFIX]: mirror pheromones and events")
+max_outage_option = click.option(
+    "--max-outage", type=click.FloatRange(0, 86400), default=DEFAULT_MAX_OUTAGE, show_default=True,
+    help="seconds the store (PostgreSQL restarting, SQLite locked) may be unavailable mid-run: every worker "
+         "retries with backoff until then, and the run goes on; longer, and the run stops with one line (continue "
+         "it later with --join)")
 output_option = click.option("--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
                              help="write the JSON report here (atomically)")
 
@@ -60,12 +71,17 @@ def group() -> None:
 @store_option
 @redis_option
 @click.option("--run-id", default=None, help="default: run- + sha256 of the two input files (12 hex)")
+@click.option("--join", "join", default=None, metavar="RUN_ID",
+              help="join the run RUN_ID already in the store (started here or on another machine, running or "
+                   "stopped) instead of creating one: work its pending and expired-lease tasks with AGENTS_FILE's "
+                   "agents, then converge and audit the whole run; TASKS_FILE must be the run's")
 @click.option("--processes", type=click.IntRange(1, 512), default=None, help="worker processes (default: CPUs)")
 @click.option("--batch", type=click.IntRange(1, 10000), default=1, show_default=True, help="tasks per claim")
 @click.option("--crash-policy", type=click.Choice(CRASH_POLICIES), default="requeue",
               show_default=True, help="what an expired lease does to its task")
 @click.option("--lease-seconds", type=click.FloatRange(0.001, 86400), default=DEFAULT_LEASE_SECONDS,
-              show_default=True)
+              show_default=True, help="how long a claim holds its task (a joined run keeps its own)")
+@max_outage_option
 @click.option("--blobs", default="swarm-blobs", show_default=True,
               help="blob store (folder or fsspec URL) for the convergence artifact")
 @output_option
@@ -116,6 +132,14 @@ def audit_cmd(**options: Any) -> None:
               help="worker processes (default and L01 requirement: logical CPUs)")
 @click.option("--batch", type=click.IntRange(1, 10000), default=None, help="tasks per claim (default: automatic)")
 @click.option("--blobs", default=None, help="blob store for the shard convergence artifacts")
+@click.option("--run-id", default=None, help="default: l01- + 12 random hex")
+@click.option("--join", "join", default=None, metavar="RUN_ID",
+              help="join the stress run RUN_ID already in the store (running or stopped, this machine or another) "
+                   "instead of creating one: work its pending and expired-lease tasks with --agents agents, then "
+                   "check the whole run (--tasks is the run's)")
+@click.option("--lease-seconds", type=click.FloatRange(0.001, 86400), default=STRESS_LEASE_SECONDS,
+              show_default=True, help="how long a claim holds its task (a joined run keeps its own)")
+@max_outage_option
 @click.option("--cleanup", is_flag=True,
               help="delete the run (tasks, ledger, Redis keys) after the report; on PostgreSQL also VACUUM the "
                    "swarm tables, so repeated runs stay as fast as the first")

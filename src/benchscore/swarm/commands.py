@@ -25,7 +25,8 @@ from .agents import Agent, SimulatedPayload, simulated_handler
 from .audit import AuditReport, audit_pool
 from .budget import BudgetReport, run_l02
 from .cli_accept import ACCEPT_FORMATS, demo_acceptance
-from .pool import RunNotFound, open_pool
+from .defaults import DEFAULT_MAX_OUTAGE
+from .pool import RunExists, RunNotFound, open_pool
 from .run import RunReport, redact, run_swarm
 from .stress import StressReport, run_stress
 from .tasks import AgentSpec, TaskSpec, unknown_capabilities
@@ -79,8 +80,8 @@ def _write(output: Path | None, obj: dict[str, Any]) -> None:
         err_console.print(f"wrote {output}")
 
 
-def _open(store: str, run_id: str, redis_url: str | None = None):
-    return open_pool(store, run_id, redis_url=redis_url)
+def _open(store: str, run_id: str, redis_url: str | None = None, max_outage: float = DEFAULT_MAX_OUTAGE):
+    return open_pool(store, run_id, redis_url=redis_url, max_outage=max_outage)
 
 
 def report_rows(body: dict[str, Any], *, skip: tuple[str, ...] = (), prefix: str = "") -> list[tuple[str, Any]]:
@@ -120,10 +121,46 @@ def print_violations(violations: list, total: int) -> None:
 
 
 # ---- run ---------------------------------------------------------------------------------------
+def _open_new_run(store: str, run_id: str, redis_url: str | None, max_outage: float, *, crash_policy: str,
+                  lease_seconds: float, tasks: list[TaskSpec]) -> None:
+    """Create the run with its tasks (one transaction). On failure (the run id is taken, the disk
+    is full, ...) nothing is left behind: no run, and no store file this command created."""
+    pool = _open(store, run_id, redis_url, max_outage)
+    try:
+        pool.create_run(crash_policy=crash_policy, lease_seconds=lease_seconds, tasks=tasks)
+    except RunExists as exc:
+        pool.discard()
+        raise BadInput(f"{exc}; pass another --run-id, or continue it with --join {run_id}") from None
+    except BaseException:
+        pool.discard()
+        raise
+    pool.close()
+
+
+def _check_join(store: str, run_id: str, redis_url: str | None, max_outage: float, tasks: list[TaskSpec],
+                tasks_file: Path) -> None:
+    """The run to join exists and holds the tasks of TASKS_FILE (capability and payload, in order)."""
+    with _open(store, run_id, redis_url, max_outage) as pool:
+        try:
+            pool.settings  # noqa: B018
+        except RunNotFound as exc:
+            raise BadInput(f"--join {run_id}: {exc}; nothing to join") from None
+        stored = [(t.capability, t.payload) for t in pool.tasks()]
+    wanted = [(t.capability, orjson.dumps(t.payload).decode()) for t in tasks]
+    if stored != wanted:
+        where = next((i for i, (a, b) in enumerate(zip(stored, wanted, strict=False)) if a != b),
+                     min(len(stored), len(wanted)))
+        raise BadInput(f"--join {run_id}: the run holds {len(stored)} tasks, this file {len(wanted)}, and they "
+                       f"differ from line {where + 1} on; join with the tasks file the run was started with",
+                       source=tasks_file)
+
+
 def run_cmd(tasks_file: Path, agents_file: Path, store: str, redis_url: str | None, run_id: str | None,
-            processes: int | None, batch: int, crash_policy: str, lease_seconds: float, blobs: str,
-            output: Path | None) -> None:
+            join: str | None, processes: int | None, batch: int, crash_policy: str, lease_seconds: float,
+            max_outage: float, blobs: str, output: Path | None) -> None:
     """The ``swarm run`` command (options: see ``benchscore swarm run --help``)."""
+    if join is not None and run_id is not None:
+        raise BadInput("--run-id and --join: give one (--join RUN_ID names the run to continue)")
     tasks_raw, agents_raw = read_bytes(tasks_file), read_bytes(agents_file)
     tasks = load_tasks(tasks_file)
     agent_specs = load_agents(agents_file)
@@ -132,18 +169,19 @@ def run_cmd(tasks_file: Path, agents_file: Path, store: str, redis_url: str | No
         i, cap = next(iter(unknown.items()))
         raise BadInput(f"unknown capability {cap!r}: no agent in {agents_file} has it", source=tasks_file,
                        record=f"line {i + 1}", field="capability")
-    run_id = run_id or "run-" + hashlib.sha256(tasks_raw + b"\0" + agents_raw).hexdigest()[:12]
-    with _open(store, run_id, redis_url) as pool:
-        if pool.run_exists():
-            raise BadInput(f"run {run_id!r} already exists in {pool.display_url}; pass another --run-id")
-        pool.create_run(crash_policy=crash_policy, lease_seconds=lease_seconds)
-        pool.add_tasks(tasks)
+    run_id = join or run_id or "run-" + hashlib.sha256(tasks_raw + b"\0" + agents_raw).hexdigest()[:12]
+    if join is not None:
+        _check_join(store, run_id, redis_url, max_outage, tasks, tasks_file)
+    else:
+        _open_new_run(store, run_id, redis_url, max_outage, crash_policy=crash_policy, lease_seconds=lease_seconds,
+                      tasks=tasks)
     agents = [Agent(a.agent_id, a.capabilities, simulated_handler) for a in agent_specs]
     with progress() as bar:
         job = bar.add_task(f"swarm run {run_id}", total=len(tasks))
         report, audit = run_swarm(
             store, run_id, agents, processes=processes or os.cpu_count() or 1, batch=batch, redis_url=redis_url,
             blob_root=blobs, on_progress=lambda c: bar.update(job, completed=c["done"] + c["failed"]),
+            max_outage=max_outage, joined=join is not None,
         )
     body = report.model_dump(exclude={"wall_time_s", "tasks_per_second"})
     rows = report_rows(report.model_dump(), skip=("service",)) + service_rows(report.service)
@@ -217,14 +255,22 @@ def audit_cmd(run_id: str, store: str, history: bool, expect_head: str | None, o
 
 # ---- L01 / L02 ---------------------------------------------------------------------------------
 def stress_cmd(total_agents: int, total_tasks: int, store: str, redis_url: str | None, processes: int | None,
-               batch: int | None, blobs: str | None, cleanup: bool, output: Path | None) -> None:
+               batch: int | None, blobs: str | None, run_id: str | None, join: str | None, lease_seconds: float,
+               max_outage: float, cleanup: bool, output: Path | None) -> None:
     """The ``swarm stress`` command (options: see ``benchscore swarm stress --help``)."""
     with progress() as bar:
-        job = bar.add_task("L01 stress", total=total_tasks)
+        job = bar.add_task("L01 stress", total=None if join else total_tasks)
+
+        def show(c: dict[str, int]) -> None:
+            bar.update(job, completed=c["done"] + c["failed"], total=sum(c.values()))
+
         try:
             report = run_stress(store, total_agents=total_agents, total_tasks=total_tasks,
                                 worker_processes=processes, redis_url=redis_url, batch=batch, blob_root=blobs,
-                                cleanup=cleanup, on_progress=lambda c: bar.update(job, completed=c["done"] + c["failed"]))
+                                cleanup=cleanup, on_progress=show, run_id=run_id, join=join,
+                                lease_seconds=lease_seconds, max_outage=max_outage)
+        except RunExists as exc:
+            raise BadInput(f"{exc}; pass another --run-id, or continue it with --join {run_id}") from None
         except ValueError as exc:
             raise BadInput(str(exc)) from None
     d = report.model_dump()

@@ -17,12 +17,13 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
-from benchscore.common.errors import BadInput
+from benchscore.common.errors import BadInput, BenchscoreError
 
-from .defaults import DEFAULT_STORE_URL
-from .stores.base import RunNotFound, StaleClaim, TaskPool
+from .defaults import DEFAULT_MAX_OUTAGE, DEFAULT_STORE_URL
+from .stores.base import RunExists, RunNotFound, StaleClaim, StoreCorrupt, StoreFull, TaskPool
 
-__all__ = ["DEFAULT_STORE_URL", "RunNotFound", "StaleClaim", "TaskPool", "open_pool", "sqlite_path"]
+__all__ = ["DEFAULT_STORE_URL", "RunExists", "RunNotFound", "StaleClaim", "StoreCorrupt", "StoreFull", "TaskPool",
+           "open_pool", "sqlite_path"]
 
 
 def sqlite_path(url: str) -> tuple[Path, dict[str, str]]:
@@ -40,8 +41,14 @@ def sqlite_path(url: str) -> tuple[Path, dict[str, str]]:
     return Path(path), options
 
 
-def open_pool(url: str, run_id: str, *, redis_url: str | None = None) -> TaskPool:
-    """The pool of run ``run_id`` in the store at ``url``, with a Redis mirror if ``redis_url``."""
+def open_pool(url: str, run_id: str, *, redis_url: str | None = None, max_outage: float = DEFAULT_MAX_OUTAGE,
+              wait: bool = False) -> TaskPool:
+    """The pool of run ``run_id`` in the store at ``url``, with a Redis mirror if ``redis_url``.
+
+    Once open, the store is retried through an outage of up to ``max_outage`` seconds (PostgreSQL
+    restarting, SQLite locked by someone else). Opening fails at once (a few quick retries) when the
+    store cannot be reached, unless ``wait``: then the opening rides out the outage too (the
+    worker processes of a run under way)."""
     if not run_id or len(run_id) > 200 or any(c.isspace() for c in run_id):
         raise BadInput(f"run id {run_id!r}: expected 1-200 characters without spaces")
     scheme = urlsplit(url).scheme
@@ -53,7 +60,9 @@ def open_pool(url: str, run_id: str, *, redis_url: str | None = None) -> TaskPoo
         if path.exists() and path.is_dir():
             raise BadInput(f"store URL {url!r}: {path} is a folder")
         try:
-            pool = SQLitePool(url, run_id, path, **options)
+            pool = SQLitePool(url, run_id, path, **options, max_outage=max_outage)
+        except BenchscoreError:
+            raise
         except (OSError, ValueError) as exc:
             raise BadInput(f"store URL {url!r}: {exc}") from None
         except Exception as exc:  # sqlite3.DatabaseError: not a database, ...
@@ -61,7 +70,7 @@ def open_pool(url: str, run_id: str, *, redis_url: str | None = None) -> TaskPoo
     elif scheme in ("postgresql", "postgres"):
         from .stores.postgres import PostgresPool
 
-        pool = PostgresPool.connect(url, run_id)
+        pool = PostgresPool.connect(url, run_id, max_outage=max_outage, wait=wait)
     else:
         raise BadInput(f"store URL {url!r}: expected sqlite:///PATH or postgresql://...")
     if redis_url:

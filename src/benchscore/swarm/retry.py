@@ -1,8 +1,12 @@
-"""Retry with exponential backoff for services that can drop out mid-run (PostgreSQL, Redis).
+"""Retry with exponential backoff for services that can drop out mid-run (PostgreSQL, SQLite, Redis).
 
-Every retry is recorded in a :class:`ServiceLog` so a run reports it; when the retries are used
-up, :class:`~benchscore.common.errors.ServiceUnavailable` is raised (one line, exit 2): a service
-that stays down stops the run loudly, never silently.
+Two budgets: a number of retries (the Redis mirror, which is not the source of truth, gives up
+after a few and fills the gap from the store later), or an outage length (``max_outage``: the
+stores, PostgreSQL and SQLite, are retried until they have been unavailable for that many seconds
+in a row, :data:`~benchscore.swarm.defaults.DEFAULT_MAX_OUTAGE` by default, ``--max-outage``).
+Every retry is recorded in a :class:`ServiceLog` so a run reports it; when the budget is used up,
+:class:`~benchscore.common.errors.ServiceUnavailable` is raised (one line, exit 2): a service that
+stays down stops the run loudly, never silently.
 """
 
 from __future__ import annotations
@@ -59,23 +63,37 @@ def with_retry(
     retries: int = DEFAULT_RETRIES,
     base: float = DEFAULT_BASE_DELAY,
     what: str = "",
+    max_outage: float | None = None,
 ) -> T:
-    """Call ``fn``; on one of ``errors`` call ``on_error`` (e.g. reconnect), wait, try again."""
+    """Call ``fn``; on one of ``errors`` call ``on_error`` (e.g. drop the broken connection), wait,
+    try again: up to ``retries`` times, or, with ``max_outage``, until the calls have been failing
+    for ``max_outage`` seconds (counted from the start of the first failed call).
+
+    ``fn`` itself must do whatever a retry needs (reconnect, ...), so that a failure to recover is
+    just one more failed call of the same budget, never an error that escapes the loop."""
     attempt = 0
+    first_failure: float | None = None
     while True:
+        started = time.monotonic()
         try:
             return fn()
         except errors as exc:
             attempt += 1
-            if attempt > retries:
+            if first_failure is None:
+                first_failure = started
+            down = time.monotonic() - first_failure
+            label = f"{service}{' ' + what if what else ''}"
+            if max_outage is None and attempt > retries:
                 raise ServiceUnavailable(
-                    f"{service}{' ' + what if what else ''}: still unreachable after {retries} retries: {_one_line(exc)}"
-                ) from None
+                    f"{label}: still unreachable after {retries} retries: {_one_line(exc)}") from None
+            if max_outage is not None and down >= max_outage:
+                raise ServiceUnavailable(
+                    f"{label}: unavailable for {down:.1f} s, longer than the outage limit of {max_outage:g} s "
+                    f"(--max-outage): {_one_line(exc)}") from None
             delay = backoff_delay(attempt, base)
+            if max_outage is not None:
+                delay = max(0.0, min(delay, max_outage - down))
             log.record(service, exc, attempt, delay)
-            time.sleep(delay)
             if on_error is not None:
-                try:
-                    on_error(exc)
-                except errors:
-                    pass
+                on_error(exc)
+            time.sleep(delay)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import signal
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -24,6 +25,7 @@ from benchscore.common.models import Format
 from .agents import Agent, AgentStats, run_agents
 from .audit import AuditReport, audit_pool
 from .blob import BlobStore
+from .defaults import DEFAULT_MAX_OUTAGE
 from .pool import open_pool
 from .tasks import ConvergeResult
 
@@ -73,14 +75,22 @@ class RunReport(Format):
     redis_mirror: dict[str, Any] | None = Field(
         default=None, description="the mirror compared with the store at the end of the run (and repaired if needed)")
     wall_time_s: float
-    tasks_per_second: float
+    tasks_per_second: float = Field(description="tasks this process saw finished, per second of its wall time")
     service: dict[str, Any] = Field(description="retries and incidents of services during the run")
+    joined: bool = Field(default=False, description="this process joined a run started before (--join); counts, "
+                         "convergence and audit are the whole run's, crashed_workers, service and timings this "
+                         "process's")
     provenance: dict[str, Any] | None = None
 
 
-def _child(url: str, run_id: str, redis_url: str | None, agents: Sequence[Agent], batch: int, conn, go) -> None:
+def _child(url: str, run_id: str, redis_url: str | None, agents: Sequence[Agent], batch: int, max_outage: float,
+           conn, go) -> None:
+    # Ctrl-C reaches every process of the terminal's process group: the parent stops the workers
+    # (SIGTERM, see run_workers), so a worker ignores SIGINT rather than print a traceback of its own
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     try:
-        pool = open_pool(url, run_id, redis_url=redis_url)
+        pool = open_pool(url, run_id, redis_url=redis_url, max_outage=max_outage, wait=True)
         try:
             try:
                 go.wait(60)  # every worker starts claiming at the same moment
@@ -98,24 +108,52 @@ def _child(url: str, run_id: str, redis_url: str | None, agents: Sequence[Agent]
         conn.close()
 
 
+def _stop(workers: Sequence[tuple]) -> None:
+    """Stop the worker processes still running (SIGTERM: a transaction in flight is rolled back by
+    the store; the claims it held come back when their leases expire) and wait for them."""
+    for p, _end in workers:
+        if p.is_alive():
+            p.terminate()
+    for p, end in workers:
+        p.join(10)
+        if p.is_alive():
+            p.kill()
+            p.join()
+        end.close()
+
+
 def run_workers(
     url: str, run_id: str, agents: Sequence[Agent], *, processes: int, batch: int = 1,
     redis_url: str | None = None, on_progress: Callable[[], None] | None = None,
+    max_outage: float = DEFAULT_MAX_OUTAGE,
 ) -> tuple[AgentStats, dict[str, Any], int]:
     """Run ``agents`` in ``processes`` forked workers on the shared pool; returns (stats, service
     log, crashed workers). A worker that dies (kill -9) is counted, its tasks come back through
-    their leases."""
+    their leases. Each worker rides out a store outage of up to ``max_outage`` seconds. When this
+    process stops early (Ctrl-C, an error), the workers still running are stopped."""
     processes = max(1, min(processes, len(agents)))
     ctx = mp.get_context("fork")
-    workers = []
-    go = ctx.Barrier(processes)
-    for k in range(processes):
-        parent_end, child_end = ctx.Pipe(duplex=False)
-        p = ctx.Process(target=_child, args=(url, run_id, redis_url, agents[k::processes], batch, child_end, go),
-                        daemon=True)
-        p.start()
-        child_end.close()
-        workers.append((p, parent_end))
+    workers: list[tuple] = []
+    try:
+        go = ctx.Barrier(processes)
+        for k in range(processes):
+            parent_end, child_end = ctx.Pipe(duplex=False)
+            p = ctx.Process(target=_child, args=(url, run_id, redis_url, agents[k::processes], batch, max_outage,
+                                                 child_end, go), daemon=True)
+            # SIGINT blocked across the fork: the worker ignores it before it can arrive there
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            try:
+                p.start()
+            finally:
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+            child_end.close()
+            workers.append((p, parent_end))
+        return _collect(workers, on_progress)
+    finally:
+        _stop(workers)
+
+
+def _collect(workers: list[tuple], on_progress: Callable[[], None] | None) -> tuple[AgentStats, dict[str, Any], int]:
     stats = AgentStats()
     service: dict[str, Any] = {"retries": {}, "incidents": []}
     errors: list[str] = []
@@ -153,27 +191,34 @@ def run_workers(
         if pending:
             time.sleep(0.05)
     if errors:
-        raise ServiceUnavailable(errors[0]) if "unreachable" in errors[0] else BenchscoreError(errors[0])
+        raise ServiceUnavailable(errors[0]) if "unreachable" in errors[0] or "unavailable" in errors[0] \
+            else BenchscoreError(errors[0])
     return stats, service, crashed
 
 
 def run_swarm(
     url: str, run_id: str, agents: Sequence[Agent], *, processes: int | None = None, batch: int = 1,
     redis_url: str | None = None, blob_root: str | Path | None = None,
-    on_progress: Callable[[dict[str, int]], None] | None = None,
+    on_progress: Callable[[dict[str, int]], None] | None = None, max_outage: float = DEFAULT_MAX_OUTAGE,
+    joined: bool = False,
 ) -> tuple[RunReport, AuditReport]:
-    """Run the agents on the run's pool until every task is done or failed, converge, audit."""
+    """Run the agents on the run's pool until every task is done or failed, converge, audit.
+
+    The run may be worked by other processes at the same time, here or on other machines (each
+    started with ``--join``); ``joined`` only labels the report. Counts, convergence and audit are
+    the whole run's; ``crashed_workers``, ``service`` and the timings are this process's."""
     processes = processes or os.cpu_count() or 1
     start = time.perf_counter()
-    with open_pool(url, run_id, redis_url=redis_url) as pool:
-        total = sum(pool.counts().values())
+    with open_pool(url, run_id, redis_url=redis_url, max_outage=max_outage) as pool:
+        counts = pool.counts()
+        total, finished_before = sum(counts.values()), counts["done"] + counts["failed"]
 
         def progress() -> None:
             if on_progress is not None:
                 on_progress(pool.counts())
 
         _, service, crashed = run_workers(url, run_id, agents, processes=processes, batch=batch,
-                                          redis_url=redis_url, on_progress=progress)
+                                          redis_url=redis_url, on_progress=progress, max_outage=max_outage)
         workers = max(1, min(processes, len(agents)))
         result: ConvergeResult | None = pool.converge()
         convergence = None
@@ -188,7 +233,7 @@ def run_swarm(
             service["retries"][k] = service["retries"].get(k, 0) + v
         service["incidents"].extend(pool.service_log.incidents)
     wall = time.perf_counter() - start
-    finished = counts["done"] + counts["failed"]
+    finished = counts["done"] + counts["failed"] - finished_before
     report = RunReport(
         run_id=run_id, store=redact(url) or url, redis=redact(redis_url), worker_processes=workers,
         crashed_workers=crashed, agent_count=len(agents), task_count=total, completed_tasks=counts["done"],
@@ -196,6 +241,6 @@ def run_swarm(
         participating_agents=len(audit.participating_agents), converged=convergence is not None,
         convergence=convergence, audit_verdict=audit.verdict, audit_violations=audit.violation_count,
         ledger_events=audit.events, ledger_head=audit.ledger_head, redis_mirror=mirror, wall_time_s=round(wall, 3),
-        tasks_per_second=round(finished / wall, 1) if wall > 0 else 0.0, service=service,
+        tasks_per_second=round(finished / wall, 1) if wall > 0 else 0.0, service=service, joined=joined,
     )
     return report, audit

@@ -25,7 +25,8 @@ from benchscore.common.models import Format
 from .agents import Agent, noop_handler
 from .audit import audit_pool
 from .blob import BlobStore
-from .pool import open_pool
+from .defaults import DEFAULT_MAX_OUTAGE, STRESS_LEASE_SECONDS
+from .pool import RunNotFound, open_pool
 from .run import redact, run_workers
 from .tasks import TaskSpec
 
@@ -96,12 +97,15 @@ class StressReport(Format):
     run_time_s: float = Field(description="claims, no-op work and completions in all worker processes")
     check_time_s: float = Field(description="shard convergence and the ledger audit")
     wall_time_s: float = Field(description="setup + run + check")
-    tasks_per_second: float = Field(description="total_tasks / run_time_s")
+    tasks_per_second: float = Field(description="tasks finished during the run phase / run_time_s (total_tasks / "
+                                                "run_time_s unless the run was joined)")
     seed_size: bool = Field(description="at least the seed's 128 agents and 131072 tasks")
     checks_pass: bool = Field(description="the L01 formula (and a clean audit) at this run's size")
     L01_verdict: str = Field(description="PASS, FAIL, or reduced (the checks hold at a size below the seed's)")
     L01_PASS: bool = Field(description="checks_pass at the seed's size; a reduced run is never L01_PASS")
     service: dict[str, Any]
+    joined: bool = Field(default=False, description="this process joined a stress run started before (--join): "
+                         "counts, checks and audit are the whole run's, timings and crashed_workers this process's")
     provenance: dict[str, Any] | None = None
 
 
@@ -109,34 +113,64 @@ def run_stress(
     url: str, *, total_agents: int = 128, total_tasks: int = 131072, worker_processes: int | None = None,
     redis_url: str | None = None, batch: int | None = None, blob_root: str | None = None,
     run_id: str | None = None, on_progress: Callable[[dict[str, int]], None] | None = None,
-    cleanup: bool = False,
+    cleanup: bool = False, join: str | None = None, lease_seconds: float = STRESS_LEASE_SECONDS,
+    max_outage: float = DEFAULT_MAX_OUTAGE,
 ) -> StressReport:
     """L01 on the store at ``url``; ``cleanup`` deletes the run (tasks, ledger, Redis keys) after
-    the report is computed and reclaims the space (:meth:`TaskPool.reclaim_space`)."""
+    the report is computed and reclaims the space (:meth:`TaskPool.reclaim_space`).
+
+    ``join``: instead of creating a run, work the stress run of that id already in the store
+    (stopped, or worked by other processes here or on other machines at the same time) with
+    ``total_agents`` agents (the same names, ``agent-0000`` on, as the run that created it), then
+    check the whole run; its tasks and shards are the run's, ``worker_processes`` defaults to its
+    number of shards, and the per-second completions count from the run's creation."""
     logical_cpus = os.cpu_count() or 1
-    worker_processes = worker_processes or logical_cpus
-    if total_agents < worker_processes:
-        raise ValueError(f"--agents {total_agents}: need at least one agent per worker process ({worker_processes})")
-    if total_tasks < 1:
-        raise ValueError("--tasks must be >= 1")
-    batch = batch or default_batch(total_tasks, total_agents)
-    run_id = run_id or f"l01-{uuid.uuid4().hex[:12]}"
-    shards = [f"shard-{k:03d}" for k in range(worker_processes)]
-    agents = [Agent(f"agent-{i:04d}", shards, noop_handler) for i in range(total_agents)]
+    if join is not None and run_id is not None:
+        raise ValueError("--run-id and --join: give one (--join RUN_ID names the run to continue)")
+    run_id = join or run_id or f"l01-{uuid.uuid4().hex[:12]}"
     t0 = time.perf_counter()
     wall0 = time.time()
-    with open_pool(url, run_id, redis_url=redis_url) as pool:
-        pool.create_run(crash_policy="requeue", lease_seconds=60.0)
-        pool.add_tasks(TaskSpec(capability=shards[i % worker_processes], payload={}) for i in range(total_tasks))
+    with open_pool(url, run_id, redis_url=redis_url, max_outage=max_outage) as pool:
+        if join is not None:
+            try:
+                pool.settings  # noqa: B018
+            except RunNotFound as exc:
+                raise ValueError(f"--join {run_id}: {exc}; nothing to join") from None
+            shards = pool.capabilities()
+            counts = pool.counts()
+            total_tasks = sum(counts.values())
+            if not shards:
+                raise ValueError(f"--join {run_id}: the run has no tasks")
+            worker_processes = worker_processes or len(shards)
+            run_start = pool.created_at()
+        else:
+            worker_processes = worker_processes or logical_cpus
+            shards = [f"shard-{k:03d}" for k in range(worker_processes)]
+            counts = {}
+        if total_agents < worker_processes:
+            raise ValueError(f"--agents {total_agents}: need at least one agent per worker process ({worker_processes})")
+        if total_tasks < 1:
+            raise ValueError("--tasks must be >= 1")
+        batch = batch or default_batch(total_tasks, total_agents)
+        agents = [Agent(f"agent-{i:04d}", shards, noop_handler) for i in range(total_agents)]
+        if join is None:
+            try:
+                pool.create_run(crash_policy="requeue", lease_seconds=lease_seconds, tasks=(
+                    TaskSpec(capability=shards[i % worker_processes], payload={}) for i in range(total_tasks)))
+            except BaseException:
+                pool.discard()  # a store file this run created, and holding nothing, is not left behind
+                raise
         t1 = time.perf_counter()
+        if join is None:
+            run_start = wall0 + (t1 - t0)
+        finished_before = counts.get("done", 0) + counts.get("failed", 0)
 
         def progress() -> None:
             if on_progress is not None:
                 on_progress(pool.counts())
 
-        run_start = wall0 + (t1 - t0)
         _, service, crashed = run_workers(url, run_id, agents, processes=worker_processes, batch=batch,
-                                          redis_url=redis_url, on_progress=progress)
+                                          redis_url=redis_url, on_progress=progress, max_outage=max_outage)
         t2 = time.perf_counter()
         blobs = BlobStore(blob_root) if blob_root else None
         converged = 0
@@ -165,6 +199,7 @@ def run_stress(
         participating_agents=participating, total_agents=total_agents, converged_shards=converged,
     ) and counts["done"] == completed and audit.verdict == "PASS"
     verdict = l01_verdict(checks, total_agents=total_agents, total_tasks=total_tasks)
+    worked = counts["done"] + counts["failed"] - finished_before
     return StressReport(
         run_id=run_id, store=redact(url) or url, redis=redact(redis_url), logical_cpus=logical_cpus,
         worker_processes=worker_processes, total_agents=total_agents, total_tasks=total_tasks, batch=batch,
@@ -174,7 +209,7 @@ def run_stress(
         ledger_events=audit.events, ledger_head=audit.ledger_head, completions_per_shard=per_shard,
         completions_per_second=per_second, redis_mirror=mirror,
         setup_time_s=round(t1 - t0, 3), run_time_s=round(t2 - t1, 3), check_time_s=round(t3 - t2, 3),
-        wall_time_s=round(t3 - t0, 3), tasks_per_second=round(total_tasks / (t2 - t1), 1),
+        wall_time_s=round(t3 - t0, 3), tasks_per_second=round(worked / (t2 - t1), 1),
         seed_size=total_agents >= SEED_AGENTS and total_tasks >= SEED_TASKS, checks_pass=checks,
-        L01_verdict=verdict, L01_PASS=verdict == "PASS", service=service,
+        L01_verdict=verdict, L01_PASS=verdict == "PASS", service=service, joined=join is not None,
     )

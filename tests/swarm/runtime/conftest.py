@@ -42,3 +42,46 @@ def new_pool(store_url):
     yield make
     for p in opened:
         p.close()
+
+
+@pytest.fixture(scope="session")
+def _own_pg_server():
+    from benchscore.common.services import services_required
+
+    from .own_services import OwnPostgres, Unavailable
+
+    try:
+        server = OwnPostgres()
+    except Unavailable as exc:
+        if services_required():
+            pytest.fail(f"a PostgreSQL of the test's own cannot be started: {exc} (BENCHSCORE_REQUIRE_SERVICES=1)")
+        pytest.skip(f"a PostgreSQL of the test's own cannot be started: {exc}")
+    yield server
+    server.destroy()
+
+
+@pytest.fixture
+def own_pg(_own_pg_server):
+    """A PostgreSQL of the test's own (:class:`~own_services.OwnPostgres`) that the test may restart or
+    stop; running again at the start of every test. ``own_pg.fresh_url()`` is a store URL with a schema
+    of its own."""
+    _own_pg_server.ensure_running()
+    yield _own_pg_server
+    _own_pg_server.ensure_running()
+
+
+@pytest.fixture
+def own_redis():
+    """A redis-server of the test's own, which the test may stop and start again."""
+    from benchscore.common.services import services_required
+
+    from .own_services import OwnRedis, Unavailable
+
+    try:
+        server = OwnRedis()
+    except Unavailable as exc:
+        if services_required():
+            pytest.fail(f"a Redis of the test's own cannot be started: {exc} (BENCHSCORE_REQUIRE_SERVICES=1)")
+        pytest.skip(f"a Redis of the test's own cannot be started: {exc}")
+    yield server
+    server.destroy()

@@ -1,8 +1,19 @@
 -- Named queries of the PostgreSQL store (psycopg named parameters).
 
 -- name: insert_run
+-- no row back when the run is already there (another process's, or this one's own insert whose
+-- COMMIT went through before the connection broke: run_created_at tells them apart)
 INSERT INTO swarm_runs (run_id, crash_policy, lease_seconds, created_at)
-VALUES (%(run_id)s, %(crash_policy)s, %(lease_seconds)s, %(now)s);
+VALUES (%(run_id)s, %(crash_policy)s, %(lease_seconds)s, %(now)s)
+ON CONFLICT (run_id) DO NOTHING
+RETURNING run_id;
+
+-- name: run_created_at
+SELECT created_at FROM swarm_runs WHERE run_id = %(run_id)s;
+
+-- name: event_committed
+-- did the transaction that appended this ledger row commit? (seqs come from a sequence: never reused)
+SELECT 1 FROM swarm_events WHERE seq = %(seq)s AND run_id = %(run_id)s;
 
 -- name: get_run
 SELECT crash_policy, lease_seconds, ledger_head, ledger_events, ledger_seq FROM swarm_runs WHERE run_id = %(run_id)s;

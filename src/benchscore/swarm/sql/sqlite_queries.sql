@@ -1,11 +1,16 @@
 -- Named queries of the SQLite store. Parameters are named (:name).
 
 -- name: insert_run
+-- no row inserted when the run is already there (another process created it a moment before)
 INSERT INTO swarm_runs (run_id, crash_policy, lease_seconds, created_at)
-VALUES (:run_id, :crash_policy, :lease_seconds, :now);
+VALUES (:run_id, :crash_policy, :lease_seconds, :now)
+ON CONFLICT (run_id) DO NOTHING;
 
 -- name: get_run
 SELECT crash_policy, lease_seconds, ledger_head, ledger_events, ledger_seq FROM swarm_runs WHERE run_id = :run_id;
+
+-- name: run_created_at
+SELECT created_at FROM swarm_runs WHERE run_id = :run_id;
 
 -- name: ledger_head
 SELECT ledger_head, ledger_events, ledger_seq FROM swarm_runs WHERE run_id = :run_id;

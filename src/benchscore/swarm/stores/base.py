@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING
 
 import orjson
 
+from benchscore.common.errors import BadInput, BenchscoreError
+
 from ..lease import DEFAULT_LEASE_SECONDS, CrashPolicy, resolve_expired_lease
 from ..ledger import GENESIS, EventKind, LedgerEvent, LedgerHead, event_contents
 from ..retry import ServiceLog
@@ -107,6 +109,18 @@ class RunNotFound(Exception):
     """The pool has no run with this id."""
 
 
+class RunExists(BadInput, ValueError):
+    """A run with this id is already in the store (one line, exit 2)."""
+
+
+class StoreCorrupt(BenchscoreError):
+    """The store's file is damaged: SQLite says so, or a row holds a value of the wrong type."""
+
+
+class StoreFull(BenchscoreError):
+    """The disk under the store is full."""
+
+
 class TaskPool(ABC):
     """A pheromone task pool for one run.
 
@@ -134,6 +148,7 @@ class TaskPool(ABC):
         self.mirror: RedisMirror | None = None
         self.service_log = ServiceLog()
         self._settings: tuple[CrashPolicy, float] | None = None
+        self._closed = False
 
     # ---- lifecycle -------------------------------------------------------------------------
     def attach_mirror(self, mirror: RedisMirror) -> None:
@@ -142,9 +157,17 @@ class TaskPool(ABC):
         mirror.sync(self)
 
     def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
         if self.mirror is not None:
             self.mirror.close()
         self._close()
+
+    def discard(self) -> None:
+        """Close, and remove what opening the store created if it holds nothing (SQLite: the files
+        of a new database; PostgreSQL: nothing to remove)."""
+        self.close()
 
     def __enter__(self) -> TaskPool:
         return self
@@ -167,16 +190,31 @@ class TaskPool(ABC):
         return self.url
 
     def create_run(
-        self, *, crash_policy: CrashPolicy | str = CrashPolicy.requeue, lease_seconds: float = DEFAULT_LEASE_SECONDS
-    ) -> None:
-        """Register the run. Raises ValueError when it already exists."""
+        self, *, crash_policy: CrashPolicy | str = CrashPolicy.requeue, lease_seconds: float = DEFAULT_LEASE_SECONDS,
+        tasks: Iterable[TaskSpec] = (),
+    ) -> list[int]:
+        """Register the run together with ``tasks`` (one transaction: the run is in the store with
+        all of them, or not at all); returns the task ids. Raises :class:`RunExists` (a ValueError)
+        when the run is already there, also when another process created it a moment before."""
         policy = CrashPolicy(crash_policy)
         if not lease_seconds > 0:
             raise ValueError("lease_seconds must be > 0")
+        rows = self._task_rows(tasks)
         if self._get_run() is not None:
-            raise ValueError(f"run {self.run_id!r} already exists in {self.display_url}")
-        self._insert_run(policy, float(lease_seconds), time.time())
+            raise self._exists()
+        ids, appended = self._insert_run(policy, float(lease_seconds), time.time(), rows)
         self._settings = (policy, float(lease_seconds))
+        self._publish(appended)
+        return ids
+
+    def _exists(self) -> RunExists:
+        return RunExists(f"run {self.run_id!r} already exists in {self.display_url}")
+
+    @staticmethod
+    def _task_rows(specs: Iterable[TaskSpec]) -> list[tuple]:
+        # + 0.0: -0.0 becomes 0.0 (SQLite would store 0.0, and the ledger hashes what is stored)
+        return [(s.capability, orjson.dumps(s.payload).decode(), float(s.pheromone) + 0.0, s.max_attempts)
+                for s in specs]
 
     def delete_run(self) -> None:
         """Remove the run: its tasks, ledger, convergence and (if mirrored) its Redis keys."""
@@ -205,10 +243,7 @@ class TaskPool(ABC):
     def add_tasks(self, specs: Iterable[TaskSpec]) -> list[int]:
         """Insert tasks (with their ``create`` events); returns their ids, oldest first."""
         self.settings  # noqa: B018 - the run must exist
-        specs = list(specs)
-        # + 0.0: -0.0 becomes 0.0 (SQLite would store 0.0, and the ledger hashes what is stored)
-        rows = [(s.capability, orjson.dumps(s.payload).decode(), float(s.pheromone) + 0.0, s.max_attempts)
-                for s in specs]
+        rows = self._task_rows(specs)
         if not rows:
             return []
         ids, appended = self._insert_tasks(rows, time.time())
@@ -358,6 +393,13 @@ class TaskPool(ABC):
             raise RunNotFound(f"no run {self.run_id!r} in {self.display_url}")
         return head_from_row(row[2:5])
 
+    def created_at(self) -> float:
+        """When the run was created (epoch seconds; RunNotFound when there is no run)."""
+        rows = self._completions("run_created_at", {})
+        if not rows:
+            raise RunNotFound(f"no run {self.run_id!r} in {self.display_url}")
+        return float(rows[0][0])
+
     def completions_per_capability(self) -> dict[str, int]:
         """Completed tasks per capability, counted from the ledger's ``complete`` events."""
         return {cap: int(n) for cap, n in self._completions("completions_per_capability", {})}
@@ -371,7 +413,7 @@ class TaskPool(ABC):
 
     @abstractmethod
     def _completions(self, query: str, params: dict) -> list[tuple]:
-        """Rows of one of the named completion-count queries for the run."""
+        """Rows of one of the run's named read queries (the completion counts, its creation time)."""
 
     @abstractmethod
     def event_rows(self) -> Iterable[tuple]:
@@ -429,7 +471,9 @@ class TaskPool(ABC):
     def _get_run(self) -> tuple | None:
         """(crash_policy, lease_seconds, ledger_head, ledger_events, ledger_seq) or None."""
     @abstractmethod
-    def _insert_run(self, policy: CrashPolicy, lease_seconds: float, now: float) -> None: ...
+    def _insert_run(self, policy: CrashPolicy, lease_seconds: float, now: float, rows: list[tuple]
+                    ) -> tuple[list[int], Appended | None]:
+        """Insert the run and its task rows in one transaction; :meth:`_exists` if the run is there."""
     @abstractmethod
     def _insert_tasks(self, rows: list[tuple], now: float) -> tuple[list[int], Appended]: ...
     @abstractmethod

@@ -7,8 +7,19 @@ is the last lock a transaction takes and nothing waits after it, so the lock add
 take a batch in pheromone order with ``FOR UPDATE SKIP LOCKED``; completions and failures of a batch are
 one ``UPDATE ... FROM unnest(...)`` fenced by attempt and agent; every change is committed together
 with its ledger rows (synchronous commit kept). All SQL lives in ``sql/schema.sql`` and the named
-queries of ``sql/queries.sql``. A dropped connection is retried with backoff (reconnecting) and
-reported in the pool's service log.
+queries of ``sql/queries.sql``.
+
+**Outages.** Every statement runs through :meth:`PostgresPool._do`: a transaction that fails with a
+connection error (the server restarting, shutting down, not yet accepting connections, a dropped
+connection) drops the connection and is retried with backoff, reconnecting first, until the server
+has been unavailable for ``max_outage`` seconds (``--max-outage``, default
+:data:`~benchscore.swarm.defaults.DEFAULT_MAX_OUTAGE`); each retry is in the pool's service log. A
+failed reconnect is one more failed attempt of the same budget. A retried transaction is the same
+work again, so it changes nothing twice: its claims, completions and failures are fenced by attempt
+and agent, and when the connection broke during the COMMIT (which may have gone through), the
+retry first looks for the transaction's first ledger row (its ``seq`` comes from a sequence, so it
+is never reused): if the row is there, the commit went through and its result is returned instead
+of claiming again.
 """
 
 from __future__ import annotations
@@ -21,11 +32,12 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import orjson
 import psycopg
 
-from benchscore.common.errors import BadInput, ServiceUnavailable
+from benchscore.common.errors import BadInput
 
+from ..defaults import DEFAULT_MAX_OUTAGE
 from ..lease import CrashPolicy
 from ..ledger import LedgerHead, chain_hashes
-from ..retry import with_retry
+from ..retry import ServiceLog, with_retry
 from ..sql import queries, read_sql
 from ..tasks import Claim
 from .base import Appended, EventBatch, RunNotFound, TaskPool, head_from_row
@@ -59,69 +71,114 @@ def _redacted(url: str) -> str:
     return url
 
 
-def connect_pg(url: str, *, retries: int = CONNECT_RETRIES) -> tuple[psycopg.Connection, str | None]:
-    """Connect (autocommit; transactions are explicit), apply the schema; ServiceUnavailable if
-    the server cannot be reached after ``retries`` retries."""
+def _connect_once(url: str) -> psycopg.Connection:
+    """One connection attempt (autocommit; transactions are explicit); raises the driver's error."""
     dsn, schema = split_schema(url)
-    kwargs = {"autocommit": True, "connect_timeout": 5}
+    kwargs: dict = {"autocommit": True, "connect_timeout": 5}
     if schema:
         kwargs["options"] = f"-c search_path={schema}"
-    last: Exception | None = None
-    for attempt in range(retries + 1):
-        try:
-            conn = psycopg.connect(dsn, **kwargs)
-            break
-        except psycopg.ProgrammingError as exc:
-            raise BadInput(f"store URL {_redacted(url)!r}: {' '.join(str(exc).split())}") from None
-        except PG_ERRORS as exc:
-            last = exc
-            if attempt < retries:
-                time.sleep(0.1 * 2**attempt)
-    else:
-        msg = " ".join(str(last).split())[:200]
-        raise ServiceUnavailable(f"PostgreSQL at {_redacted(url)}: unreachable after {retries} retries: {msg}")
+    try:
+        conn = psycopg.connect(dsn, **kwargs)
+    except psycopg.ProgrammingError as exc:
+        raise BadInput(f"store URL {_redacted(url)!r}: {' '.join(str(exc).split())}") from None
     # no server-side prepared statements: a generic plan of the batch statements (arrays of ids)
     # falls back to scanning the run's tasks, a custom plan uses the indexes
     conn.prepare_threshold = None
+    return conn
+
+
+def _apply_schema(conn: psycopg.Connection, schema: str | None) -> None:
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(7432001)")
         if schema:
             conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
         conn.execute(read_sql("schema.sql"))
+
+
+def connect_pg(url: str, *, retries: int = CONNECT_RETRIES, max_outage: float | None = None,
+               log: ServiceLog | None = None) -> tuple[psycopg.Connection, str | None]:
+    """Connect and apply the schema; ServiceUnavailable if the server cannot be reached after
+    ``retries`` retries (a store that is down when a command starts is one line at once), or, with
+    ``max_outage``, once it has been unreachable that long (a worker joining a run under way)."""
+    _dsn, schema = split_schema(url)
+
+    def attempt() -> psycopg.Connection:
+        conn = _connect_once(url)
+        try:
+            _apply_schema(conn, schema)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    conn = with_retry(attempt, service="postgresql", errors=PG_ERRORS, log=log or ServiceLog(),
+                      retries=retries, base=0.1, max_outage=max_outage, what=f"at {_redacted(url)}")
     return conn, schema
 
 
 class PostgresPool(TaskPool):
     scheme = "postgresql"
 
-    def __init__(self, url: str, run_id: str, conn: psycopg.Connection) -> None:
+    def __init__(self, url: str, run_id: str, conn: psycopg.Connection, *,
+                 max_outage: float = DEFAULT_MAX_OUTAGE) -> None:
         super().__init__(url, run_id)
-        self.conn = conn
+        self.conn: psycopg.Connection | None = conn
+        self.max_outage = max_outage
         self._last_sweep = 0.0
+        self._tx_first_seq: int | None = None
 
     @classmethod
-    def connect(cls, url: str, run_id: str) -> PostgresPool:
-        conn, _ = connect_pg(url)
-        return cls(url, run_id, conn)
+    def connect(cls, url: str, run_id: str, *, max_outage: float = DEFAULT_MAX_OUTAGE,
+                wait: bool = False) -> PostgresPool:
+        """Connect; ``wait``: ride out an outage at connect too (a worker of a run under way)."""
+        log = ServiceLog()
+        conn, _ = connect_pg(url, max_outage=max_outage if wait else None, log=log)
+        pool = cls(url, run_id, conn, max_outage=max_outage)
+        pool.service_log = log
+        return pool
 
     @property
     def display_url(self) -> str:
         return _redacted(self.url)
 
-    def _reconnect(self, _exc: BaseException) -> None:
-        try:
-            self.conn.close()
-        except Exception:  # noqa: BLE001 - the connection is already broken
-            pass
-        self.conn, _ = connect_pg(self.url, retries=0)
+    def _connection(self) -> psycopg.Connection:
+        """The open connection, or a new one (one attempt: a failure is a failed attempt of the
+        caller's retry loop). The schema was applied by the first connection."""
+        if self.conn is None or self.conn.closed:
+            self.conn = _connect_once(self.url)
+        return self.conn
+
+    def _drop_connection(self, _exc: BaseException) -> None:
+        conn, self.conn = self.conn, None
+        if conn is not None:
+            try:
+                conn.close()
+            except Exception:  # noqa: BLE001 - the connection is already broken
+                pass
+
+    def _retry(self, attempt: Callable[[], T], what: str) -> T:
+        return with_retry(attempt, service="postgresql", errors=PG_ERRORS, log=self.service_log,
+                          on_error=self._drop_connection, what=what, max_outage=self.max_outage)
 
     def _do(self, fn: Callable[[psycopg.Connection], T], what: str) -> T:
-        def attempt() -> T:
-            with self.conn.transaction():
-                return fn(self.conn)
+        """``fn`` in one transaction, retried through an outage (see the module docstring)."""
+        committing: list = []  # [(result, first ledger seq)] once fn returned: only the COMMIT was left
 
-        return with_retry(attempt, service="postgresql", errors=PG_ERRORS, log=self.service_log,
-                          on_error=self._reconnect, what=what)
+        def attempt() -> T:
+            conn = self._connection()
+            if committing:
+                result, seq = committing.pop()
+                if seq is not None and conn.execute(Q["event_committed"], {
+                        "run_id": self.run_id, "seq": seq}).fetchone() is not None:
+                    return result  # the COMMIT went through before the connection broke
+            self._tx_first_seq = None
+            with conn.transaction():
+                result = fn(conn)
+                committing.append((result, self._tx_first_seq))
+            committing.clear()
+            return result
+
+        return self._retry(attempt, what)
 
     def _one(self, name: str, params: dict) -> tuple | None:
         return self._do(lambda c: c.execute(Q[name], params).fetchone(), name)
@@ -130,7 +187,8 @@ class PostgresPool(TaskPool):
         return self._do(lambda c: c.execute(Q[name], params).fetchall(), name)
 
     def _close(self) -> None:
-        self.conn.close()
+        if self.conn is not None:
+            self.conn.close()
 
     def _lock(self, c: psycopg.Connection) -> LedgerHead:
         """Lock the run's row (held to the commit) and read its chain head."""
@@ -150,6 +208,8 @@ class PostgresPool(TaskPool):
         events = orjson.dumps([(*e[1:], h.hex()) for e, h in zip(batch.events, hashes, strict=True)]).decode()
         seqs = [r[0] for r in c.execute(Q["append_events"], {
             "run_id": self.run_id, "events": events, "head": hashes[-1], "n": len(hashes)}).fetchall()]
+        if self._tx_first_seq is None:
+            self._tx_first_seq = seqs[0]
         return batch.appended(head.seq, seqs) if self.mirror is not None else None
 
     def _delete_run(self) -> None:
@@ -160,37 +220,49 @@ class PostgresPool(TaskPool):
         self._do(tx, "delete_run")
 
     def reclaim_space(self) -> None:
-        with_retry(lambda: self.conn.execute(Q["vacuum"]), service="postgresql", errors=PG_ERRORS,
-                   log=self.service_log, on_error=self._reconnect, what="vacuum")
+        self._retry(lambda: self._connection().execute(Q["vacuum"]), "vacuum")  # outside a transaction
 
     def _get_run(self):
         return self._one("get_run", {"run_id": self.run_id})
 
-    def _insert_run(self, policy, lease_seconds, now):
-        self._do(lambda c: c.execute(Q["insert_run"], {"run_id": self.run_id, "crash_policy": policy.value,
-                                                       "lease_seconds": lease_seconds, "now": now}), "insert_run")
+    def _insert_run(self, policy, lease_seconds, now, rows):
+        def tx(c: psycopg.Connection) -> tuple[list[int], Appended | None]:
+            if c.execute(Q["insert_run"], {"run_id": self.run_id, "crash_policy": policy.value,
+                                           "lease_seconds": lease_seconds, "now": now}).fetchone() is None:
+                row = c.execute(Q["run_created_at"], {"run_id": self.run_id}).fetchone()
+                if row is None or row[0] != now:  # not this process's own insert, retried after its COMMIT
+                    raise self._exists()
+                return [], None
+            return self._insert_tasks_tx(c, rows, now) if rows else ([], None)
+
+        out = self._do(tx, "create_run")
+        if len(rows) >= 500:  # fresh statistics, so claims walk the pending index in order
+            self._do(lambda c: c.execute(Q["analyze_tasks"]), "analyze")
+        return out
+
+    def _insert_tasks_tx(self, c: psycopg.Connection, rows: list[tuple], now: float
+                         ) -> tuple[list[int], Appended | None]:
+        ids = sorted(r[0] for r in c.execute(Q["allocate_task_ids"], {"n": len(rows)}).fetchall())
+        batch = self._create_events(ids, rows, now)
+        contents = batch.contents()
+        run = self.run_id
+        with c.cursor() as cur:
+            with cur.copy(Q["copy_tasks"]) as copy:
+                for i, (cap, payload, p, m) in zip(ids, rows, strict=True):
+                    copy.write_row((i, run, cap, payload, p, m, now))
+            head = self._lock(c)
+            hashes = chain_hashes(head.hash, contents)
+            seqs = sorted(r[0] for r in c.execute(Q["allocate_event_seqs"], {"n": len(rows)}).fetchall())
+            self._tx_first_seq = seqs[0]
+            with cur.copy(Q["copy_events"]) as copy:
+                for q, e, h in zip(seqs, batch.events, hashes, strict=True):
+                    copy.write_row((q, *e, h))
+        c.execute(Q["set_ledger_head"], {"run_id": run, "head": hashes[-1], "events": head.events + len(hashes),
+                                         "seq": seqs[-1]})
+        return ids, batch.appended(head.seq, seqs) if self.mirror is not None else None
 
     def _insert_tasks(self, rows, now):
-        def tx(c: psycopg.Connection) -> tuple[list[int], Appended | None]:
-            ids = sorted(r[0] for r in c.execute(Q["allocate_task_ids"], {"n": len(rows)}).fetchall())
-            batch = self._create_events(ids, rows, now)
-            contents = batch.contents()
-            run = self.run_id
-            with c.cursor() as cur:
-                with cur.copy(Q["copy_tasks"]) as copy:
-                    for i, (cap, payload, p, m) in zip(ids, rows, strict=True):
-                        copy.write_row((i, run, cap, payload, p, m, now))
-                head = self._lock(c)
-                hashes = chain_hashes(head.hash, contents)
-                seqs = sorted(r[0] for r in c.execute(Q["allocate_event_seqs"], {"n": len(rows)}).fetchall())
-                with cur.copy(Q["copy_events"]) as copy:
-                    for q, e, h in zip(seqs, batch.events, hashes, strict=True):
-                        copy.write_row((q, *e, h))
-            c.execute(Q["set_ledger_head"], {"run_id": run, "head": hashes[-1], "events": head.events + len(hashes),
-                                             "seq": seqs[-1]})
-            return ids, batch.appended(head.seq, seqs) if self.mirror is not None else None
-
-        out = self._do(tx, "add_tasks")
+        out = self._do(lambda c: self._insert_tasks_tx(c, rows, now), "add_tasks")
         if len(rows) >= 500:  # fresh statistics, so claims walk the pending index in order
             self._do(lambda c: c.execute(Q["analyze_tasks"]), "analyze")
         return out

@@ -4,6 +4,15 @@ WAL journal, and writers serialised across processes by an exclusive ``flock`` o
 beside the database before ``BEGIN IMMEDIATE`` (a blocked writer wakes the moment the lock is
 released instead of polling SQLite's busy handler). ``synchronous=NORMAL`` by default (in WAL mode
 a committed transaction survives a process crash; ``?synchronous=FULL`` also survives power loss).
+
+**Locks held by others** (another program holding the database locked): SQLite's busy handler
+waits up to ``max_outage`` seconds (``--max-outage``), and a ``database is locked`` that comes back
+anyway (without the busy handler, e.g. while another connection recovers the WAL) is retried with
+backoff within the same limit; every retry is in the pool's service log. A transaction that fails
+is rolled back, so a retry does its work once. Past the limit, or on a full disk, or when SQLite finds
+the file damaged, the store raises one line (:class:`~benchscore.swarm.stores.base.StoreFull`,
+:class:`~benchscore.swarm.stores.base.StoreCorrupt`, ServiceUnavailable), never a traceback. A
+store that could not be opened leaves behind none of the files it created.
 """
 
 from __future__ import annotations
@@ -12,78 +21,169 @@ import fcntl
 import os
 import sqlite3
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import orjson
 
+from benchscore.common.errors import BadInput
+
+from ..defaults import DEFAULT_MAX_OUTAGE
 from ..lease import CrashPolicy
 from ..ledger import chain_hashes
+from ..retry import with_retry
 from ..sql import queries, read_sql, upgrade_sqlite
 from ..tasks import Claim
-from .base import Appended, EventBatch, RunNotFound, TaskPool, head_from_row
+from .base import Appended, EventBatch, RunNotFound, StoreCorrupt, StoreFull, TaskPool, head_from_row
 
 Q = queries("sqlite_queries.sql")
+T = TypeVar("T")
+
+
+class _Busy(Exception):
+    """``database is locked`` / ``busy``: someone else holds the database; retried."""
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
 
 
 class SQLitePool(TaskPool):
     scheme = "sqlite"
 
-    def __init__(self, url: str, run_id: str, path: Path, synchronous: str = "NORMAL") -> None:
+    def __init__(self, url: str, run_id: str, path: Path, synchronous: str = "NORMAL", *,
+                 max_outage: float = DEFAULT_MAX_OUTAGE) -> None:
         super().__init__(url, run_id)
         self.path = path
+        self.max_outage = max_outage
         if synchronous.upper() not in ("NORMAL", "FULL", "OFF"):
             raise ValueError(f"synchronous must be NORMAL, FULL or OFF, not {synchronous!r}")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock_fd = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, 0o644)
-        self.conn = sqlite3.connect(path, isolation_level=None, timeout=60.0, check_same_thread=False)
-        self.conn.execute("PRAGMA busy_timeout = 60000")
-        with self._locked():
-            self.conn.execute("PRAGMA journal_mode = WAL")
-            self.conn.executescript("BEGIN IMMEDIATE;\n" + read_sql("sqlite_schema.sql") + "\nCOMMIT;")
-            upgrade_sqlite(self.conn)
-        self.conn.execute(f"PRAGMA synchronous = {synchronous.upper()}")
-
-    @contextmanager
-    def _locked(self) -> Iterator[None]:
-        fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+        #: the files this pool created (the database and its lock file); see discard
+        self.created_files = [f for f in (path, Path(f"{path}.lock")) if not f.exists()]
+        self.conn: sqlite3.Connection | None = None
+        self._lock_fd: int | None = None
         try:
-            yield
-        finally:
-            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._lock_fd = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+            self.conn = sqlite3.connect(path, isolation_level=None, timeout=max_outage, check_same_thread=False)
+            self.conn.execute(f"PRAGMA busy_timeout = {int(max_outage * 1000)}")
 
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Cursor]:
-        fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+            def schema() -> None:
+                with self._locked():
+                    self.conn.execute("PRAGMA journal_mode = WAL")
+                    self.conn.executescript("BEGIN IMMEDIATE;\n" + read_sql("sqlite_schema.sql") + "\nCOMMIT;")
+                    upgrade_sqlite(self.conn)
+
+            self._retry(lambda: self._guard(schema), "open")
+            self.conn.execute(f"PRAGMA synchronous = {synchronous.upper()}")
+        except BaseException:
+            self.discard()
+            raise
+
+    def discard(self) -> None:
+        """Close, and delete the files this pool created when it opened if they hold nothing (no
+        run, no budget window): a command that failed before its run was in the store (a full disk,
+        a run id taken) leaves nothing behind, and a file that another process has put a run in
+        since is kept. Checked under the writers' file lock."""
+        created = [f for f in self.created_files if f.exists()]
         try:
-            cur = self.conn.cursor()
-            cur.execute("BEGIN IMMEDIATE")
-            try:
-                yield cur
-            except BaseException:
-                self.conn.rollback()
-                raise
-            cur.execute("COMMIT")
+            if created and self._lock_fd is not None:
+                fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+            if created and self._holds_nothing():
+                for f in created:
+                    names = [f, *(Path(f"{f}{x}") for x in ("-wal", "-shm", "-journal"))] if f == self.path else [f]
+                    for name in names:
+                        name.unlink(missing_ok=True)
         finally:
-            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+            self.close()
+
+    def _holds_nothing(self) -> bool:
+        wal = Path(f"{self.path}-wal")
+        if not self.path.exists() or (self.path.stat().st_size == 0 and (not wal.exists() or wal.stat().st_size == 0)):
+            return True
+        try:
+            with sqlite3.connect(self.path, timeout=1) as c:
+                tables = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+                return all(c.execute(f"SELECT count(*) FROM {t}").fetchone()[0] == 0
+                           for t in ("swarm_runs", "swarm_budget_windows") if t in tables)
+        except sqlite3.Error:
+            return False
+
+    def _guard(self, fn: Callable[[], T]) -> T:
+        """``fn``, with SQLite's errors as the store's: busy (retried), disk full, damaged file."""
+        try:
+            return fn()
+        except sqlite3.Error as exc:
+            msg = str(exc).lower()
+            if isinstance(exc, sqlite3.OperationalError) and ("locked" in msg or "busy" in msg):
+                raise _Busy(str(exc)) from None
+            if "full" in msg:
+                raise StoreFull(f"store {self.url}: the disk is full ({_one_line(exc)})") from None
+            damaged = type(exc) is sqlite3.DatabaseError or any(w in msg for w in ("malformed", "corrupt", "decode"))
+            if damaged:
+                raise StoreCorrupt(f"store {self.url}: the database is corrupt ({_one_line(exc)})") from None
+            raise BadInput(f"store {self.url}: {_one_line(exc)}") from None
+
+    def _retry(self, attempt: Callable[[], T], what: str) -> T:
+        return with_retry(attempt, service="sqlite", errors=(_Busy,), log=self.service_log, what=what,
+                          max_outage=self.max_outage)
+
+    def _read(self, fn: Callable[[sqlite3.Connection], T], what: str = "read") -> T:
+        return self._retry(lambda: self._guard(lambda: fn(self.conn)), what)
+
+    def _locked(self):
+        return _FileLock(self._lock_fd)
+
+    def _tx(self, fn: Callable[[sqlite3.Cursor], T], what: str) -> T:
+        """``fn`` in one write transaction (file lock, ``BEGIN IMMEDIATE``, commit), retried while
+        the database is locked by someone else (rolled back first, so the work is done once)."""
+
+        def attempt() -> T:
+            with self._locked():
+                cur = self.conn.cursor()
+                self._guard(lambda: cur.execute("BEGIN IMMEDIATE"))
+                try:
+                    out = self._guard(lambda: fn(cur))
+                    self._guard(lambda: cur.execute("COMMIT"))
+                except BaseException:
+                    if self.conn.in_transaction:
+                        try:
+                            self.conn.rollback()
+                        except sqlite3.Error:
+                            pass
+                    raise
+                return out
+
+        return self._retry(attempt, what)
 
     def _close(self) -> None:
-        self.conn.close()
-        os.close(self._lock_fd)
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
 
     def _delete_run(self) -> None:
-        with self._write() as cur:
+        def tx(cur: sqlite3.Cursor) -> None:
             for name in ("delete_events", "delete_convergence", "delete_tasks", "delete_run_row"):
                 cur.execute(Q[name], {"run_id": self.run_id})
 
-    def _get_run(self) -> tuple | None:
-        return self.conn.execute(Q["get_run"], {"run_id": self.run_id}).fetchone()
+        self._tx(tx, "delete_run")
 
-    def _insert_run(self, policy: CrashPolicy, lease_seconds: float, now: float) -> None:
-        with self._write() as cur:
+    def _get_run(self) -> tuple | None:
+        return self._read(lambda c: c.execute(Q["get_run"], {"run_id": self.run_id}).fetchone())
+
+    def _insert_run(self, policy: CrashPolicy, lease_seconds: float, now: float, rows: list[tuple]):
+        def tx(cur: sqlite3.Cursor) -> tuple[list[int], Appended | None]:
             cur.execute(Q["insert_run"], {"run_id": self.run_id, "crash_policy": policy.value,
                                           "lease_seconds": lease_seconds, "now": now})
+            if cur.rowcount == 0:
+                raise self._exists()
+            return self._insert_tasks_tx(cur, rows, now) if rows else ([], None)
+
+        return self._tx(tx, "create_run")
 
     def _append(self, cur: sqlite3.Cursor, batch: EventBatch, contents: list[bytes] | None = None
                 ) -> Appended | None:
@@ -103,14 +203,15 @@ class SQLitePool(TaskPool):
                                            "events": head.events + len(hashes), "seq": seqs[-1]})
         return batch.appended(head.seq, seqs) if self.mirror is not None else None
 
-    def _insert_tasks(self, rows, now):
+    def _insert_tasks_tx(self, cur: sqlite3.Cursor, rows: list[tuple], now: float):
         run = self.run_id
-        with self._write() as cur:
-            first = cur.execute(Q["max_task_id"]).fetchone()[0] + 1
-            cur.executemany(Q["insert_task"], ((run, c, p, ph, m, now) for c, p, ph, m in rows))
-            ids = list(range(first, first + len(rows)))
-            appended = self._append(cur, self._create_events(ids, rows, now))
-        return ids, appended
+        first = cur.execute(Q["max_task_id"]).fetchone()[0] + 1
+        cur.executemany(Q["insert_task"], ((run, c, p, ph, m, now) for c, p, ph, m in rows))
+        ids = list(range(first, first + len(rows)))
+        return ids, self._append(cur, self._create_events(ids, rows, now))
+
+    def _insert_tasks(self, rows, now):
+        return self._tx(lambda cur: self._insert_tasks_tx(cur, rows, now), "add_tasks")
 
     def _sweep(self, cur: sqlite3.Cursor, policy: CrashPolicy, now: float, batch: EventBatch) -> int:
         expired = cur.execute(Q["expired_leases"], {"run_id": self.run_id, "now": now}).fetchall()
@@ -123,8 +224,8 @@ class SQLitePool(TaskPool):
         return len(updates)
 
     def _claim(self, agent, caps, limit, policy, lease):
-        batch = self._batch()
-        with self._write() as cur:
+        def tx(cur: sqlite3.Cursor):
+            batch = self._batch()
             now = time.time()
             self._sweep(cur, policy, now, batch)
             expires = now + lease
@@ -136,8 +237,9 @@ class SQLitePool(TaskPool):
             rows.sort(key=lambda r: (-r[4], r[0]))
             claims = [Claim(r[0], r[1], agent, r[2], r[3], float(r[4]), r[5], expires) for r in rows]
             self._claim_events(claims, now, batch)
-            appended = self._append(cur, batch)
-        return claims, appended
+            return claims, self._append(cur, batch)
+
+        return self._tx(tx, "claim")
 
     def _held(self, cur: sqlite3.Cursor, claims: list[Claim]) -> list[bool]:
         """The attempt fence, inside the writer lock: True where the claim is still the task's
@@ -151,75 +253,95 @@ class SQLitePool(TaskPool):
         return out
 
     def _complete(self, rows, now):
-        batch = self._batch()
-        self._complete_events(rows, now, batch)  # prepared before the lock; stale claims dropped inside
-        contents = batch.contents()
-        with self._write() as cur:
+        prepared = self._batch()
+        self._complete_events(rows, now, prepared)  # prepared before the lock; stale claims dropped inside
+        contents = prepared.contents()
+
+        def tx(cur: sqlite3.Cursor):
             accepted = self._held(cur, [r[0] for r in rows])
             cur.executemany(Q["complete_task"], [(score, output, new_p, claim.task_id) for (claim, score, output, new_p), ok
                                                  in zip(rows, accepted, strict=True) if ok])
-            if not all(accepted):
-                batch = batch.only(accepted, 2)
-                contents = batch.contents()
-            appended = self._append(cur, batch, contents)
-        return accepted, appended
+            if all(accepted):
+                return accepted, self._append(cur, prepared, contents)
+            return accepted, self._append(cur, prepared.only(accepted, 2))
+
+        return self._tx(tx, "complete")
 
     def _fail(self, rows, now):
-        batch = self._batch()
-        self._fail_events(rows, now, batch)
-        with self._write() as cur:
+        prepared = self._batch()
+        self._fail_events(rows, now, prepared)
+
+        def tx(cur: sqlite3.Cursor):
             accepted = self._held(cur, [r[0] for r in rows])
             cur.executemany(Q["fail_task"], [(status.value, error, new_p, claim.task_id) for (claim, status, error, new_p), ok
                                              in zip(rows, accepted, strict=True) if ok])
-            appended = self._append(cur, batch.only(accepted, 2))
-        return accepted, appended
+            return accepted, self._append(cur, prepared.only(accepted, 2))
+
+        return self._tx(tx, "fail")
 
     def _expire(self, policy, now):
-        batch = self._batch()
-        with self._write() as cur:
+        def tx(cur: sqlite3.Cursor):
+            batch = self._batch()
             n = self._sweep(cur, policy, now, batch)
             return n, self._append(cur, batch)
 
+        return self._tx(tx, "expire_leases")
+
+    def _q(self, name: str, params: dict | None = None) -> list[tuple]:
+        return self._read(lambda c: c.execute(Q[name], {"run_id": self.run_id, **(params or {})}).fetchall(), name)
+
     def _counts(self) -> dict[str, int]:
-        return dict(self.conn.execute(Q["counts"], {"run_id": self.run_id}).fetchall())
+        return dict(self._q("counts"))
 
     def _has_open(self, caps):
-        row = self.conn.execute(Q["has_open"], {"run_id": self.run_id, "capabilities": orjson.dumps(caps).decode()})
-        return bool(row.fetchone()[0])
+        return bool(self._q("has_open", {"capabilities": orjson.dumps(caps).decode()})[0][0])
 
     def _converge(self, capability):
-        if capability is None:
-            return self.conn.execute(Q["converge_run"], {"run_id": self.run_id}).fetchone()
-        return self.conn.execute(Q["converge_capability"], {"run_id": self.run_id, "capability": capability}).fetchone()
+        rows = self._q("converge_run") if capability is None else self._q("converge_capability",
+                                                                            {"capability": capability})
+        return rows[0] if rows else None
 
     def _record_convergence(self, scope, result, blob, now):
-        with self._write() as cur:
-            cur.execute(Q["record_convergence"], {"run_id": self.run_id, "scope": scope, "blob_sha256": blob,
-                                                  "now": now, **result.model_dump()})
+        self._tx(lambda cur: cur.execute(Q["record_convergence"], {
+            "run_id": self.run_id, "scope": scope, "blob_sha256": blob, "now": now, **result.model_dump()}),
+            "record_convergence")
 
     def _convergences(self):
-        return self.conn.execute(Q["convergences"], {"run_id": self.run_id}).fetchall()
+        return self._q("convergences")
 
     def _tasks(self):
-        return self.conn.execute(Q["tasks"], {"run_id": self.run_id}).fetchall()
+        return self._q("tasks")
 
     def _task_states(self):
-        return self.conn.execute(Q["task_states"], {"run_id": self.run_id}).fetchall()
+        return self._q("task_states")
 
     def _pheromones(self):
-        return self.conn.execute(Q["pheromones"], {"run_id": self.run_id}).fetchall()
+        return self._q("pheromones")
 
     def _capabilities(self):
-        return [r[0] for r in self.conn.execute(Q["capabilities"], {"run_id": self.run_id})]
+        return [r[0] for r in self._q("capabilities")]
 
     def event_rows(self):
-        return self.conn.execute(Q["events"], {"run_id": self.run_id}).fetchall()
+        return self._q("events")
 
     def _completions(self, query, params):
-        return self.conn.execute(Q[query], {"run_id": self.run_id, **params}).fetchall()
+        return self._q(query, params)
 
     def event_rows_after(self, seq):
-        return self.conn.execute(Q["events_after"], {"run_id": self.run_id, "seq": seq}).fetchall()
+        return self._q("events_after", {"seq": seq})
 
     def list_runs(self) -> list[str]:
-        return [r[0] for r in self.conn.execute(Q["list_runs"])]
+        return [r[0] for r in self._read(lambda c: c.execute(Q["list_runs"]).fetchall(), "list_runs")]
+
+
+class _FileLock:
+    """The exclusive ``flock`` on the lock file that serialises this store's writers."""
+
+    def __init__(self, fd: int | None) -> None:
+        self.fd = fd
+
+    def __enter__(self) -> None:
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+
+    def __exit__(self, *exc: object) -> None:
+        fcntl.flock(self.fd, fcntl.LOCK_UN)
