@@ -34,8 +34,8 @@ from pydantic import Field
 
 from benchscore.common.models import Format
 
-from .ledger import LedgerHead, verify_chain
-from .stores.base import TaskPool, output_digest
+from .ledger import LEDGER_COLUMNS, LedgerHead, verify_chain
+from .stores.base import LEDGER_TYPES, TASK_STATE_TYPES, TaskPool, output_digest
 from .tasks import FAILURE_PENALTY
 
 MAX_LISTED = 100
@@ -343,5 +343,8 @@ def _table_diffs(row: tuple, t: _Replay) -> list[str]:
 
 def audit_pool(pool: TaskPool, *, history: bool = False, expect_head: str | None = None) -> AuditReport:
     """Audit the run of ``pool``: its ledger, its recorded chain head and its task table."""
-    return audit_events(pool.event_rows(), run_id=pool.run_id, history=history, tasks=pool.task_states(),
-                        head=pool.ledger_head(), expect_head=expect_head)
+    rows, tasks = list(pool.event_rows()), pool.task_states()
+    pool.check_types(rows, LEDGER_COLUMNS, LEDGER_TYPES, "ledger row seq")  # a damaged store: one line
+    pool.check_types(tasks, TASK_STATE_COLUMNS, TASK_STATE_TYPES, "task")
+    return audit_events(rows, run_id=pool.run_id, history=history, tasks=tasks, head=pool.ledger_head(),
+                        expect_head=expect_head)

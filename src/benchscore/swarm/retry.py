@@ -24,6 +24,9 @@ T = TypeVar("T")
 DEFAULT_RETRIES = 6
 DEFAULT_BASE_DELAY = 0.05
 DEFAULT_MAX_DELAY = 2.0
+#: the stores (PostgreSQL, SQLite) are retried at least once a second during an outage, so a run resumes
+#: within about a second of the store coming back
+STORE_MAX_DELAY = 1.0
 
 
 @dataclass
@@ -64,6 +67,7 @@ def with_retry(
     base: float = DEFAULT_BASE_DELAY,
     what: str = "",
     max_outage: float | None = None,
+    cap: float = DEFAULT_MAX_DELAY,
 ) -> T:
     """Call ``fn``; on one of ``errors`` call ``on_error`` (e.g. drop the broken connection), wait,
     try again: up to ``retries`` times, or, with ``max_outage``, until the calls have been failing
@@ -90,7 +94,7 @@ def with_retry(
                 raise ServiceUnavailable(
                     f"{label}: unavailable for {down:.1f} s, longer than the outage limit of {max_outage:g} s "
                     f"(--max-outage): {_one_line(exc)}") from None
-            delay = backoff_delay(attempt, base)
+            delay = backoff_delay(attempt, base, cap)
             if max_outage is not None:
                 delay = max(0.0, min(delay, max_outage - down))
             log.record(service, exc, attempt, delay)

@@ -77,6 +77,10 @@ class RunReport(Format):
     wall_time_s: float
     tasks_per_second: float = Field(description="tasks this process saw finished, per second of its wall time")
     service: dict[str, Any] = Field(description="retries and incidents of services during the run")
+    claims_here: int = Field(default=0, description="claims this process's agents made (the whole run's unless "
+                             "other processes worked it too, --join)")
+    completions_here: int = Field(default=0, description="completions of this process's agents that the store "
+                                  "accepted")
     joined: bool = Field(default=False, description="this process joined a run started before (--join); counts, "
                          "convergence and audit are the whole run's, crashed_workers, service and timings this "
                          "process's")
@@ -217,7 +221,7 @@ def run_swarm(
             if on_progress is not None:
                 on_progress(pool.counts())
 
-        _, service, crashed = run_workers(url, run_id, agents, processes=processes, batch=batch,
+        stats, service, crashed = run_workers(url, run_id, agents, processes=processes, batch=batch,
                                           redis_url=redis_url, on_progress=progress, max_outage=max_outage)
         workers = max(1, min(processes, len(agents)))
         result: ConvergeResult | None = pool.converge()
@@ -242,5 +246,6 @@ def run_swarm(
         convergence=convergence, audit_verdict=audit.verdict, audit_violations=audit.violation_count,
         ledger_events=audit.events, ledger_head=audit.ledger_head, redis_mirror=mirror, wall_time_s=round(wall, 3),
         tasks_per_second=round(finished / wall, 1) if wall > 0 else 0.0, service=service, joined=joined,
+        claims_here=stats.claimed, completions_here=stats.completed,
     )
     return report, audit

@@ -104,6 +104,10 @@ class StressReport(Format):
     L01_verdict: str = Field(description="PASS, FAIL, or reduced (the checks hold at a size below the seed's)")
     L01_PASS: bool = Field(description="checks_pass at the seed's size; a reduced run is never L01_PASS")
     service: dict[str, Any]
+    claims_here: int = Field(default=0, description="claims this process's agents made (the whole run's unless "
+                             "other processes worked it too, --join)")
+    completions_here: int = Field(default=0, description="completions of this process's agents that the store "
+                                  "accepted")
     joined: bool = Field(default=False, description="this process joined a stress run started before (--join): "
                          "counts, checks and audit are the whole run's, timings and crashed_workers this process's")
     provenance: dict[str, Any] | None = None
@@ -169,7 +173,7 @@ def run_stress(
             if on_progress is not None:
                 on_progress(pool.counts())
 
-        _, service, crashed = run_workers(url, run_id, agents, processes=worker_processes, batch=batch,
+        stats, service, crashed = run_workers(url, run_id, agents, processes=worker_processes, batch=batch,
                                           redis_url=redis_url, on_progress=progress, max_outage=max_outage)
         t2 = time.perf_counter()
         blobs = BlobStore(blob_root) if blob_root else None
@@ -212,4 +216,5 @@ def run_stress(
         wall_time_s=round(t3 - t0, 3), tasks_per_second=round(worked / (t2 - t1), 1),
         seed_size=total_agents >= SEED_AGENTS and total_tasks >= SEED_TASKS, checks_pass=checks,
         L01_verdict=verdict, L01_PASS=verdict == "PASS", service=service, joined=join is not None,
+        claims_here=stats.claimed, completions_here=stats.completed,
     )

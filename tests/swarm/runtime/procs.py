@@ -58,9 +58,16 @@ def wait_for(cond: Callable[[], bool], proc: subprocess.Popen | None = None, tim
         time.sleep(0.05)
 
 
-def completions(url: str, run_id: str) -> int:
-    """How many ``complete`` events the run's ledger holds now."""
-    with open_pool(url, run_id) as pool:
+def only_run(url: str) -> str:
+    """The id of the one run in the store (``swarm stress`` picks a random one)."""
+    with open_pool(url, "-") as pool:
+        [run_id] = pool.list_runs()
+    return run_id
+
+
+def completions(url: str, run_id: str | None = None) -> int:
+    """How many ``complete`` events the run's ledger holds now (``run_id`` None: the store's only run)."""
+    with open_pool(url, run_id or only_run(url)) as pool:
         return sum(1 for e in pool.events() if e.kind == "complete")
 
 

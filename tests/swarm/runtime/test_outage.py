@@ -12,6 +12,7 @@ import sys
 import textwrap
 import threading
 import time
+from contextlib import closing
 
 import orjson
 import psycopg
@@ -41,7 +42,8 @@ def test_pool_reconnects_through_a_stopped_server(own_pg):
     one more failed attempt, retried until the server is back."""
     url = own_pg.fresh_url()
     with open_pool(url, "reconnect") as pool:
-        pool.create_run(tasks=[TaskSpec(capability="x", payload={})])
+        pool.create_run()
+        pool.add_tasks([TaskSpec(capability="x", payload={})])
         own_pg.stop()
         threading.Timer(2.0, own_pg.start).start()
         t0 = time.monotonic()
@@ -99,7 +101,8 @@ def test_a_claim_whose_commit_went_through_is_not_claimed_again(pg_url):
     ledger rows and returns that claim; it does not claim another batch (which would leave the first
     one held by nobody until its lease expires)."""
     with open_pool(pg_url, "ambiguous") as pool:
-        pool.create_run(tasks=[TaskSpec(capability="x", payload={}, pheromone=float(i)) for i in range(6)])
+        pool.create_run()
+        pool.add_tasks([TaskSpec(capability="x", payload={}, pheromone=float(i)) for i in range(6)])
         pool.conn = _CommitThenBreak(pool.conn)
         claims = pool.claim("ag", ["x"], limit=2)
         assert pool.service_log.retries["postgresql"] == 1
@@ -134,14 +137,14 @@ def test_swarm_run_survives_pg_restart(own_pg, tmp_path):
 
 
 def test_swarm_stress_survives_pg_stopped_for_seconds(own_pg, tmp_path):
-    """``swarm stress`` (reduced) while the server is stopped for 4 s and started again."""
+    """``swarm stress`` (reduced) while the server is stopped for 3 s and started again."""
     url = own_pg.fresh_url()
-    n = 6000
-    proc = start("swarm", "stress", "--agents", "4", "--tasks", n, "--processes", "2", "--batch", "4",
-                 "--store", url, "--run-id", "stress-stop", "--output", tmp_path / "l01.json")
-    wait_for(lambda: completions(url, "stress-stop") >= 200, proc)
+    n = 3000
+    proc = start("swarm", "stress", "--agents", "4", "--tasks", n, "--processes", "2", "--batch", "8",
+                 "--store", url, "--output", tmp_path / "l01.json")
+    wait_for(lambda: completions(url) >= 100, proc)
     own_pg.stop()
-    time.sleep(4)
+    time.sleep(3)
     own_pg.start()
     code, _out, err = finish(proc)
     assert code == 0, err[-3000:]
@@ -149,7 +152,7 @@ def test_swarm_stress_survives_pg_stopped_for_seconds(own_pg, tmp_path):
     assert report["completed_tasks"] == n and report["duplicate_claims"] == [] and report["failed_tasks"] == 0
     assert report["audit_verdict"] == "PASS" and report["L01_verdict"] == "reduced"
     assert report["service"]["retries"]["postgresql"] >= 4  # every worker and the coordinator retried
-    assert_each_task_done_once(url, "stress-stop", n)
+    assert_each_task_done_once(url, report["run_id"], n)
 
 
 # ---- SQLite: database is locked -----------------------------------------------------------------
@@ -177,19 +180,20 @@ def _locker(path, holds: int, seconds: float) -> subprocess.Popen:
 
 @pytest.mark.parametrize("holds", [3])
 def test_sqlite_lock_storm_is_ridden_out(tmp_path, holds):
-    """Another connection holds the database exclusively locked again and again (1.5 s each) while the
+    """Another connection holds the database exclusively locked again and again (1 s each) while the
     run goes on: the run waits each lock out and finishes with every task done once."""
     db = tmp_path / "run.db"
     url = f"sqlite:///{db}"
-    n = 400
+    n = 200
     with open_pool(url, "storm") as pool:
-        pool.create_run(tasks=[TaskSpec(capability="x", payload={}) for _ in range(n)])
+        pool.create_run()
+        pool.add_tasks([TaskSpec(capability="x", payload={}) for _ in range(n)])
 
     def slow(claim):
         time.sleep(0.01)
         return noop_handler(claim)
 
-    locker = _locker(db, holds, 1.5)
+    locker = _locker(db, holds, 1.0)
     report, audit = run_swarm(url, "storm", [Agent(f"ag{i}", ["x"], slow) for i in range(4)], processes=2)
     assert locker.wait(60) == 0
     assert report.completed_tasks == n and audit.verdict == "PASS"
@@ -212,5 +216,5 @@ def test_sqlite_locked_longer_than_the_limit_is_one_line(tmp_path):
     line = one_error_line(err)
     assert "longer than the outage limit of 1 s" in line and "locked" in line
     assert not (tmp_path / "run.json").exists()
-    with sqlite3.connect(db) as c:
+    with closing(sqlite3.connect(db)) as c:
         assert c.execute("SELECT run_id FROM swarm_runs").fetchall() == [("other",)]

@@ -92,6 +92,20 @@ class Appended:
     changes: list[tuple]
 
 
+_NONE = type(None)
+_INT, _STR, _NUM, _BYTES_OR_NONE = (int,), (str,), (int, float), (bytes, _NONE)
+#: the types a ledger row's columns (LEDGER_COLUMNS) and a task state's (TASK_STATE_COLUMNS) may hold
+LEDGER_TYPES = (_INT, _STR, _INT, _STR, (str, _NONE), _INT, (int, float, _NONE), (int, float, _NONE), (str, _NONE),
+                _NUM, _BYTES_OR_NONE)
+TASK_STATE_TYPES = (_INT, _STR, _NUM, (int, float, _NONE), _INT, (str, _NONE), _STR, (str, _NONE))
+
+
+def _number(value: object) -> float:
+    if type(value) not in _NUM:
+        raise TypeError(f"{value!r} is not a number")
+    return float(value)
+
+
 _EMPTY_OUTPUT = hashlib.sha256(b"").hexdigest()
 _CREATE, _CLAIM, _COMPLETE, _FAIL, _PHEROMONE, _LEASE_EXPIRED = (k.value for k in EventKind)
 
@@ -182,8 +196,25 @@ class TaskPool(ABC):
             row = self._get_run()
             if row is None:
                 raise RunNotFound(f"no run {self.run_id!r} in {self.display_url}")
-            self._settings = (CrashPolicy(row[0]), float(row[1]))
+            try:
+                policy, lease = CrashPolicy(row[0]), _number(row[1])
+            except (TypeError, ValueError):
+                raise self._corrupt(f"the run's row holds crash policy {row[0]!r:.40}, lease {row[1]!r:.40}") from None
+            self._settings = (policy, lease)
         return self._settings
+
+    def _corrupt(self, what: str) -> StoreCorrupt:
+        return StoreCorrupt(f"store {self.display_url}: the database is corrupt ({what})")
+
+    def check_types(self, rows: Sequence[tuple], columns: Sequence[str], types: Sequence[tuple[type, ...]],
+                    what: str) -> None:
+        """StoreCorrupt unless every value of ``rows`` has one of its column's ``types`` (a damaged
+        file can hand back a text where a number was written); one pass per column."""
+        for col, allowed in enumerate(types):
+            if not {type(r[col]) for r in rows} <= set(allowed):
+                row = next(r for r in rows if type(r[col]) not in allowed)
+                raise self._corrupt(f"{what} {row[0]!r:.40}: {columns[col]} holds {type(row[col]).__name__} "
+                                    f"{row[col]!r:.40}")
 
     @property
     def display_url(self) -> str:
@@ -365,9 +396,12 @@ class TaskPool(ABC):
         }
 
     def tasks(self) -> list[Task]:
-        return [
-            Task(r[0], r[1], r[2], TaskStatus(r[3]), r[4], r[5], r[6], r[7], r[8], r[9]) for r in self._tasks()
-        ]
+        try:
+            return [
+                Task(r[0], r[1], r[2], TaskStatus(r[3]), r[4], r[5], r[6], r[7], r[8], r[9]) for r in self._tasks()
+            ]
+        except ValueError as exc:
+            raise self._corrupt(f"a task row: {exc}") from None
 
     def task_states(self) -> list[tuple]:
         """Every task row of the run as :data:`~benchscore.swarm.audit.TASK_STATE_COLUMNS` (what the
@@ -376,7 +410,9 @@ class TaskPool(ABC):
 
     def pheromones(self) -> list[PheromoneChange]:
         """(task_id, capability, P_t) of every task of the run."""
-        return [(int(r[0]), r[1], float(r[2])) for r in self._pheromones()]
+        rows = self._pheromones()
+        self.check_types(rows, ("task", "capability", "pheromone"), (_INT, _STR, _NUM), "task")
+        return [(int(r[0]), r[1], float(r[2])) for r in rows]
 
     def capabilities(self) -> list[str]:
         return self._capabilities()
@@ -391,6 +427,8 @@ class TaskPool(ABC):
         row = self._get_run()
         if row is None:
             raise RunNotFound(f"no run {self.run_id!r} in {self.display_url}")
+        self.check_types([row[2:5]], ("ledger_head", "ledger_events", "ledger_seq"), (_BYTES_OR_NONE, _INT, _INT),
+                         "the run's chain head")
         return head_from_row(row[2:5])
 
     def created_at(self) -> float:

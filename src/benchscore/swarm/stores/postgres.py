@@ -37,7 +37,7 @@ from benchscore.common.errors import BadInput
 from ..defaults import DEFAULT_MAX_OUTAGE
 from ..lease import CrashPolicy
 from ..ledger import LedgerHead, chain_hashes
-from ..retry import ServiceLog, with_retry
+from ..retry import STORE_MAX_DELAY, ServiceLog, with_retry
 from ..sql import queries, read_sql
 from ..tasks import Claim
 from .base import Appended, EventBatch, RunNotFound, TaskPool, head_from_row
@@ -112,7 +112,8 @@ def connect_pg(url: str, *, retries: int = CONNECT_RETRIES, max_outage: float | 
         return conn
 
     conn = with_retry(attempt, service="postgresql", errors=PG_ERRORS, log=log or ServiceLog(),
-                      retries=retries, base=0.1, max_outage=max_outage, what=f"at {_redacted(url)}")
+                      retries=retries, base=0.1, max_outage=max_outage, cap=STORE_MAX_DELAY,
+                      what=f"at {_redacted(url)}")
     return conn, schema
 
 
@@ -158,7 +159,8 @@ class PostgresPool(TaskPool):
 
     def _retry(self, attempt: Callable[[], T], what: str) -> T:
         return with_retry(attempt, service="postgresql", errors=PG_ERRORS, log=self.service_log,
-                          on_error=self._drop_connection, what=what, max_outage=self.max_outage)
+                          on_error=self._drop_connection, what=what, max_outage=self.max_outage,
+                          cap=STORE_MAX_DELAY)
 
     def _do(self, fn: Callable[[psycopg.Connection], T], what: str) -> T:
         """``fn`` in one transaction, retried through an outage (see the module docstring)."""

@@ -32,7 +32,7 @@ from benchscore.common.errors import BadInput
 from ..defaults import DEFAULT_MAX_OUTAGE
 from ..lease import CrashPolicy
 from ..ledger import chain_hashes
-from ..retry import with_retry
+from ..retry import STORE_MAX_DELAY, with_retry
 from ..sql import queries, read_sql, upgrade_sqlite
 from ..tasks import Claim
 from .base import Appended, EventBatch, RunNotFound, StoreCorrupt, StoreFull, TaskPool, head_from_row
@@ -127,7 +127,7 @@ class SQLitePool(TaskPool):
 
     def _retry(self, attempt: Callable[[], T], what: str) -> T:
         return with_retry(attempt, service="sqlite", errors=(_Busy,), log=self.service_log, what=what,
-                          max_outage=self.max_outage)
+                          max_outage=self.max_outage, cap=STORE_MAX_DELAY)
 
     def _read(self, fn: Callable[[sqlite3.Connection], T], what: str = "read") -> T:
         return self._retry(lambda: self._guard(lambda: fn(self.conn)), what)
