@@ -162,6 +162,7 @@ def test_stress_worked_by_two_processes(pg_url, tmp_path):
     assert_each_task_done_once(pg_url, "l01-shared", n)
 
 
+@pytest.mark.pg
 def test_join_after_the_store_was_gone_longer_than_the_limit(own_pg, tmp_path):
     """The store goes away for longer than ``--max-outage``: the run stops with one line (exit 2, no
     report); once the store is back, ``--join`` finishes it."""

@@ -33,9 +33,8 @@ from .procs import (
     write_tasks,
 )
 
-pytestmark = [pytest.mark.pg]
 
-
+@pytest.mark.pg
 def test_pool_reconnects_through_a_stopped_server(own_pg):
     """The root cause: a reconnect that fails (the server is still down) was an error of its own that
     escaped the retry loop (``connect_pg(retries=0)`` raised ServiceUnavailable at once). Now it is
@@ -55,6 +54,7 @@ def test_pool_reconnects_through_a_stopped_server(own_pg):
         assert audit_pool(pool).verdict == "PASS"
 
 
+@pytest.mark.pg
 def test_outage_limit_is_one_line(own_pg):
     url = own_pg.fresh_url()
     with open_pool(url, "limit", max_outage=1.0) as pool:
@@ -96,6 +96,7 @@ class _CommitThenBreak:
         return Tx()
 
 
+@pytest.mark.pg
 def test_a_claim_whose_commit_went_through_is_not_claimed_again(pg_url):
     """The connection breaks after the claim's COMMIT reached the server: the retry finds the claim's
     ledger rows and returns that claim; it does not claim another batch (which would leave the first
@@ -118,6 +119,7 @@ def test_a_claim_whose_commit_went_through_is_not_claimed_again(pg_url):
         assert report.lease_expiries == 0
 
 
+@pytest.mark.pg
 def test_swarm_run_survives_pg_restart(own_pg, tmp_path):
     """``swarm run`` while the server is restarted (``pg_ctl restart -m fast``): exit 0 and a report."""
     url = own_pg.fresh_url()
@@ -136,6 +138,7 @@ def test_swarm_run_survives_pg_restart(own_pg, tmp_path):
     assert_each_task_done_once(url, "restart", n)
 
 
+@pytest.mark.pg
 def test_swarm_stress_survives_pg_stopped_for_seconds(own_pg, tmp_path):
     """``swarm stress`` (reduced) while the server is stopped for 3 s and started again."""
     url = own_pg.fresh_url()
@@ -218,3 +221,28 @@ def test_sqlite_locked_longer_than_the_limit_is_one_line(tmp_path):
     assert not (tmp_path / "run.json").exists()
     with closing(sqlite3.connect(db)) as c:
         assert c.execute("SELECT run_id FROM swarm_runs").fetchall() == [("other",)]
+
+
+@pytest.mark.redis
+def test_swarm_run_survives_a_redis_restart(own_redis, tmp_path):
+    """The mirror's Redis (a redis-server of the test's own, no persistence) is killed mid-run and
+    started again empty: the run goes on (the store is the source of truth), the mirror is rebuilt
+    from the ledger, and the report says it is consistent. (The simulated outage of the existing
+    test_redis.py::test_unreachable_redis_mid_run_is_retried_and_reported stays.)"""
+    store = f"sqlite:///{tmp_path}/run.db"
+    n = 120
+    tasks = write_tasks(tmp_path, n, seconds=0.02)
+    agents = write_agents(tmp_path, ["ag1", "ag2"])
+    proc = start("swarm", "run", tasks, agents, "--store", store, "--redis", own_redis.url, "--run-id", "redis",
+                 "--processes", "2", "--blobs", tmp_path / "blobs", "--output", tmp_path / "run.json")
+    wait_for(lambda: completions(store, "redis") >= 10, proc)
+    own_redis.stop()
+    time.sleep(0.5)
+    own_redis.start()
+    code, _out, err = finish(proc)
+    assert code == 0, err[-3000:]
+    report = orjson.loads((tmp_path / "run.json").read_bytes())
+    assert report["completed_tasks"] == n and report["audit_verdict"] == "PASS"
+    assert report["service"]["retries"]["redis"] >= 1
+    assert report["redis_mirror"]["consistent"]
+    assert_each_task_done_once(store, "redis", n)

@@ -169,9 +169,11 @@ class PostgresPool(TaskPool):
         def attempt() -> T:
             conn = self._connection()
             if committing:
-                result, seq = committing.pop()
-                if seq is not None and conn.execute(Q["event_committed"], {
-                        "run_id": self.run_id, "seq": seq}).fetchone() is not None:
+                result, seq = committing[0]
+                went_through = seq is not None and conn.execute(Q["event_committed"], {
+                    "run_id": self.run_id, "seq": seq}).fetchone() is not None
+                committing.clear()  # only once the check itself got an answer
+                if went_through:
                     return result  # the COMMIT went through before the connection broke
             self._tx_first_seq = None
             with conn.transaction():
