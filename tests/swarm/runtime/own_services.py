@@ -39,8 +39,11 @@ def free_port() -> int:
 def pg_bindir() -> Path:
     """Where initdb, pg_ctl and postgres are."""
     env = os.environ.get("BENCHSCORE_PG_BINDIR")
-    candidates = [env] if env else []
-    candidates += sorted(glob.glob("/usr/lib/postgresql/*/bin"), key=lambda p: int(Path(p).parent.name)
+    if env:
+        if not ((Path(env) / "initdb").exists() and (Path(env) / "pg_ctl").exists()):
+            raise Unavailable(f"BENCHSCORE_PG_BINDIR={env}: no initdb and pg_ctl there")
+        return Path(env)
+    candidates = sorted(glob.glob("/usr/lib/postgresql/*/bin"), key=lambda p: int(Path(p).parent.name)
                          if Path(p).parent.name.isdigit() else 0, reverse=True)
     which = shutil.which("initdb")
     if which:
