@@ -22,6 +22,7 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 from typing import TypeVar
 
@@ -72,7 +73,12 @@ class SQLitePool(TaskPool):
             def schema() -> None:
                 with self._locked():
                     self.conn.execute("PRAGMA journal_mode = WAL")
-                    self.conn.executescript("BEGIN IMMEDIATE;\n" + read_sql("sqlite_schema.sql") + "\nCOMMIT;")
+                    try:
+                        self.conn.executescript("BEGIN IMMEDIATE;\n" + read_sql("sqlite_schema.sql") + "\nCOMMIT;")
+                    except BaseException:
+                        if self.conn.in_transaction:
+                            self.conn.rollback()
+                        raise
                     upgrade_sqlite(self.conn)
 
             self._retry(lambda: self._guard(schema), "open")
@@ -103,7 +109,7 @@ class SQLitePool(TaskPool):
         if not self.path.exists() or (self.path.stat().st_size == 0 and (not wal.exists() or wal.stat().st_size == 0)):
             return True
         try:
-            with sqlite3.connect(self.path, timeout=1) as c:
+            with closing(sqlite3.connect(self.path, timeout=1)) as c:
                 tables = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
                 return all(c.execute(f"SELECT count(*) FROM {t}").fetchone()[0] == 0
                            for t in ("swarm_runs", "swarm_budget_windows") if t in tables)
