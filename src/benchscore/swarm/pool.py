@@ -8,8 +8,10 @@
   pheromones (one sorted set per capability) and of the event stream (a Redis Stream), attached
   to either store and reconciled from it whenever Redis has lost its data.
 
-An unreachable store or mirror is a :class:`~benchscore.common.errors.ServiceUnavailable`
-(one line, exit 2) after a few retries with backoff.
+A store or mirror that cannot be reached at opening is a
+:class:`~benchscore.common.errors.ServiceUnavailable` (one line, exit 2) after a few quick retries;
+once open, a store that goes away is retried with backoff for up to ``max_outage`` seconds
+(:data:`~benchscore.swarm.defaults.DEFAULT_MAX_OUTAGE`) before that error.
 """
 
 from __future__ import annotations
