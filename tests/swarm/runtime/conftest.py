@@ -44,18 +44,25 @@ def new_pool(store_url):
         p.close()
 
 
-@pytest.fixture(scope="session")
-def _own_pg_server():
+def _own(kind: str, what: str):
+    """Start a server of the test's own (``OwnPostgres`` / ``OwnRedis``), or skip saying why (fail
+    under BENCHSCORE_REQUIRE_SERVICES=1) when its binaries are missing."""
     from benchscore.common.services import services_required
 
-    from .own_services import OwnPostgres, Unavailable
+    from . import own_services
 
     try:
-        server = OwnPostgres()
-    except Unavailable as exc:
+        return getattr(own_services, kind)()
+    except own_services.Unavailable as exc:
+        reason = f"a {what} of the test's own cannot be started: {exc}"
         if services_required():
-            pytest.fail(f"a PostgreSQL of the test's own cannot be started: {exc} (BENCHSCORE_REQUIRE_SERVICES=1)")
-        pytest.skip(f"a PostgreSQL of the test's own cannot be started: {exc}")
+            pytest.fail(f"{reason} (BENCHSCORE_REQUIRE_SERVICES=1)")
+        pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def _own_pg_server():
+    server = _own("OwnPostgres", "PostgreSQL")
     yield server
     server.destroy()
 
@@ -73,15 +80,6 @@ def own_pg(_own_pg_server):
 @pytest.fixture
 def own_redis():
     """A redis-server of the test's own, which the test may stop and start again."""
-    from benchscore.common.services import services_required
-
-    from .own_services import OwnRedis, Unavailable
-
-    try:
-        server = OwnRedis()
-    except Unavailable as exc:
-        if services_required():
-            pytest.fail(f"a Redis of the test's own cannot be started: {exc} (BENCHSCORE_REQUIRE_SERVICES=1)")
-        pytest.skip(f"a Redis of the test's own cannot be started: {exc}")
+    server = _own("OwnRedis", "Redis")
     yield server
     server.destroy()
