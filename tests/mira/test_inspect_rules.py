@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from benchscore.common.inspect_logs import version_tuple
 from benchscore.mira.formats import ErrorRule, ErrorRules, InspectMapping, ScoreRule
 from benchscore.mira.inspect_logs import (
     Refused,
@@ -23,7 +24,6 @@ from benchscore.mira.inspect_logs import (
     repetition_record,
     rule_satisfied,
     scorers_calling_models,
-    version_tuple,
 )
 
 ROOT = Path(__file__).resolve().parents[2]

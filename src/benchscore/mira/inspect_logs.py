@@ -1,10 +1,9 @@
 """inspect_ai evaluation logs -> Mira repetition records (``benchscore mira from-inspect``; docs/inspect.md).
 
 Every sample x epoch of the logs becomes one repetition of the case named by the sample id, with the
-epoch as its repetition index. The reading is inspect_ai's own, imported lazily (the core install
-does not need it): the header with ``read_eval_log(header_only=True)``, the list of samples from the
-log's summaries, then the samples themselves in batches with ``read_eval_log_samples_by_id`` (one
-central directory for the whole ``.eval`` zip; a ``.json`` log is read once, whole).
+epoch as its repetition index. The reading is inspect_ai's own, through
+:mod:`benchscore.common.inspect_logs` (header checks, samples in batches; inspect_ai is imported
+only there, only when a log is read).
 
 The rules (pure functions below, each on plain values):
 
@@ -32,13 +31,13 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from benchscore.common.errors import BadInput
-from benchscore.common.provenance import sha256_file
+from benchscore.common.inspect_logs import LogHeader, iter_samples, read_header, require_inspect_ai
 
 from .formats import ErrorRules, InspectMapping, ScoreRule, same_score_value
 
@@ -47,13 +46,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from .records import LoadedContract
 
-#: the log file format this adapter reads (``EvalLog.version``)
-LOG_FORMAT_VERSION = 2
-#: the oldest inspect_ai whose logs carry what the rules need (``working_time`` since 0.3.70,
-#: scorer spans, which show a model call made while scoring, since 0.3.94)
-MIN_WRITER_VERSION = (0, 3, 94)
-#: samples read per call of ``read_eval_log_samples_by_id`` (bounds the memory a large log needs)
-BATCH = 1000
 #: inspect_ai's own model-graded scorers (also refused when the log shows no model call for them)
 MODEL_GRADED_SCORERS = frozenset({"model_graded_qa", "model_graded_fact"})
 _TIMING_LIMITS = frozenset({"time", "working"})
@@ -72,14 +64,6 @@ class Refused(ValueError):
 
 
 # --------------------------------------------------------------------------- rules (pure)
-
-
-def version_tuple(text: str | None) -> tuple[int, int, int] | None:
-    """``"0.3.285"`` -> ``(0, 3, 285)``; a development suffix is ignored (``0.3.43.dev33+g6c9`` -> ``(0, 3, 43)``)."""
-    if not text:
-        return None
-    m = re.match(r"^(\d+)\.(\d+)\.(\d+)", text)
-    return (int(m.group(1)), int(m.group(2)), int(m.group(3))) if m else None
 
 
 def exception_type(traceback: str | None) -> str | None:
@@ -293,86 +277,7 @@ def _evidence(facts: SampleFacts, mapping: InspectMapping) -> dict[str, Any]:
     return {"evidence": out}
 
 
-# --------------------------------------------------------------------------- reading logs (inspect_ai)
-
-
-def require_inspect_ai() -> None:
-    """Refuse, in one line, when the optional dependency is not installed."""
-    try:
-        import inspect_ai  # noqa: F401
-    except ImportError:
-        raise BadInput("reading inspect_ai logs needs inspect_ai: pip install -e '.[inspect]'") from None
-
-
-def _unreadable(path: Path, exc: BaseException) -> BadInput:
-    text = " ".join(str(exc).split())
-    if len(text) > 300:
-        text = text[:300] + "..."
-    return BadInput(f"not a readable inspect_ai log ({type(exc).__name__}: {text})", source=path)
-
-
-@dataclass
-class LogInfo:
-    """One log's identity and what the command reports of it."""
-
-    path: Path
-    sha256: str
-    eval_id: str
-    run_id: str
-    task: str
-    model: str
-    status: str
-    epochs: int
-    writer: str | None
-    sample_ids: list[str | int]
-    present: set[tuple[str, int]] = field(default_factory=set)
-
-    def source(self, mapping_sha256: str) -> dict[str, Any]:
-        return {"tool": "inspect_ai", "log": self.path.name, "log_sha256": self.sha256, "eval_id": self.eval_id,
-                "run_id": self.run_id, "task": self.task, "model": self.model, "inspect_ai_version": self.writer,
-                "mapping_sha256": mapping_sha256}
-
-
-def read_header(path: Path) -> EvalLog:
-    from inspect_ai.log import read_eval_log
-
-    if not path.exists():
-        raise BadInput("file not found", source=path)
-    if path.is_dir():
-        raise BadInput("is a folder, expected an inspect_ai log file (.eval or .json)", source=path)
-    try:
-        return read_eval_log(str(path), header_only=True)
-    except (KeyboardInterrupt, SystemExit):
-        raise
-    except Exception as exc:  # noqa: BLE001 - any failure of inspect_ai's reader is an unreadable log
-        raise _unreadable(path, exc) from None
-
-
-def check_header(header: EvalLog, path: Path) -> LogInfo:
-    """Refuse a log of another format or inspect_ai version, a log still running, a log without samples."""
-    from benchscore.common.guard import note_input
-
-    if header.version != LOG_FORMAT_VERSION:
-        raise BadInput(f"log file format version {header.version}; benchscore reads format version "
-                       f"{LOG_FORMAT_VERSION} (inspect_ai 0.3.94 to 0.3.x)", source=path, field="version")
-    writer = (header.eval.packages or {}).get("inspect_ai")
-    wv = version_tuple(writer)
-    lowest = ".".join(map(str, MIN_WRITER_VERSION))
-    if wv is None or wv < MIN_WRITER_VERSION or wv[:2] != MIN_WRITER_VERSION[:2]:
-        raise BadInput(f"written by inspect_ai {writer or '(unknown version)'}; benchscore reads logs of inspect_ai "
-                       f"{lowest} to 0.3.x (they record working_time and scorer spans)",
-                       source=path, field="eval.packages.inspect_ai")
-    if header.status == "started":
-        raise BadInput("the eval is still running or crashed before finishing (status 'started'); convert a "
-                       "finished log (success, cancelled or error)", source=path, field="status")
-    if header.eval.config.log_samples is False:
-        raise BadInput("the log holds no samples (written with --no-log-samples); run the eval with samples "
-                       "logged", source=path, field="eval.config.log_samples")
-    note_input(path)
-    return LogInfo(path=path, sha256=sha256_file(path), eval_id=header.eval.eval_id, run_id=header.eval.run_id,
-                   task=header.eval.task, model=header.eval.model, status=header.status,
-                   epochs=header.eval.config.epochs or 1, writer=writer,
-                   sample_ids=list(header.eval.dataset.sample_ids or []))
+# --------------------------------------------------------------------------- reading samples
 
 
 def log_scorers(header: EvalLog) -> list[str] | None:
@@ -384,7 +289,8 @@ def log_scorers(header: EvalLog) -> list[str] | None:
     return None
 
 
-def _facts(sample: EvalSample, invalidated: bool) -> SampleFacts:
+def sample_facts(sample: EvalSample) -> SampleFacts:
+    """The plain values the rules read from one inspect_ai sample."""
     scores = {name: (s.value, s.metadata) for name, s in (sample.scores or {}).items()}
     events = [{"event": e.event, "id": getattr(e, "id", None), "span_id": e.span_id,
                "parent_id": getattr(e, "parent_id", None), "type": getattr(e, "type", None),
@@ -399,26 +305,25 @@ def _facts(sample: EvalSample, invalidated: bool) -> SampleFacts:
         limit=sample.limit.type if sample.limit is not None else None,
         working_time=sample.working_time, output=sample.output.completion if sample.output else "",
         metadata=dict(sample.metadata or {}), model_graded=frozenset(graded),
-        invalidated=invalidated or sample.invalidation is not None)
+        invalidated=sample.invalidation is not None)
 
 
-def iter_samples(path: Path, invalidated: bool = False) -> Iterator[SampleFacts]:
-    """Every sample x epoch the log holds, as :class:`SampleFacts`, read by inspect_ai."""
-    from inspect_ai.log import read_eval_log, read_eval_log_sample_summaries, read_eval_log_samples_by_id
+@dataclass
+class LogInfo:
+    """One log as the command reports it: its checked header and the (case, epoch) pairs it holds."""
 
-    try:
-        if path.suffix != ".eval":  # a .json log: one document, read once
-            for sample in read_eval_log(str(path)).samples or []:
-                yield _facts(sample, invalidated)
-            return
-        keys = [(s.id, s.epoch) for s in read_eval_log_sample_summaries(str(path))]
-        for start in range(0, len(keys), BATCH):
-            for sample in read_eval_log_samples_by_id(str(path), keys[start:start + BATCH]):
-                yield _facts(sample, invalidated)
-    except (KeyboardInterrupt, SystemExit, BadInput):
-        raise
-    except Exception as exc:  # noqa: BLE001 - a failure of inspect_ai's reader: the log is unreadable
-        raise _unreadable(path, exc) from None
+    header: LogHeader
+    present: set[tuple[str, int]] = field(default_factory=set)
+
+    @property
+    def path(self) -> Path:
+        return self.header.path
+
+    def absent(self) -> list[tuple[str, int]]:
+        """The (sample id, epoch) pairs the log's plan names but the log does not hold."""
+        ids = self.header.log.eval.dataset.sample_ids or []
+        return [(str(sid), e) for sid in ids for e in range(1, self.header.epochs + 1)
+                if (str(sid), e) not in self.present]
 
 
 # --------------------------------------------------------------------------- the conversion
@@ -469,25 +374,25 @@ def convert(log_paths: list[Path], loaded: LoadedContract, mapping: InspectMappi
     """Read every log and convert its samples (see the module docstring); raises :class:`BadInput`."""
     require_inspect_ai()
     deterministic = check_mapping(mapping, loaded, mapping_path)
-    headers = [(p, read_header(p)) for p in log_paths]
     logs = []
-    for path, header in headers:
-        info = check_header(header, path)
-        declared = log_scorers(header)
+    for path in log_paths:
+        info = LogInfo(read_header(path))
+        declared = log_scorers(info.header.log)
         if declared is not None:
             for crit, rule in mapping.criteria.items():
                 if rule.scorer not in declared:
                     raise BadInput(f"the mapping names scorer {rule.scorer!r} (criterion {crit!r}); the log's "
                                    f"scorers are {', '.join(declared)}", source=path, field="scorers")
-        logs.append((info, header.invalidated))
+        logs.append(info)
     order = {c.case_id: i for i, c in enumerate(loaded.contract.cases)}
     seen: dict[tuple[str, int], str] = {}
     records: list[dict[str, Any]] = []
     left_out: list[tuple[str, str, int, str]] = []
-    for info, invalidated in logs:
-        source = info.source(mapping_sha256)
+    for info in logs:
+        source = info.header.identity() | {"mapping_sha256": mapping_sha256}
         any_sample = False
-        for facts in iter_samples(info.path, invalidated):
+        for sample in iter_samples(info.path):
+            facts = sample_facts(sample)
             any_sample = True
             case_id = str(facts.id)
             where = f"sample {facts.id!r} epoch {facts.epoch}"
@@ -512,17 +417,15 @@ def convert(log_paths: list[Path], loaded: LoadedContract, mapping: InspectMappi
                 on_sample()
         if not any_sample:
             raise BadInput("the log holds no samples", source=info.path, field="samples")
-    absent = sorted(((info.path.name, str(sid), e) for info, _ in logs for sid in info.sample_ids
-                     for e in range(1, info.epochs + 1) if (str(sid), e) not in info.present),
+    absent = sorted(((info.path.name, sid, e) for info in logs for sid, e in info.absent()),
                     key=lambda t: (order.get(t[1], len(order)), t[1], t[2]))
     records.sort(key=lambda r: (order[r["case_id"]], r["repetition"]))
     left_out.sort(key=lambda t: (order[t[1]], t[2]))
-    return Conversion(records, left_out, absent, [info for info, _ in logs])
+    return Conversion(records, left_out, absent, logs)
 
 
 __all__ = [
-    "BATCH", "LOG_FORMAT_VERSION", "MIN_WRITER_VERSION", "MODEL_GRADED_SCORERS", "Conversion", "LogInfo",
-    "Refused", "SampleFacts", "check_header", "check_mapping", "classify_error", "convert", "exception_type",
-    "is_cancellation", "iter_samples", "limit_outcome", "read_header", "repetition_record", "require_inspect_ai",
-    "rule_satisfied", "scorers_calling_models", "version_tuple",
+    "MODEL_GRADED_SCORERS", "Conversion", "LogInfo", "Refused", "SampleFacts", "check_mapping", "classify_error",
+    "convert", "exception_type", "is_cancellation", "limit_outcome", "log_scorers", "repetition_record",
+    "rule_satisfied", "sample_facts", "scorers_calling_models",
 ]

@@ -129,7 +129,8 @@ def print_conversion(conv: Any, output: str) -> None:
                "short of its planned valid comparable repetitions is incomplete)")
     print_line("")
     _table("logs", ["log", "task", "model", "status", "epochs", "samples", "eval_id", "inspect_ai"],
-           [(i.path.name, i.task, i.model, i.status, i.epochs, len(i.present), i.eval_id, i.writer) for i in conv.logs])
+           [(i.path.name, i.header.log.eval.task, i.header.log.eval.model, i.header.log.status, i.header.epochs,
+             len(i.present), i.header.eval_id, i.header.writer) for i in conv.logs])
     counts: dict[str, int] = {}
     for r in recs:
         src = r["source"]
