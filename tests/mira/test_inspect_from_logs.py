@@ -1,6 +1,6 @@
 """`benchscore mira from-inspect` on real inspect_ai runs (docs/inspect.md).
 
-The evaluations are run for real in a subprocess (``inspect/agent_eval.py``, the offline
+The evaluations are run for real in a subprocess (``examples/mira/inspect/agent_eval.py``, the offline
 ``mockllm/model`` provider): six cases x 3 epochs with an infrastructure error, an agent error, a
 time limit hit on every epoch of one case and a Ctrl-C (SIGINT) during the last sample. The test
 reads the ``.eval`` log inspect_ai wrote, converts it, and checks every repetition and the Mira score
@@ -24,13 +24,14 @@ from mira_helpers import run, write_json
 pytestmark = [pytest.mark.inspect, pytest.mark.usefixtures("inspect_ai_installed")]
 
 HERE = Path(__file__).resolve().parent / "inspect"
+AGENT_EVAL = Path(__file__).resolve().parents[2] / "examples" / "mira" / "inspect" / "agent_eval.py"
 CASES = ("GOOD", "FLAKY", "INFRA", "SLOW", "BROKE", "CUT")
 
 
 def run_eval(log_dir: Path, variant: str) -> Path:
     """Run ``agent_eval.py`` for real; returns the one log it wrote."""
     env = dict(os.environ, INSPECT_LOG_LEVEL="error", PYTHONWARNINGS="ignore")
-    proc = subprocess.run([sys.executable, str(HERE / "agent_eval.py"), str(log_dir), variant], capture_output=True,
+    proc = subprocess.run([sys.executable, str(AGENT_EVAL), str(log_dir), variant], capture_output=True,
                           text=True, env=env, stdin=subprocess.DEVNULL, timeout=300)
     logs = sorted(log_dir.glob("*.eval"))
     assert len(logs) == 1, (variant, proc.returncode, proc.stdout[-2000:], proc.stderr[-4000:])
@@ -400,3 +401,17 @@ def test_a_mapping_with_a_duplicate_key(tmp_path, agent_log):
     out = tmp_path / "reps.jsonl"
     res = run("from-inspect", agent_log, "--contract", c, "--mapping", m, "--output", out)
     _refused(res, out, "mapping.json", "duplicate key")
+
+
+def test_the_bundled_example_gives_its_expected_outputs(tmp_path, monkeypatch):
+    """examples/mira/inspect: the real log converted and scored, byte for byte as committed."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
+    ex = Path(__file__).resolve().parents[2] / "examples" / "mira" / "inspect"
+    reps, score = tmp_path / "repetitions.jsonl", tmp_path / "score.json"
+    r = run("from-inspect", ex / "agent.eval", "--contract", ex / "contract.json", "--mapping", ex / "mapping.json",
+            "--output", reps)
+    assert r.exit_code == 0, r.output
+    assert reps.read_bytes() == (ex / "expected" / "repetitions.jsonl").read_bytes()
+    r = run("score", "--contract", ex / "contract.json", "--repetitions", reps, "--output", score, "--quiet")
+    assert r.exit_code == 0, r.output
+    assert score.read_bytes() == (ex / "expected" / "score.json").read_bytes()
