@@ -415,3 +415,24 @@ def test_the_bundled_example_gives_its_expected_outputs(tmp_path, monkeypatch):
     r = run("score", "--contract", ex / "contract.json", "--repetitions", reps, "--output", score, "--quiet")
     assert r.exit_code == 0, r.output
     assert score.read_bytes() == (ex / "expected" / "score.json").read_bytes()
+
+
+def readme_blocks() -> list[str]:
+    import re
+
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = text.split("\n## inspect_ai\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```bash\n(.+?)\n```", section, flags=re.S)
+
+
+def test_the_readme_inspect_section_runs(tmp_path):
+    """The README's inspect_ai section, first block (offline), run as written in a folder with the examples."""
+    root = Path(__file__).resolve().parents[2]
+    shutil.copytree(root / "examples" / "mira" / "inspect", tmp_path / "examples" / "mira" / "inspect")
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    block = readme_blocks()[0]
+    proc = subprocess.run(["bash", "-euo", "pipefail", "-c", block], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=600, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr
+    score = orjson.loads((tmp_path / "out" / "inspect" / "score.json").read_bytes())
+    assert score["status"] == "incomplete" and {m["case_id"] for m in score["missing"]} == {"INFRA", "CUT"}

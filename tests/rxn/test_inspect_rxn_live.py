@@ -36,3 +36,23 @@ def test_rxn_mc_through_inspect_ai_against_the_live_gateway(live_gateway, tmp_pa
     same_metrics(inspect_metrics(log), overall)
     n = len(json.loads(dataset.read_text())["samples"])
     assert overall["num_samples"] == n and overall["num_missing"] >= n - LIMIT  # the rest was not asked
+
+
+def test_the_readme_inspect_section_against_the_live_gateway(live_gateway):
+    """The README's inspect_ai block with a model, run as written from the repository root (it writes under
+    out/, which git ignores)."""
+    import re
+    import shutil
+
+    url, model = live_gateway
+    root = Path(__file__).resolve().parents[2]
+    text = (root / "README.md").read_text()
+    block = re.findall(r"```bash\n(.+?)\n```", text.split("\n## inspect_ai\n", 1)[1].split("\n## ", 1)[0],
+                       flags=re.S)[1]
+    shutil.rmtree(root / "out" / "inspect-logs", ignore_errors=True)
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    proc = subprocess.run(["bash", "-euo", "pipefail", "-c", block], cwd=root, env=env, capture_output=True,
+                          text=True, timeout=3600, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    result = json.loads((root / "out" / "rxn" / "eval_inspect.json").read_text())
+    assert result["overall"]["num_samples"] - result["overall"]["num_missing"] <= 20
