@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -95,7 +95,11 @@ def _rule_matches(rule_type: str | None, contains: str | None, type_name: str | 
 
 def classify_error(rules: ErrorRules, type_name: str | None, message: str) -> Literal["infrastructure", "agent"]:
     """``infrastructure`` or ``agent`` for one sample error (see :class:`ErrorRules`); raises :class:`Refused`
-    when it matches both lists, or neither and ``otherwise`` is ``refuse``."""
+    when it matches both lists, or neither and ``otherwise`` is ``refuse``.
+
+    Seed 003, "Repetition 与可比性": an infrastructure failure (fixture, executor, runtime start,
+    collection) makes the repetition ``invalid``, never attributed; anything else is the agent's.
+    """
     infra = any(_rule_matches(r.type, r.message_contains, type_name, message) for r in rules.infrastructure)
     agent = any(_rule_matches(r.type, r.message_contains, type_name, message) for r in rules.agent)
     shown = f"{type_name or 'error'}: {message}" if type_name and not message.startswith(type_name) else message
@@ -160,7 +164,11 @@ def rule_satisfied(rule: ScoreRule, value: Any, metadata: Mapping[str, Any] | No
 
 def limit_outcome(limit: str | None) -> Literal["completed", "cancelled", "failed", "missing"]:
     """The terminal state a sample's limit means: none -> ``completed``; ``time``/``working`` (the timing
-    cutoff) -> ``cancelled``; ``operator`` -> ``missing`` (no result); any other -> ``failed``."""
+    cutoff) -> ``cancelled``; ``operator`` -> ``missing`` (no result); any other -> ``failed``.
+
+    Seed 003, "Timing 与晚完成": at the cutoff the formal run ends or is cancelled, and nothing after
+    it counts as a completion; a limit is a terminal timing fact, not a judge question.
+    """
     if limit is None:
         return "completed"
     if limit in _TIMING_LIMITS:
@@ -370,7 +378,7 @@ def check_mapping(mapping: InspectMapping, loaded: LoadedContract, source: Path)
 
 
 def convert(log_paths: list[Path], loaded: LoadedContract, mapping: InspectMapping, mapping_path: Path,
-            mapping_sha256: str, on_sample: Any = None) -> Conversion:
+            mapping_sha256: str, on_sample: Callable[[], None] | None = None) -> Conversion:
     """Read every log and convert its samples (see the module docstring); raises :class:`BadInput`."""
     require_inspect_ai()
     deterministic = check_mapping(mapping, loaded, mapping_path)
