@@ -6,8 +6,8 @@
   order). The "agent" asks the model, which answers by a fixed table, and "runs its tests": the scorer
   ``answer`` grades the answer (C/I) and records ``tests_passed``; the scorer ``llm_check`` asks the
   model to grade (a model-graded scorer). INFRA's epoch 2 cannot start its sandbox (an infrastructure
-  error), BROKE's epoch 1 gives up (the agent's error), SLOW hits the 1-second time limit every
-  epoch, and at CUT's epoch 3 the run is interrupted with SIGINT, exactly as Ctrl-C does: the log is
+  error), BROKE's epoch 1 gives up (the agent's error), SLOW hits its 1-second time limit every
+  epoch (a scoped ``time_limit``, so no other sample can hit it on a busy machine), and at CUT's epoch 3 the run is interrupted with SIGINT, exactly as Ctrl-C does: the log is
   ``cancelled`` and CUT has no third repetition.
 - ``nosamples``: one case, written with ``log_samples=False`` (``--no-log-samples``).
 - ``crash``: the process dies during the first sample: the log stays ``started``.
@@ -26,6 +26,7 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import ChatMessageUser, ModelOutput, ModelUsage, get_model
 from inspect_ai.scorer import CORRECT, INCORRECT, Score, Target, accuracy, scorer
 from inspect_ai.solver import Generate, TaskState, solver
+from inspect_ai.util import time_limit
 
 #: what the model answers, by case and epoch: "<answer> tests:<n>" (the target is 42)
 ANSWERS = {
@@ -55,10 +56,11 @@ def agent():
         if case == "BROKE" and epoch == 1:
             raise AgentGaveUp("the agent gave up after its plan failed")
         if case == "SLOW":
-            await asyncio.sleep(4)  # the 1-second time limit stops it first
+            with time_limit(1):  # this sample's 1-second time limit stops it first
+                await asyncio.sleep(4)
         if case == "CUT" and epoch == 3:
             os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C
-            await asyncio.sleep(2)
+            await asyncio.sleep(60)  # cancelled by the SIGINT long before
         state.messages.append(ChatMessageUser(content=f"case={case} epoch={epoch}: solve it"))
         return await generate(state)
 
@@ -115,7 +117,7 @@ def main(log_dir: str, variant: str) -> None:
         inspect_eval(task, model=model, log_dir=log_dir, display="none")
         return
     task = Task(dataset=dataset, solver=agent(), scorer=[answer(), llm_check()], epochs=3 if variant == "agent" else 1,
-                time_limit=1, name=f"agent_{variant}")
+                name=f"agent_{variant}")
     inspect_eval(task, model=model, log_dir=log_dir, display="none", max_samples=1, fail_on_error=False,
                  log_samples=variant != "nosamples")
 
