@@ -436,3 +436,21 @@ def test_the_readme_inspect_section_runs(tmp_path):
     assert proc.returncode == 0, proc.stderr
     score = orjson.loads((tmp_path / "out" / "inspect" / "score.json").read_bytes())
     assert score["status"] == "incomplete" and {m["case_id"] for m in score["missing"]} == {"INFRA", "CUT"}
+
+
+def test_a_json_log_gives_the_same_repetitions(tmp_path, agent_log):
+    """The same log written in inspect_ai's .json format (`--log-format json`)."""
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    as_json = tmp_path / "agent.json"
+    write_eval_log(read_eval_log(str(agent_log)), str(as_json))
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    res_eval, out_eval, _ = convert(tmp_path / "a", [agent_log])
+    res_json, out_json, _ = convert(tmp_path / "b", [as_json])
+    assert res_eval.exit_code == 0 and res_json.exit_code == 0, res_json.output
+
+    def without_file(r: dict) -> dict:
+        return {**r, "source": {k: v for k, v in r["source"].items() if k not in ("log", "log_sha256")}}
+
+    a, b = records(out_eval), records(out_json)
+    assert {k: without_file(v) for k, v in a.items()} == {k: without_file(v) for k, v in b.items()}
