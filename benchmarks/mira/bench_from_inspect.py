@@ -3,12 +3,15 @@ own `read_eval_log` of the same log (issue 17: goal under 1.5x; the reading is i
 mapping must not dominate).
 
     .venv/bin/python benchmarks/mira/bench_from_inspect.py [--samples 10000] [--epochs 3] [--runs 3] [--real]
+        [--keep-log PATH | --log PATH]
 
 The log: a real evaluation of 40 samples x 3 epochs with the offline `mockllm/model` provider (an
 answer scorer with metadata, one sample whose sandbox fails on epoch 2, one that hits the time
 limit), whose samples are then copied under new ids up to ``--samples`` and written by inspect_ai's
 own `write_eval_log` (a `.eval` log inspect_ai reads like any other). With ``--real`` the whole
-evaluation is run instead (about 10 minutes on 2 cores at 10,000 samples).
+evaluation is run instead (about 10 minutes on 2 cores at 10,000 samples). Writing the copied log
+takes minutes too (20 on a busy machine): ``--keep-log PATH`` keeps it, ``--log PATH`` times a log
+made before (of ``case-NNNNN`` samples, as this script makes them).
 
 Each timing runs in a fresh process, alternating, ``--runs`` times; the medians are printed with
 their ratio: `read_eval_log(log)` (every sample, as inspect_ai reads a log), then
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
 import subprocess
 import sys
@@ -142,15 +146,20 @@ def main() -> None:
     ap.add_argument("--epochs", type=int, default=3)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--real", action="store_true", help="run the whole evaluation instead of copying samples")
+    ap.add_argument("--keep-log", type=Path, help="copy the log made here to this path")
+    ap.add_argument("--log", type=Path, help="time this log (made by --keep-log) instead of making one")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         t0 = time.perf_counter()
-        log = make_log(folder, args.samples, args.epochs, args.real)
+        log = args.log or make_log(folder, args.samples, args.epochs, args.real)
+        if args.keep_log is not None and args.log is None:
+            shutil.copyfile(log, args.keep_log)
         contract, mapping = inputs(folder, args.samples)
+        made = ("given with --log" if args.log else f"{'a real run' if args.real else 'a real run of 40 samples, copied'}"
+                f"; made in {time.perf_counter() - t0:.1f} s")
         print(f"log: {log.name}, {log.stat().st_size / 1e6:.1f} MB, {args.samples} samples x {args.epochs} epochs "
-              f"({'a real run' if args.real else 'a real run of 40 samples, copied'}; made in "
-              f"{time.perf_counter() - t0:.1f} s)")
+              f"({made})", flush=True)
         paths = {"log": str(log), "contract": str(contract), "mapping": str(mapping), "out": str(folder / "r.jsonl")}
         times: dict[str, list[float]] = {name: [] for name in PROBES}
         for _ in range(args.runs):
