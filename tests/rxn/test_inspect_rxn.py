@@ -306,11 +306,10 @@ def test_prediction_and_from_inspect_are_exclusive(mc_run, tmp_path):
             "--save-prediction is also an input")
 
 
-def test_a_log_of_several_epochs(builds, tmp_path):
-    mc, _ = builds
-    dataset = mc / "multiple_choice_all_varying_reference.json"
-    samples = samples_of(dataset)
-    log = run_task(tmp_path, "rxn_mc", dataset, {prompt_of(dataset, s): "0" for s in samples}, epochs=2)
+def test_a_log_of_several_epochs(tmp_path):
+    dataset = tmp_path / "multiple_choice_all_varying.json"  # one question, the built-in prompt template
+    dataset.write_bytes((ROOT / "examples" / "rxn" / "expected" / "multiple_choice_all_varying.json").read_bytes())
+    log = run_task(tmp_path, "rxn_mc", dataset, {render(s): "0" for s in samples_of(dataset)}, epochs=2)
     refused(rxn("eval-mc", "--dataset", dataset, "--from-inspect", log), "the log has 2 epochs", "--epochs 1")
 
 
