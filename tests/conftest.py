@@ -100,3 +100,21 @@ def live_gateway():
     if model not in models:
         pytest.fail(f"BENCHSCORE_LIVE_MODEL={model!r} is not listed by {url}: {models}")
     return url, model
+
+
+@pytest.fixture(scope="session")
+def inspect_ai_installed():
+    """inspect_ai, the optional ``inspect`` extra (the ``test`` extra includes it).
+
+    Tests that run real inspect_ai evaluations or read their logs use this fixture: they skip with
+    the reason when inspect_ai is not importable, and fail instead when
+    ``BENCHSCORE_REQUIRE_INSPECT=1`` (CI sets it), so a broken install cannot pass silently.
+    """
+    try:
+        import inspect_ai
+    except ImportError as exc:
+        reason = f"inspect_ai is not importable ({exc}); install the extra: pip install -e '.[inspect]'"
+        if os.environ.get("BENCHSCORE_REQUIRE_INSPECT") == "1":
+            pytest.fail(f"{reason} (BENCHSCORE_REQUIRE_INSPECT=1)")
+        pytest.skip(reason)
+    return inspect_ai

@@ -99,6 +99,10 @@ SPECS: dict[str, Spec] = {
         setup=[["mira", "judge-packets", "--contract", "{contract}", "--repetitions", "{reps}", "--output-dir",
                 "{out}/../packets"]],
         no_sigint="its input is a folder of packets (covered by the packets' FIFO in judge-packets)"),
+    "mira from-inspect": Spec(
+        ["{log}", "--contract", "{contract}", "--mapping", "{mapping}", "--output", "{out}/r.jsonl"],
+        {"log": MIRA / "inspect" / "agent.eval", "contract": MIRA / "inspect" / "contract.json",
+         "mapping": MIRA / "inspect" / "mapping.json"}, fifo="mapping"),
     "mira project": Spec(["--score", "{score}", "--output", "{out}/p.json"],
                          {"score": MIRA / "expected" / "score.json"}, fifo="score"),
     "rxn build-mc": Spec(["--tables", "{tables}", "--output-dir", "{out}/b"], {"tables": RXN / "literature_tables.json"},

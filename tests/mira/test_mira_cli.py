@@ -313,7 +313,7 @@ def test_hot_path_dict_validation_matches_the_model() -> None:
     full = {"case_id": "A", "repetition": 1, "execution_mode": "adapted", "terminal_state": "failed",
             "elapsed_s": 1.0, "deterministic_results": {}, "judge_verdicts": {}, "hard_fail_events": [],
             "interventions": [], "governance_events": [], "post_cutoff_completion": False, "evidence": {},
-            "raw_trajectory": None}
+            "raw_trajectory": None, "source": None}
     assert set(full) == set(F.RepetitionRecord.model_fields)
     adapter = TypeAdapter(F.RepetitionRecordDict)
     for key in full:
@@ -322,7 +322,10 @@ def test_hot_path_dict_validation_matches_the_model() -> None:
         dict_ok = _accepts(adapter.validate_python, partial)
         assert model_ok == dict_ok == (key not in required), key
     for key, wrong in [("repetition", "1"), ("elapsed_s", "1"), ("post_cutoff_completion", 1), ("evidence", {"a": 1}),
-                       ("judge_verdicts", {"q": "yes"}), ("interventions", [{"kind": "help"}])]:
+                       ("judge_verdicts", {"q": "yes"}), ("interventions", [{"kind": "help"}]),
+                       ("source", {"tool": "inspect_ai"}), ("source", {"tool": "other", "log": "l", "log_sha256": "s",
+                        "eval_id": "e", "run_id": "r", "task": "t", "model": "m", "inspect_ai_version": None,
+                        "sample_id": 1, "epoch": 1, "mapping_sha256": "x"})]:
         bad = {**full, key: wrong}
         assert not _accepts(F.RepetitionRecord.model_validate, bad), key
         assert not _accepts(adapter.validate_python, bad), key

@@ -32,6 +32,7 @@ def _formats() -> dict[str, type]:
         "mira-judge-verdicts": F.JudgeVerdicts,
         "mira-score": F.ScoreOutput,
         "mira-public": F.PublicProjection,
+        "mira-inspect-mapping": F.InspectMapping,
     }
 
 
@@ -127,10 +128,28 @@ def _run_score(contract_path: Path, repetitions_path: Path, output: Path,
         **result,
         "deviations": deviations,
         "method": {**METHOD, "calibration_policy": policy},
-        "provenance": provenance(_metric_id(c, "score"), inputs),
+        "provenance": provenance(_metric_id(c, "score"), inputs, extra=_sources(reps.records)),
     }
     atomic_write_json(output, out)
     return out
+
+
+_SOURCE_KEYS = ("tool", "log", "log_sha256", "eval_id", "run_id", "task", "model", "inspect_ai_version",
+                "mapping_sha256")
+
+
+def _sources(records: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The distinct logs the repetitions were converted from (``mira from-inspect``), for the provenance."""
+    seen: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for rec in records:
+        src = rec.get("source")
+        if src is not None:
+            key = tuple(src.get(k) for k in _SOURCE_KEYS)
+            entry = seen.get(key)
+            if entry is None:
+                entry = seen[key] = {k: src.get(k) for k in _SOURCE_KEYS} | {"repetitions": 0}
+            entry["repetitions"] += 1
+    return {"sources": list(seen.values())} if seen else None
 
 
 def run_calibrate(contract: Path, observations: Path, policy: Path | None, output: Path) -> dict[str, Any]:
@@ -156,6 +175,31 @@ def run_calibrate(contract: Path, observations: Path, policy: Path | None, outpu
     validate(F.Contract, new, source="calibrated contract")  # the output is itself a valid contract
     atomic_write_json(output, new)
     return new
+
+
+def run_from_inspect(logs: list[Path], contract: Path, mapping: Path, output: Path,
+                     on_sample: Callable[[], None] | None = None) -> Any:
+    """Read the mapping and the contract, convert every log's samples, write the repetitions JSONL atomically."""
+    import orjson
+
+    from benchscore.common.atomic import atomic_write_bytes
+    from benchscore.common.provenance import sha256_bytes
+    from benchscore.common.readers import read_bytes, validate
+
+    from . import formats as F
+    from .inspect_logs import convert, require_inspect_ai
+    from .records import load_contract, strict_loads
+
+    raw = read_bytes(mapping)
+    parsed = validate(F.InspectMapping, strict_loads(raw, mapping), source=mapping)
+    loaded = load_contract(contract)
+    require_inspect_ai()
+    conv = convert(logs, loaded, parsed, mapping, sha256_bytes(raw), on_sample)
+    if not conv.records:
+        raise BadInput("no repetition to write: every sample of the logs is a missing repetition "
+                       f"({conv.left_out[0][3] if conv.left_out else 'none logged'})", source=logs[0])
+    atomic_write_bytes(output, b"".join(orjson.dumps(r) + b"\n" for r in conv.records))
+    return conv
 
 
 def _wrote(what: str) -> None:
@@ -204,6 +248,32 @@ def score(contract: Path, repetitions: Path, deviations: Path | None, verdicts: 
 
         print_score(out)
         _wrote(str(output))
+
+
+@group.command("from-inspect")
+@click.argument("logs", nargs=-1, required=True, type=_file)
+@click.option("--contract", required=True, type=_file, help="Contract JSON: the cases the samples are.")
+@click.option("--mapping", required=True, type=_file,
+              help="Mapping JSON (mira-inspect-mapping): scores -> criteria, execution mode, error classes.")
+@click.option("--output", required=True, type=_file, help="Repetition records JSONL to write.")
+@_quiet
+def from_inspect(logs: tuple[Path, ...], contract: Path, mapping: Path, output: Path, quiet: bool) -> None:
+    """Turn inspect_ai logs (.eval/.json) into Mira repetition records: one per sample x epoch.
+
+    The case is the sample id, the repetition the epoch; working_time is the elapsed time; a
+    time/working limit is the timing cutoff; infrastructure errors are invalid, the agent's leave
+    every criterion unmet; a missing epoch is a missing repetition. Needs the inspect extra
+    (pip install -e '.[inspect]'). See docs/inspect.md.
+    """
+    from benchscore.common.report import progress
+
+    with progress(disable=quiet) as bar:
+        task = bar.add_task("reading samples", total=None)
+        conv = run_from_inspect(list(logs), contract, mapping, output, lambda: bar.advance(task))
+    if not quiet:
+        from .terminal import print_conversion
+
+        print_conversion(conv, str(output))
 
 
 @group.command()
@@ -396,4 +466,4 @@ def demo(out_dir: Path) -> None:
     run_demo(out_dir)
 
 
-__all__ = ["FORMATS", "demo", "group", "run_calibrate", "run_score"]
+__all__ = ["FORMATS", "demo", "group", "run_calibrate", "run_from_inspect", "run_score"]

@@ -214,6 +214,32 @@ class GovernanceEvent(Format):
         return self
 
 
+class RepetitionSource(Format):
+    """Where a repetition was converted from (written by ``mira from-inspect``; docs/inspect.md).
+
+    Identity only: the log file (name and sha256), its eval, task and model, the sample and epoch,
+    the mapping's sha256, and what made the repetition invalid, failed or cancelled (the error
+    message and how the mapping classified it, or the limit that was hit). ``mira score`` lists the
+    distinct logs in its provenance.
+    """
+
+    tool: Literal["inspect_ai"]
+    log: str = Field(description="The log file's name.")
+    log_sha256: str
+    eval_id: str
+    run_id: str
+    task: str
+    model: str
+    inspect_ai_version: str | None = Field(description="The inspect_ai version that wrote the log.")
+    sample_id: str | int
+    epoch: int = Field(ge=1, description="The sample's epoch: the repetition index.")
+    mapping_sha256: str
+    error: str | None = Field(None, description="The sample's error message, when it has one.")
+    error_kind: Literal["infrastructure", "agent"] | None = Field(
+        None, description="How the mapping classified the error: infrastructure -> invalid, agent -> criteria unmet.")
+    limit: str | None = Field(None, description="The inspect_ai limit the sample hit (time, working, message, ...).")
+
+
 class RepetitionRecord(Format):
     """One repetition of one case (one JSON object per line of the repetitions JSONL)."""
 
@@ -234,6 +260,8 @@ class RepetitionRecord(Format):
         default_factory=dict, description="This repetition's own evidence the judge may read."
     )
     raw_trajectory: list[Any] | None = Field(None, description="PRIVATE raw trajectory; never published.")
+    source: RepetitionSource | None = Field(
+        None, description="Where the record was converted from (mira from-inspect); identity only, never scored.")
 
     @model_validator(mode="after")
     def _completed_has_time(self) -> RepetitionRecord:
@@ -266,6 +294,24 @@ class _GovernanceEventTD(TypedDict, total=False):
     detail: str
 
 
+class _RepetitionSourceTD(TypedDict, total=False):
+    __pydantic_config__ = _TD_CONFIG  # type: ignore[misc]
+    tool: Required[Literal["inspect_ai"]]
+    log: Required[str]
+    log_sha256: Required[str]
+    eval_id: Required[str]
+    run_id: Required[str]
+    task: Required[str]
+    model: Required[str]
+    inspect_ai_version: Required[str | None]
+    sample_id: Required[str | int]
+    epoch: Required[Annotated[int, Field(ge=1)]]
+    mapping_sha256: Required[str]
+    error: str | None
+    error_kind: Literal["infrastructure", "agent"] | None
+    limit: str | None
+
+
 class RepetitionRecordDict(TypedDict, total=False):
     __pydantic_config__ = _TD_CONFIG  # type: ignore[misc]
     case_id: Required[Id]
@@ -281,6 +327,7 @@ class RepetitionRecordDict(TypedDict, total=False):
     post_cutoff_completion: bool
     evidence: dict[str, str]
     raw_trajectory: list[Any] | None
+    source: _RepetitionSourceTD | None
 
 
 REQUIRED_RECORD_KEYS = ("case_id", "repetition", "execution_mode", "terminal_state")
@@ -540,3 +587,108 @@ class PublicProjection(Format):
     deviations: list[Deviation]
     method: dict[str, Any]
     provenance: dict[str, Any]
+
+
+# --------------------------------------------------------------------------- inspect_ai logs in (mira from-inspect)
+
+ScoreValue = Annotated[str, StringConstraints(min_length=1)] | bool | int | Annotated[float, Field(allow_inf_nan=False)]
+
+
+class ScoreRule(Format):
+    """How one inspect_ai score decides one deterministic criterion (``satisfied`` or not).
+
+    The score is ``sample.scores[scorer]``; the value read is its ``value`` (``value_key``: one key
+    of a dict-valued score) or ``metadata[metadata_key]``. Either the value is listed (``satisfied`` /
+    ``unsatisfied``: every value the scorer can give must be in one of the two lists, so inspect_ai's
+    ``C``/``I`` are written ``["C"]`` / ``["I", "P", "N"]``), or it is a number compared with exactly
+    one threshold (``at_least``, ``above``, ``at_most``, ``below``). A value in neither list, a
+    non-number against a threshold or a non-finite number is refused (one line naming the sample).
+    """
+
+    scorer: Id = Field(description="The inspect_ai scorer's name (a key of each sample's scores).")
+    value_key: Text | None = Field(None, description="For a dict-valued score: the key to read.")
+    metadata_key: Text | None = Field(None, description="Read the score's metadata[metadata_key] instead of its value.")
+    satisfied: list[ScoreValue] | None = Field(None, description="Values that satisfy the criterion.")
+    unsatisfied: list[ScoreValue] | None = Field(None, description="Values that leave it unmet.")
+    at_least: Annotated[float, Field(allow_inf_nan=False)] | None = None
+    above: Annotated[float, Field(allow_inf_nan=False)] | None = None
+    at_most: Annotated[float, Field(allow_inf_nan=False)] | None = None
+    below: Annotated[float, Field(allow_inf_nan=False)] | None = None
+
+    @model_validator(mode="after")
+    def _one_way(self) -> ScoreRule:
+        if self.value_key is not None and self.metadata_key is not None:
+            raise ValueError("give value_key or metadata_key, not both")
+        thresholds = [k for k in ("at_least", "above", "at_most", "below") if getattr(self, k) is not None]
+        listed = self.satisfied is not None or self.unsatisfied is not None
+        if listed and thresholds:
+            raise ValueError("give either the satisfied/unsatisfied lists or one threshold, not both")
+        if listed:
+            if self.satisfied is None or self.unsatisfied is None:
+                raise ValueError("give both lists, satisfied and unsatisfied: every value the scorer gives must be in one")
+            both = [v for v in self.satisfied if any(same_score_value(v, u) for u in self.unsatisfied)]
+            if both:
+                raise ValueError(f"value {both[0]!r} is in both satisfied and unsatisfied")
+        elif len(thresholds) != 1:
+            raise ValueError("give the satisfied and unsatisfied lists, or exactly one threshold "
+                             "(at_least, above, at_most, below)")
+        return self
+
+
+def same_score_value(a: Any, b: Any) -> bool:
+    """Score values compare by JSON kind: a boolean only equals a boolean, numbers compare numerically."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, str) or isinstance(b, str):
+        return isinstance(a, str) and isinstance(b, str) and a == b
+    return bool(a == b)
+
+
+class ErrorRule(Format):
+    """Which sample errors a rule matches: the exception's class name (``type``: the last dotted part or
+    the full dotted name of the exception the traceback ends with) and/or a text in its message.
+    A rule with both matches an error that has both."""
+
+    type: Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_.]*$")] | None = None
+    message_contains: Text | None = None
+
+    @model_validator(mode="after")
+    def _something(self) -> ErrorRule:
+        if self.type is None and self.message_contains is None:
+            raise ValueError("give type and/or message_contains")
+        return self
+
+
+class ErrorRules(Format):
+    """How sample errors are attributed. ``infrastructure`` (a sandbox, start-up or runtime failure):
+    the repetition is ``invalid``, never attributed. ``agent``: the repetition failed with every
+    criterion unmet. An error matching both lists is refused as ambiguous; one matching neither gets
+    ``otherwise`` (``refuse``, the default: the command stops and names it)."""
+
+    infrastructure: list[ErrorRule] = Field(default_factory=list)
+    agent: list[ErrorRule] = Field(default_factory=list)
+    otherwise: Literal["refuse", "infrastructure", "agent"] = "refuse"
+
+
+EvidenceSource = Annotated[str, StringConstraints(pattern=r"^(output|metadata\.[^\s]+)$")]
+
+
+class InspectMapping(Format):
+    """How ``benchscore mira from-inspect`` turns inspect_ai samples into Mira repetitions (docs/inspect.md).
+
+    Each sample x epoch is one repetition: ``case_id`` is the sample id, ``repetition`` the epoch.
+    ``criteria`` maps every deterministic criterion of the contract's cases to the inspect_ai score
+    that decides it (judge criteria are never mapped: an inspect_ai score, model-graded or not, is
+    never a Mira judge verdict; they are judged by ``mira judge`` from the ``evidence`` written here).
+    ``execution_mode`` is the run's mode; ``errors`` classifies sample errors.
+    """
+
+    format: Literal["mira-inspect-mapping"] = "mira-inspect-mapping"
+    execution_mode: Literal["canonical", "adapted", "noncanonical"] = Field(
+        description="The execution mode of the inspect_ai run (an infrastructure error makes one repetition invalid).")
+    criteria: dict[Id, ScoreRule] = Field(description="Deterministic criterion id -> the score that decides it.")
+    errors: ErrorRules = Field(default_factory=ErrorRules)
+    evidence: dict[Id, EvidenceSource] = Field(
+        default_factory=dict,
+        description="Evidence the judge may read, by name: 'output' (the sample's final completion) or "
+                    "'metadata.KEY' (a text in the sample's metadata).")

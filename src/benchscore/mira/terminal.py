@@ -115,3 +115,33 @@ def print_verdicts(out: dict[str, Any]) -> None:
         [v["packet_id"], v["verdict"], repr(v["answer"]) if v["answer"] is not None else None, v["reason"],
          *((v["call"] or {}).get(k) for k in _CALL_FIELDS)]
         for v in verdicts))
+
+
+def print_conversion(conv: Any, output: str) -> None:
+    """``mira from-inspect``: the headline (what was written, what will make cases incomplete), each log,
+    each repetition's outcome, and every sample x epoch that is no repetition, with why."""
+    recs = conv.records
+    invalid = sum(1 for r in recs if r["execution_mode"] == "invalid")
+    missing = len(conv.left_out) + len(conv.absent)
+    cases = len({r["case_id"] for r in recs})
+    print_line(f"mira from-inspect: wrote {len(recs)} repetitions of {cases} cases from {len(conv.logs)} log(s) to "
+               f"{output}; {invalid} infrastructure-invalid, {missing} missing (score them with `mira score`: a case "
+               "short of its planned valid comparable repetitions is incomplete)")
+    print_line("")
+    _table("logs", ["log", "task", "model", "status", "epochs", "samples", "eval_id", "inspect_ai"],
+           [(i.path.name, i.header.log.eval.task, i.header.log.eval.model, i.header.log.status, i.header.epochs,
+             len(i.present), i.header.eval_id, i.header.writer) for i in conv.logs])
+    counts: dict[str, int] = {}
+    for r in recs:
+        src = r["source"]
+        what = ("invalid (infrastructure error)" if r["execution_mode"] == "invalid"
+                else "failed (agent error)" if src.get("error_kind") == "agent"
+                else f"{r['terminal_state']} ({src['limit']} limit)" if src.get("limit")
+                else f"{r['terminal_state']} ({r['execution_mode']})")
+        counts[what] = counts.get(what, 0) + 1
+    _table("repetitions written", ["outcome", "repetitions"], sorted(counts.items()))
+    rows = [(case, epoch, log, reason) for log, case, epoch, reason in conv.left_out]
+    rows += [(case, epoch, log, "not in the log (the eval stopped before it, or it was never run)")
+             for log, case, epoch in conv.absent]
+    if rows:
+        _table("missing repetitions (no record written)", ["case_id", "repetition", "log", "why"], rows)

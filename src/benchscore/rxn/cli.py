@@ -213,7 +213,28 @@ def _read_predictions(path: Path, ids: set[str]) -> dict[str, Any]:
     return preds
 
 
-def _evaluate(task: str, datasets: tuple[Path, ...], prediction: Path, output: Path | None) -> dict[str, Any]:
+def _from_inspect(task: str, datasets: tuple[Path, ...], parsed: list[tuple[str, list[dict]]],
+                  logs: tuple[Path, ...], save_prediction: Path | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The predictions of inspect_ai logs of the rxn tasks (``--from-inspect``), saved when asked."""
+    from benchscore.common.atomic import atomic_write_json
+    from benchscore.common.cli import refuse_overwriting_inputs
+    from benchscore.common.provenance import sha256_file
+
+    from .from_inspect import Dataset, predictions_from_logs
+
+    if save_prediction is not None:
+        refuse_overwriting_inputs([*datasets, *logs], [("--save-prediction", save_prediction)])
+    fmt = "rxn-multiple-choice" if task == "multiple_choice" else "rxn-fill-in-blank"
+    files = [Dataset(p, fmt, sha256_file(p), {s["id"]: s for s in samples})
+             for p, (_, samples) in zip(datasets, parsed, strict=True)]
+    got = predictions_from_logs(list(logs), files, fmt)
+    if save_prediction is not None:
+        atomic_write_json(save_prediction, got.predictions)
+    return got.predictions, got.logs
+
+
+def _evaluate(task: str, datasets: tuple[Path, ...], prediction: Path | None, output: Path | None,
+              from_inspect: tuple[Path, ...] = (), save_prediction: Path | None = None) -> dict[str, Any]:
     from benchscore.common.atomic import atomic_write_json
     from benchscore.common.errors import BadInput
     from benchscore.common.provenance import provenance
@@ -224,8 +245,17 @@ def _evaluate(task: str, datasets: tuple[Path, ...], prediction: Path, output: P
 
     if not datasets:
         raise BadInput("give at least one --dataset")
+    if (prediction is None) == (not from_inspect):
+        raise BadInput("give the predictions once: --prediction FILE, or --from-inspect LOG (an inspect_ai log "
+                       "of the rxn_mc / rxn_fib task)")
+    if save_prediction is not None and not from_inspect:
+        raise BadInput("--save-prediction writes the predictions read from --from-inspect logs; give --from-inspect")
     parsed, ids = _read_datasets(datasets, McDataset if task == "multiple_choice" else FibDataset)
-    preds = _read_predictions(prediction, ids)
+    logs: list[dict[str, Any]] = []
+    if prediction is not None:
+        preds = _read_predictions(prediction, ids)
+    else:
+        preds, logs = _from_inspect(task, datasets, parsed, from_inspect, save_prediction)
     if task == "multiple_choice":
         per = {q: metrics.score_multiple_choice(s, preds) for q, s in parsed}
         overall = metrics.score_multiple_choice([x for _, s in parsed for x in s], preds)
@@ -239,13 +269,23 @@ def _evaluate(task: str, datasets: tuple[Path, ...], prediction: Path, output: P
         overall = metrics.score_fill_in_blank(merged, preds)
         per_sample = {q: metrics.fill_in_blank_samples(ix, preds) for q, ix in indexes}
     roles: dict[str, str | Path | bytes] = {f"dataset/{p.name}": p for p in datasets}
-    roles["prediction"] = prediction
+    if prediction is not None:
+        roles["prediction"] = prediction
+    for log in from_inspect:
+        roles[f"inspect_log/{log.name}"] = log
     result = {"task": task, "per_dataset": per, "overall": overall, "per_sample": per_sample,
-              "provenance": provenance(f"rxn-testsetV6-{task}", roles)}
+              "provenance": provenance(f"rxn-testsetV6-{task}", roles,
+                                       extra={"from_inspect": logs} if logs else None)}
     if output is not None:
         atomic_write_json(output, result)
-    print_metrics(f"rxn {task.replace('_', ' ')}: {prediction.name}", per, overall)
+    named = prediction.name if prediction is not None else ", ".join(p.name for p in from_inspect)
+    print_metrics(f"rxn {task.replace('_', ' ')}: {named}", per, overall)
     print_histogram(per_sample, unhit=task == "fill_in_blank")
+    for log in logs:
+        print_line(f"from inspect_ai log {log['log']}: task {log['task']}, model {log['model']}, {log['answers']} "
+                   f"answers, {log['errored_samples']} errored samples (missing)")
+    if save_prediction is not None:
+        print_line(f"wrote the predictions to {save_prediction}")
     if output is not None:
         print_line(f"wrote {output}")
     return result
@@ -274,8 +314,14 @@ def print_histogram(per_sample: dict[str, list[dict[str, Any]]], *, unhit: bool)
 
 
 def _eval_options(f):
+    f = click.option("--save-prediction", type=click.Path(dir_okay=False, path_type=Path),
+                     help="With --from-inspect: also write the predictions read from the log(s) (the rxn predict format).")(f)
+    f = click.option("--from-inspect", type=click.Path(dir_okay=False, path_type=Path), multiple=True,
+                     help="An inspect_ai log of the rxn_mc / rxn_fib task instead of --prediction (repeatable; "
+                          "needs the inspect extra). See docs/inspect.md.")(f)
     f = click.option("--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the result JSON here.")(f)
-    f = click.option("--prediction", type=click.Path(dir_okay=False, path_type=Path), required=True)(f)
+    f = click.option("--prediction", type=click.Path(dir_okay=False, path_type=Path),
+                     help="The prediction file {sample_id: answer} (or give --from-inspect).")(f)
     f = click.option("--dataset", type=click.Path(dir_okay=False, path_type=Path), multiple=True, required=True,
                      help="A dataset JSON of a build (repeatable).")(f)
     return f
@@ -283,16 +329,18 @@ def _eval_options(f):
 
 @group.command("eval-mc")
 @_eval_options
-def eval_mc(dataset: tuple[Path, ...], prediction: Path, output: Path | None) -> None:
-    """Evaluate multiple-choice predictions {id: option index} (seed section 6.5)."""
-    _evaluate("multiple_choice", dataset, prediction, output)
+def eval_mc(dataset: tuple[Path, ...], prediction: Path | None, output: Path | None, from_inspect: tuple[Path, ...],
+            save_prediction: Path | None) -> None:
+    """Evaluate multiple-choice predictions {id: option index} (seed section 6.5), or an inspect_ai log's answers."""
+    _evaluate("multiple_choice", dataset, prediction, output, from_inspect, save_prediction)
 
 
 @group.command("eval-fib")
 @_eval_options
-def eval_fib(dataset: tuple[Path, ...], prediction: Path, output: Path | None) -> None:
-    """Evaluate fill-in-blank predictions {id: {key: candidate index}} (seed section 7.4)."""
-    _evaluate("fill_in_blank", dataset, prediction, output)
+def eval_fib(dataset: tuple[Path, ...], prediction: Path | None, output: Path | None, from_inspect: tuple[Path, ...],
+             save_prediction: Path | None) -> None:
+    """Evaluate fill-in-blank predictions {id: {key: candidate index}} (seed section 7.4), or an inspect_ai log's answers."""
+    _evaluate("fill_in_blank", dataset, prediction, output, from_inspect, save_prediction)
 
 
 _file = click.Path(dir_okay=False, path_type=Path)
