@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import os
 from concurrent.futures import ProcessPoolExecutor
+from functools import cache
 from multiprocessing import get_context
 from pathlib import Path
 from types import ModuleType
@@ -17,6 +18,7 @@ from typing import Any
 
 from benchscore.common import html
 from benchscore.common.atomic import atomic_write_text
+from benchscore.common.readers import validate
 
 DOMAINS = ("tcsexam", "mira", "rxn", "swarm")
 
@@ -25,9 +27,17 @@ def figures(name: str) -> ModuleType:
     return importlib.import_module(f"benchscore.{name}.figures")
 
 
+@cache
+def output_formats(name: str) -> dict[str, type]:
+    """kind -> its format, for the outputs of domain ``name`` (each domain's ``figures.output_formats``)."""
+    return figures(name).output_formats()
+
+
 def read_outputs(paths: list[tuple[Path, str]], *, strict: bool) -> dict[str, list[html.Output]]:
     """domain -> its outputs (in the order given); an output of no known kind is refused (``strict``)
-    or skipped. The same file given twice is one output."""
+    or skipped. Each output is validated against its kind's format before anything draws it: a
+    value of the wrong type anywhere is one line naming the file and the field. The same file given
+    twice is one output."""
     found: dict[str, list[html.Output]] = {name: [] for name in DOMAINS}
     seen: set[Path] = set()
     for path, label in paths:
@@ -38,6 +48,7 @@ def read_outputs(paths: list[tuple[Path, str]], *, strict: bool) -> dict[str, li
         for name in DOMAINS:
             kind = figures(name).kind_of(doc)
             if kind is not None:
+                validate(output_formats(name)[kind], doc, source=path)  # names the field the drawing would trip on
                 found[name].append(html.Output(path=path, label=label, sha256=sha256, doc=doc, kind=kind))
                 break
         else:

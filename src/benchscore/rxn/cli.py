@@ -336,13 +336,13 @@ def predict_cmd(dataset: Path, base_url: str, model: str, output: Path, audit: P
     from benchscore.common.errors import BadInput
     from benchscore.common.llm import MinuteBudget, ModelNotFound, connect
     from benchscore.common.provenance import created_at, sha256_bytes
-    from benchscore.common.readers import loads_json, read_bytes, validate
+    from benchscore.common.readers import loads_json, read_json_bytes, validate
     from benchscore.common.report import print_line, print_table, progress
 
     from . import predict as P
     from .formats import FibDataset, McDataset
 
-    raw = read_bytes(dataset)
+    raw = read_json_bytes(dataset)
     data = loads_json(raw, dataset)
     kind = data.get("format") if isinstance(data, dict) else None
     if kind not in ("rxn-multiple-choice", "rxn-fill-in-blank"):

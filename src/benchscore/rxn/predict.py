@@ -27,7 +27,7 @@ from benchscore.common.atomic import atomic_write_json
 from benchscore.common.errors import BadInput
 from benchscore.common.llm import CallRecord, ChatResult, LLMError, ModelNotFound
 from benchscore.common.provenance import provenance, sha256_bytes
-from benchscore.common.readers import loads_json, read_bytes, validate
+from benchscore.common.readers import loads_json, read_bytes, read_json_bytes, validate
 
 from .answers import parse_fib_answer, parse_mc_answer
 from .formats import PredictAudit
@@ -122,7 +122,7 @@ def ask_all(questions: Sequence[tuple[dict[str, Any], str]], chat: Chat, *, conc
 
 def _read_previous(path: Path) -> Any:
     """This command's own earlier output, which it extends (not an input: it may be replaced)."""
-    return loads_json(read_bytes(path, existing_output=True), path)
+    return loads_json(read_json_bytes(path, existing_output=True), path)
 
 
 def open_previous(output: Path, audit: Path, *, ids: Sequence[str], model: str, dataset: dict[str, Any],

@@ -28,6 +28,48 @@ KINDS = {
 }
 
 
+def output_formats() -> dict[str, type]:
+    """kind -> the format each output is validated against before it is drawn (the report's hook).
+
+    The files carry a little more (or less) than their models say: ``swarm run`` writes its report
+    without the two timing fields (the same inputs give the same file), ``swarm audit`` adds
+    provenance, ``swarm accept`` a scenario's ``verdict`` and provenance. The models below describe
+    the files as written.
+    """
+    from typing import Literal
+
+    from pydantic import model_validator
+
+    from .accept.evidence import ScenarioResult
+    from .accept.matrix import AcceptanceMatrix
+    from .audit import AuditReport
+    from .budget import BudgetReport
+    from .gateway import ModelIOReport
+    from .run import RunReport
+    from .stress import StressReport
+
+    class RunReportFile(RunReport):
+        wall_time_s: float | None = None
+        tasks_per_second: float | None = None
+
+    class AuditReportFile(AuditReport):
+        provenance: dict[str, Any] | None = None
+
+    class ScenarioFile(ScenarioResult):
+        verdict: Literal["PASS", "FAIL"]
+        provenance: dict[str, Any] | None = None
+
+        @model_validator(mode="after")
+        def _verdict_is_passed(self) -> ScenarioFile:
+            if self.verdict != ("PASS" if self.passed else "FAIL"):
+                raise ValueError(f"verdict {self.verdict} contradicts passed {self.passed}")
+            return self
+
+    return {"acceptance-matrix": AcceptanceMatrix, "scenario": ScenarioFile, "model-io": ModelIOReport,
+            "run": RunReportFile, "audit": AuditReportFile, "L01": StressReport, "L02": BudgetReport}
+
+
+
 def kind_of(doc: Any) -> str | None:
     """The kind from ``provenance.metric_id`` (``swarm.run``, ``swarm.audit``, ``swarm.L01``, ``swarm.L02``,
     ``swarm.acceptance.WHICH``) and, for the acceptance outputs that share a metric id, the shape."""
