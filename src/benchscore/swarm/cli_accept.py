@@ -229,6 +229,10 @@ def accept(scenario: str, output: Path | None, store: str | None, redis_url: str
             check_file(path)  # missing, not a regular file, too large: refused before any scenario runs
     if junit is not None:
         junit_check(junit)  # a malformed report is refused before minutes of scenarios run
+    if sdist is not None:
+        from .accept.s07 import load_pinned_source, verify_sdist
+
+        verify_sdist(sdist, *load_pinned_source())  # an unreadable archive too, before any store is made
     opts = AcceptOptions(store=store, redis_url=redis_url, blob_root=blob_root, base_url=base_url,
                          api_key_env=api_key_env, junit=junit, quick=quick, tpm=tpm, sdist=sdist,
                          timeout=timeout)
