@@ -337,6 +337,21 @@ def test_literature_csv_not_utf8(tmp_path):
                                               str(tmp_path / "o.json")]))
 
 
+@pytest.mark.parametrize(("text", "needle"), [
+    ('table_id,solvent,yield\nt,"THF,5\n', "line 2: malformed CSV: unexpected end of data"),  # unterminated quote
+    ("table_id,solvent,yield\nt," + "x" * 131_073 + ",5\n", "malformed CSV: field larger than field limit (131072)"),
+])
+def test_literature_csv_uses_the_shared_reader(tmp_path, text, needle):
+    """Issue 15, point 7: both were `_csv.Error` tracebacks with exit 1 (convert-csv had a reader of its own)."""
+    bad = tmp_path / "bad.csv"
+    bad.write_text(text)
+    out = tmp_path / "new" / "o.json"
+    r = CliRunner().invoke(cli, ["rxn", "convert-csv", "--csv", str(bad), "--output", str(out)])
+    _one_line_exit_2(r)
+    assert r.stderr.startswith(f"error: {bad}: ") and needle in r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.csv"]
+
+
 def test_condition_key_with_a_space_builds_and_evaluates(tmp_path):
     # a literature column such as "catalyst loading" is a valid condition key; the sample ids made from it
     # ("single_varying:t1:catalyst loading") must be accepted by eval-mc/eval-fib and the stand-alone scripts
