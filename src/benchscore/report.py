@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import warnings
 from concurrent.futures import ProcessPoolExecutor
 from functools import cache
 from multiprocessing import get_context
@@ -60,9 +61,12 @@ def read_outputs(paths: list[tuple[Path, str]], *, strict: bool) -> dict[str, li
 
 
 def report_page(found: dict[str, list[html.Output]], title: str, *, back: str | None = None) -> str:
-    """One self-contained page: a section per domain that has outputs."""
-    sections = [html.Section(name, figures(name).TITLE, figures(name).render(outs))
-                for name, outs in found.items() if outs]
+    """One self-contained page: a section per domain that has outputs. matplotlib's layout warnings
+    (an axis with nothing to draw) are not printed: what a figure cannot show, its page says."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        sections = [html.Section(name, figures(name).TITLE, figures(name).render(outs))
+                    for name, outs in found.items() if outs]
     return html.page(title, sections, [o for outs in found.values() for o in outs], back=back)
 
 

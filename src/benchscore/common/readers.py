@@ -141,22 +141,52 @@ def _read_at_most(fd: int, size: int, cap: int) -> bytes:
 
 _STRING = re.compile(rb'"[^"\\\n]*(?:\\.[^"\\\n]*)*"')
 _SQUARE = bytes.maketrans(b"{}", b"[]")
-_NOT_SHAPE = bytes(sorted(set(range(256)) - set(b"[]{}\n")))
+_NOT_SHAPE = bytes(sorted(set(range(256)) - set(b'[]{}"\n')))
 _SHAPE_OR_NEWLINE = re.compile(rb"[\[\]{}\n]")
+
+
+def _outside_quotes(shape: bytes) -> bytes:
+    """The bytes outside quote pairs (numpy: a running parity of the quotes). Exact for valid JSON; an
+    unterminated string (malformed) may shift the parity, so a refusal is confirmed exactly first."""
+    import numpy as np
+
+    arr = np.frombuffer(shape, dtype=np.uint8)
+    quote = arr == ord('"')
+    inside = np.cumsum(quote, dtype=np.uint8) & 1  # the parity survives the uint8 wrap-around
+    return arr[~(quote | inside.astype(bool))].tobytes()
+
+
+def _too_deep_exactly(data: bytes, lines: bool) -> bool:
+    """The same test with every string cut out by a regular expression (slower; run before refusing)."""
+    shape = _STRING.sub(b"", data).translate(_SQUARE, _NOT_SHAPE).replace(b'"', b"")
+    if not lines:
+        shape = shape.replace(b"\n", b"")
+    for _ in range(MAX_DEPTH):
+        reduced = shape.replace(b"[]", b"")
+        if len(reduced) == len(shape):
+            return False
+        shape = reduced
+    return b"[]" in shape
 
 
 def check_nesting(data: bytes, source: str | Path, *, lines: bool = False) -> None:
     """Refuse JSON nested deeper than :data:`MAX_DEPTH` (one limit for every input of every command).
 
-    It runs on the bytes, before any parser or validator could recurse: strings are cut out, the
-    brackets that remain are reduced pair by pair (``[]`` and ``{}`` with nothing inside), and a
-    structure deeper than the limit still has a pair after ``MAX_DEPTH`` rounds. ``lines``: JSON
-    Lines, each line on its own. Malformed JSON passes here and is named by the parser.
+    It runs on the bytes, before any parser or validator could recurse, at C speed (a few bytes
+    operations, no Python loop over the text): escapes are dropped (``\\\\`` then ``\\"``), everything
+    but brackets, quotes and newlines is deleted, the strings that remain (quotes with only brackets
+    between them) are cut out, and the brackets left are reduced pair by pair (``[]`` and ``{}`` with
+    nothing inside): a structure deeper than the limit still has a pair after ``MAX_DEPTH`` rounds.
+    ``lines``: JSON Lines, each line on its own. Malformed JSON passes here and is named by the parser.
     """
     if data.count(b"[") + data.count(b"{") <= MAX_DEPTH:
         return
-    outside = _STRING.sub(b"", data)
-    shape = outside.translate(_SQUARE, _NOT_SHAPE)
+    shape = data
+    if b"\\" in shape:
+        shape = shape.replace(b"\\\\", b"").replace(b'\\"', b"")
+    shape = shape.translate(_SQUARE, _NOT_SHAPE).replace(b'""', b"")
+    if b'"' in shape:  # strings holding brackets: keep what lies outside quote pairs
+        shape = _outside_quotes(shape)
     if not lines:
         shape = shape.replace(b"\n", b"")
     for _ in range(MAX_DEPTH):
@@ -164,10 +194,10 @@ def check_nesting(data: bytes, source: str | Path, *, lines: bool = False) -> No
         if len(reduced) == len(shape):
             return
         shape = reduced
-    if b"[]" not in shape:
+    if b"[]" not in shape or not _too_deep_exactly(data, lines):
         return
     depth, line = 0, 1
-    for m in _SHAPE_OR_NEWLINE.finditer(outside):
+    for m in _SHAPE_OR_NEWLINE.finditer(_STRING.sub(b"", data)):  # only to name the line: a slow scan is fine
         c = m.group()
         if c == b"\n":
             line += 1
