@@ -50,9 +50,9 @@ def main() -> None:
                                   ("repetitions.jsonl", reps, True)):
             path = Path(tmp) / name
             path.write_bytes(data)
-            t_loads = best_of(lambda: orjson.loads(data) if not lines else [orjson.loads(x) for x in data.splitlines()])
-            t_read = best_of(lambda: read_bytes(path))
-            t_nest = best_of(lambda: check_nesting(data, path, lines=lines))
+            t_loads = best_of(lambda d=data, j=lines: orjson.loads(d) if not j else [orjson.loads(x) for x in d.splitlines()])
+            t_read = best_of(lambda p=path: read_bytes(p))
+            t_nest = best_of(lambda d=data, p=path, j=lines: check_nesting(d, p, lines=j))
             print(f"{name}: {len(data) / 1e6:.0f} MB")
             for step, t in (("orjson.loads", t_loads), ("read_bytes", t_read), ("check_nesting", t_nest)):
                 print(f"  {step:14s} {t:7.3f} s  {t / t_loads:5.2f}x orjson.loads")

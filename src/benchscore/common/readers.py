@@ -107,7 +107,7 @@ def read_bytes(path: str | Path, *, max_bytes: int | None = None, existing_outpu
     if st.st_size > cap:
         raise _too_large(p, st.st_size, cap)
     try:
-        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         raise BadInput(f"cannot read: {exc.strerror or exc}", source=p) from None
     try:
@@ -179,12 +179,13 @@ def check_nesting(data: bytes, source: str | Path, *, lines: bool = False) -> No
     nothing inside): a structure deeper than the limit still has a pair after ``MAX_DEPTH`` rounds.
     ``lines``: JSON Lines, each line on its own. Malformed JSON passes here and is named by the parser.
     """
-    if data.count(b"[") + data.count(b"{") <= MAX_DEPTH:
-        return
     shape = data
     if b"\\" in shape:
         shape = shape.replace(b"\\\\", b"").replace(b'\\"', b"")
-    shape = shape.translate(_SQUARE, _NOT_SHAPE).replace(b'""', b"")
+    shape = shape.translate(_SQUARE, _NOT_SHAPE)
+    if shape.count(b"[") <= MAX_DEPTH:
+        return
+    shape = shape.replace(b'""', b"")
     if b'"' in shape:  # strings holding brackets: keep what lies outside quote pairs
         shape = _outside_quotes(shape)
     if not lines:
