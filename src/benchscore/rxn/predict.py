@@ -16,6 +16,7 @@ Nothing here prints; the CLI wires the client, the progress bar and the tables.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -128,8 +129,9 @@ def _read_previous(path: Path) -> Any:
 def open_previous(output: Path, audit: Path, *, ids: Sequence[str], model: str, dataset: dict[str, Any],
                   prompt: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The predictions and audit of earlier runs (resume), checked to belong to this dataset, prompt and model."""
-    previous = _read_previous(output) if output.exists() else {}
-    if output.exists() and not audit.exists():
+    exists = os.path.lexists  # a link that leads nowhere (dangling, a loop) is read, and refused as such
+    previous = _read_previous(output) if exists(output) else {}
+    if exists(output) and not exists(audit):
         raise BadInput(f"exists but its audit {audit} does not; predict extends only the prediction files it "
                        "made: remove it, give its --audit, or choose another --output", source=output)
     if not isinstance(previous, dict):
@@ -139,7 +141,7 @@ def open_previous(output: Path, audit: Path, *, ids: Sequence[str], model: str, 
         if key not in known:
             raise BadInput(f"id {key!r} is not a sample id of {dataset['name']}; one prediction file per dataset",
                            source=output)
-    prior = _read_previous(audit) if audit.exists() else None
+    prior = _read_previous(audit) if exists(audit) else None
     if prior is not None:
         validate(PredictAudit, prior, source=audit)
     if prior is not None:
