@@ -42,19 +42,21 @@ def _cannot_write(path: Path, exc: OSError) -> BadInput:
 
 
 def _make_parents(folder: Path) -> list[Path]:
-    """Create ``folder`` and its missing parents; returns the folders created, outermost first."""
+    """Create ``folder`` and its missing parents; returns the folders this call created, outermost first
+    (a folder another process made meanwhile is not among them)."""
     missing = []
     for p in (folder, *folder.parents):
         if p.exists():
             break
         missing.append(p)
-    missing.reverse()
-    for p in missing:
+    created = []
+    for p in reversed(missing):
         try:
             p.mkdir()
         except FileExistsError:
-            pass
-    return missing
+            continue
+        created.append(p)
+    return created
 
 
 def _remove_created(folders: list[Path]) -> None:
@@ -155,7 +157,7 @@ def _final(where: Path, tmp: Path, path: Path) -> Path:
     try:
         return path / where.relative_to(tmp)
     except ValueError:
-        return path if where == tmp else where
+        return where
 
 
 def _renamed(exc: BadInput, tmp: Path, path: Path) -> BadInput:

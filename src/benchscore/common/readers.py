@@ -80,8 +80,10 @@ def _too_large(p: Path, size: int | str, cap: int) -> BadInput:
 def check_file(path: str | Path, *, max_bytes: int | None = None) -> None:
     """Refuse, without reading it, an input that :func:`read_bytes` would refuse at the door (missing,
     not a regular file, over the size limit): for a command that reads it only after minutes of work."""
-    cap = DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
-    p = Path(path)
+    _at_the_door(Path(path), DEFAULT_MAX_BYTES if max_bytes is None else max_bytes)
+
+
+def _at_the_door(p: Path, cap: int) -> None:
     st = _stat(p)
     _refuse_special(p, st)
     if st.st_size > cap:
@@ -102,10 +104,7 @@ def read_bytes(path: str | Path, *, max_bytes: int | None = None, existing_outpu
     """
     cap = DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
     p = Path(path)
-    st = _stat(p)
-    _refuse_special(p, st)
-    if st.st_size > cap:
-        raise _too_large(p, st.st_size, cap)
+    _at_the_door(p, cap)
     try:
         fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
