@@ -308,3 +308,18 @@ def test_every_swarm_kind_is_validated_before_it_is_drawn(tmp_path, demo_out, sw
         line = one_line_error(invoke("report", str(bad), "--output", str(tmp_path / "r.html")))
         assert line.startswith(f"error: {bad}: field '{field}"), line
     assert not (tmp_path / "r.html").exists()
+
+
+def test_consensus_rounds_in_free_form_evidence_that_are_not_numbers_are_not_drawn(tmp_path, demo_out):
+    """Found by the fuzz test: a check's evidence is free-form (no format checks it), and a round whose
+    leader_share was a string made the consensus figure a TypeError traceback; such rounds are not drawn."""
+    matrix = orjson.loads((demo_out / "swarm" / "acceptance" / "acceptance-matrix.json").read_bytes())
+    matrix.pop("consensus", None)
+    spoiled = 0
+    for check in matrix["checks"]:
+        for r in check["evidence"].get("rounds") or []:
+            r["leader_share"] = "x" * 300
+            spoiled += 1
+    assert spoiled
+    page, _ = report(tmp_path, write_json(tmp_path / "m.json", matrix))
+    assert "Consensus: leader share and margin" not in page

@@ -428,3 +428,29 @@ def test_build_prints_every_file_it_wrote(tmp_path):
     doc = json.loads((folder / "fill_in_blank_all_blank.json").read_text())
     assert r.output.splitlines()[2].split()[:2] == ["fill_in_blank_all_blank.json", str(len(doc["samples"]))]
     assert "rows left out (no measured outcome): " in r.output
+
+
+def test_currybo_csvs_are_read_by_the_shared_reader(tmp_path):
+    """Found by the fuzz test: a CSV with only its header was a pydantic ValidationError traceback; an
+    unterminated quote and a non-finite yield are one line too."""
+    from benchscore.rxn.convert_currybo import SPECS
+
+    def folder(doyle: str) -> Path:
+        src = tmp_path / f"src{len(list(tmp_path.iterdir()))}"
+        src.mkdir()
+        for spec in SPECS:
+            cols = [c for c, _ in spec.substrates] + [c for c, _ in spec.keys] + [spec.outcome]
+            row = ["c1ccccc1"] * len(spec.substrates) + ["CCO"] * len(spec.keys) + ["0.5"]
+            text = ",".join(cols) + "\n" + ",".join(row) + "\n"
+            (src / spec.file).write_text(doyle.format(header=",".join(cols)) if spec.file == "Doyle_cleaned.csv"
+                                         else text)
+        return src
+
+    for doyle, needle in (("{header}\n", "Doyle_cleaned.csv: line 2: no rows below the header"),
+                          ('{header}\n"c1ccccc1,CCO,CCO,CCO,CCO,0.5\n', "malformed CSV: unexpected end of data"),
+                          ("{header}\nc1ccccc1,CCO,CCO,CCO,nan\n", "expected a finite number, got 'nan'")):
+        out = tmp_path / "out"
+        r = CliRunner().invoke(cli, ["rxn", "convert-currybo", "--source", str(folder(doyle)), "--output-dir", str(out)])
+        _one_line_exit_2(r)
+        assert needle in r.stderr, r.stderr
+        assert not out.exists()

@@ -163,6 +163,8 @@ def convert(spec: Spec, data: bytes) -> ConditionTableFile:
         except ValidationError as exc:
             msg = exc.errors(include_url=False)[0]["msg"]
             raise BadInput(f"{msg} (after SMILES canonicalisation)", source=spec.file, record=table_id) from None
+    if not tables:
+        raise BadInput("no rows below the header", source=spec.file, record="line 2")
     return ConditionTableFile(tables=tables)
 
 

@@ -230,12 +230,22 @@ def _compliance_figure(d: dict[str, Any]):
 
 
 # ---- consensus -------------------------------------------------------------------------------------
+def _a_round(r: Any) -> bool:
+    """A record the consensus figure can draw: ``leader_share`` a number, ``margin`` and ``round`` numbers or
+    absent (the rounds are found in free-form check evidence, which no format checks)."""
+    def number(v: Any) -> bool:
+        return isinstance(v, int | float) and not isinstance(v, bool)
+
+    return (isinstance(r, dict) and number(r.get("leader_share"))
+            and all(number(r[k]) for k in ("margin", "round") if r.get(k) is not None))
+
+
 def _rounds_lists(value: Any, path: str = "") -> list[tuple[str, dict[str, Any]]]:
     """Every object with a ``rounds`` list of ``leader_share``/``margin`` records, by JSON path."""
     found = []
     if isinstance(value, dict):
         rounds = value.get("rounds")
-        if isinstance(rounds, list) and rounds and all(isinstance(r, dict) and "leader_share" in r for r in rounds):
+        if isinstance(rounds, list) and rounds and all(map(_a_round, rounds)):
             found.append((path, value))
         for k, v in value.items():
             if k not in ("rounds", "provenance"):
