@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import orjson
+import pytest
 from click.testing import CliRunner
 
 from benchscore.cli import DOMAINS, cli
@@ -42,3 +43,51 @@ def test_every_demo_out_path_the_docs_name_exists(tmp_path, pinned_time):
     assert named
     for rel in sorted(named):
         assert list(out.glob(rel)), f"the docs name demo-out/{rel}, which the demo does not write"
+
+
+def _one_line(result) -> str:
+    lines = result.stderr.splitlines()
+    assert result.exit_code == 2 and len(lines) == 1 and lines[0].startswith("error: "), (result.exit_code,
+                                                                                          result.output)
+    return lines[0]
+
+
+def test_the_demo_never_deletes_what_it_did_not_write(tmp_path):
+    """Issue 15, point 1: a folder holding a file of the user's is refused, the file kept, nothing written."""
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("notes\n")
+    line = _one_line(CliRunner().invoke(cli, ["demo", "--only", "rxn", "--output-dir", str(mine)]))
+    assert "'notes.txt'" in line and "did not write" in line
+    assert sorted(p.name for p in mine.iterdir()) == ["notes.txt"]
+    assert (mine / "notes.txt").read_text() == "notes\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine"]
+
+
+@pytest.mark.parametrize("empty", [True, False])
+def test_the_current_folder_is_refused_with_the_same_clear_line(tmp_path, monkeypatch, empty):
+    """`--output-dir .` said "Device or resource busy"; now one line saying why, in an empty folder too."""
+    here = tmp_path / "here"
+    here.mkdir()
+    if not empty:
+        (here / "notes.txt").write_text("notes\n")
+    monkeypatch.chdir(here)
+    for folder in (".", str(here), ".."):
+        line = _one_line(CliRunner().invoke(cli, ["demo", "--only", "rxn", "--output-dir", folder]))
+        assert "benchscore demo replaces its output folder as a whole" in line and "current folder" in line
+    assert sorted(p.name for p in here.iterdir()) == ([] if empty else ["notes.txt"])
+
+
+def test_the_demo_replaces_only_an_earlier_demo_output(tmp_path, pinned_time):
+    out = tmp_path / "demo-out"
+    out.mkdir()  # an empty folder is fine
+    assert CliRunner().invoke(cli, ["demo", "--only", "rxn", "--output-dir", str(out)]).exit_code == 0
+    listed = orjson.loads((out / ".benchscore-written.json").read_bytes())
+    assert listed["written_by"] == "benchscore demo" and "rxn.html" in listed["entries"]
+    first = sorted(p.relative_to(out) for p in out.rglob("*"))
+    assert CliRunner().invoke(cli, ["demo", "--only", "rxn", "--output-dir", str(out)]).exit_code == 0
+    assert len(sorted(out.rglob("*"))) == len(first)  # replaced, not added to
+    (out / "rxn" / "my-notes.md").write_text("mine\n")
+    line = _one_line(CliRunner().invoke(cli, ["demo", "--only", "rxn", "--output-dir", str(out)]))
+    assert "'rxn/my-notes.md'" in line
+    assert (out / "rxn" / "my-notes.md").read_text() == "mine\n" and (out / "index.html").is_file()

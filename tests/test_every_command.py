@@ -7,9 +7,10 @@ For each leaf command of ``benchscore`` (and the ``tcsexam`` script) this walks:
 - a folder where an input file is expected: one line, exit 2, nothing written;
 - an unknown option: one line, exit 2;
 - Ctrl-C (SIGINT) while the command runs: one line, exit 130, no output file. A command with an
-  input file is caught reading it: the input is a FIFO that the test holds open without writing, so
-  the command is certainly running when the signal arrives. A command without input files is
-  interrupted once its working files appear.
+  input file is caught reading it: the command runs with the common reader wrapped so that reading
+  that one file blocks (after leaving a marker file), so the command is certainly running when the
+  signal arrives. (A FIFO did this before; inputs that are not regular files are refused now.) A
+  command without input files is interrupted once its working files appear.
 
 A new command fails ``test_every_command_has_a_spec`` until it is described in SPECS.
 """
@@ -35,19 +36,34 @@ ROOT = Path(__file__).resolve().parents[1]
 EX = ROOT / "examples"
 DEMO = ROOT / "src" / "benchscore" / "tcsexam" / "data" / "demo"
 BENCHSCORE = [sys.executable, "-c", "from benchscore.cli import main; main()"]
+#: the command, with the common reader blocking in its read of the file named by BENCHSCORE_TEST_BLOCK
+BLOCK_ON_READ = """
+import os, time
+from benchscore.common import readers
+_read_at_most = readers._read_at_most
+def _blocking(fd, size, cap):
+    blocked = os.environ["BENCHSCORE_TEST_BLOCK"]
+    if os.path.samestat(os.fstat(fd), os.stat(blocked)):
+        open(blocked + ".reading", "w").close()
+        time.sleep(3600)
+    return _read_at_most(fd, size, cap)
+readers._read_at_most = _blocking
+from benchscore.cli import main
+main()
+"""
 
 
 @dataclass
 class Spec:
     """How to run a command: ``args`` with ``{name}`` for input files (copied from ``files``) and
     ``{out}`` for a fresh output folder. ``output`` is the output option (None: the command writes no
-    file of its own); ``fifo`` the input read first (None: interrupt on ``sigint_when`` instead);
-    ``main`` the input the refusal tests swap (default: ``fifo``)."""
+    file of its own); ``blocked`` the input whose read is blocked for the Ctrl-C test (None: interrupt on
+    ``sigint_when`` instead); ``main`` the input the refusal tests swap (default: ``blocked``)."""
 
     args: list[str]
     files: dict[str, Path] = field(default_factory=dict)
     output: str | None = "--output"
-    fifo: str | None = None
+    blocked: str | None = None
     main: str | None = None
     sigint_when: str | None = None  # a path under {out} whose appearance means "running"
     no_sigint: str | None = None  # why Ctrl-C is not checked (the command finishes at once)
@@ -67,68 +83,67 @@ SPECS: dict[str, Spec] = {
         ["--id", "t", "--suite", "demo-lite", "--task", "demo-maxcut", "--kind", "objective", "--direction",
          "maximize", "--output", "{out}/ref.json", "{run1}", "{run2}", "{run3}"],
         {"run1": TCS_RUNS / "k3-run-1.json", "run2": TCS_RUNS / "k3-run-2.json", "run3": TCS_RUNS / "k3-run-3.json"},
-        fifo="run1"),
+        blocked="run1"),
     "tcsexam reference merge": Spec(
         ["--id", "m", "--output", "{out}/merged.json", "{part1}", "{part2}"],
-        {"part1": SEED / "reference.json", "part2": SEED / "reference.json"}, fifo="part1"),
-    "tcsexam reference show": Spec(["{ref}"], {"ref": SEED / "reference.json"}, output=None, fifo="ref"),
+        {"part1": SEED / "reference.json", "part2": SEED / "reference.json"}, blocked="part1"),
+    "tcsexam reference show": Spec(["{ref}"], {"ref": SEED / "reference.json"}, output=None, blocked="ref"),
     "tcsexam solver-score": Spec(
         ["--task", "maxcut-mqlib", "--records", "{records}", "--reference", "{reference}", "--output", "{out}/s.json"],
-        {"records": SEED / "records.json", "reference": SEED / "reference.json"}, fifo="reference"),
+        {"records": SEED / "records.json", "reference": SEED / "reference.json"}, blocked="reference"),
     "tcsexam score": Spec(
         ["--suite", "{suite}", "--attempts", "{attempts}", "--cohort", "{cohort}", "--output", "{out}/index.json"],
         {"suite": SEED / "suite.json", "attempts": SEED / "attempts.csv", "cohort": SEED / "cohort.json"},
-        fifo="suite"),
+        blocked="suite"),
     "tcsexam demo": Spec(["--output-dir", "{out}/demo"], output="--output-dir",
                          no_sigint="finishes in well under a second"),
     "mira score": Spec(
         ["--contract", "{contract}", "--repetitions", "{reps}", "--deviations", "{dev}", "--output", "{out}/s.json"],
         {"contract": MIRA / "contract.json", "reps": MIRA / "repetitions.jsonl", "dev": MIRA / "deviations.json"},
-        fifo="contract"),
+        blocked="contract"),
     "mira calibrate": Spec(
         ["--contract", "{contract}", "--observations", "{obs}", "--output", "{out}/c.json"],
-        {"contract": MIRA / "contract.json", "obs": MIRA / "observations.jsonl"}, fifo="contract"),
+        {"contract": MIRA / "contract.json", "obs": MIRA / "observations.jsonl"}, blocked="contract"),
     "mira judge-packets": Spec(
         ["--contract", "{contract}", "--repetitions", "{reps}", "--output-dir", "{out}/packets"],
         {"contract": MIRA / "contract.json", "reps": MIRA / "repetitions_unjudged.jsonl"}, output="--output-dir",
-        fifo="contract"),
+        blocked="contract"),
     "mira judge": Spec(
         ["--packets", "{out}/../packets", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--output",
          "{out}/v.json"],
         {"contract": MIRA / "contract.json", "reps": MIRA / "repetitions_unjudged.jsonl"},
         setup=[["mira", "judge-packets", "--contract", "{contract}", "--repetitions", "{reps}", "--output-dir",
                 "{out}/../packets"]],
-        no_sigint="its input is a folder of packets (covered by the packets' FIFO in judge-packets)"),
+        no_sigint="its input is a folder of packets; a blocked read is caught the same way in the other commands (one reader)"),
     "mira from-inspect": Spec(
         ["{log}", "--contract", "{contract}", "--mapping", "{mapping}", "--output", "{out}/r.jsonl"],
         {"log": MIRA / "inspect" / "agent.eval", "contract": MIRA / "inspect" / "contract.json",
-         "mapping": MIRA / "inspect" / "mapping.json"}, fifo="mapping"),
+         "mapping": MIRA / "inspect" / "mapping.json"}, blocked="mapping"),
     "mira project": Spec(["--score", "{score}", "--output", "{out}/p.json"],
-                         {"score": MIRA / "expected" / "score.json"}, fifo="score"),
+                         {"score": MIRA / "expected" / "score.json"}, blocked="score"),
     "rxn build-mc": Spec(["--tables", "{tables}", "--output-dir", "{out}/b"], {"tables": RXN / "literature_tables.json"},
-                         output="--output-dir", fifo="tables"),
+                         output="--output-dir", blocked="tables"),
     "rxn build-fib": Spec(["--tables", "{tables}", "--output-dir", "{out}/b"], {"tables": RXN / "literature_tables.json"},
-                          output="--output-dir", fifo="tables"),
+                          output="--output-dir", blocked="tables"),
     "rxn eval-mc": Spec(
         ["--dataset", "{ds}", "--prediction", "{pred}", "--output", "{out}/e.json"],
-        {"ds": RXN / "expected" / "multiple_choice_all_varying.json", "pred": RXN / "predictions_mc.json"}, fifo="ds"),
+        {"ds": RXN / "expected" / "multiple_choice_all_varying.json", "pred": RXN / "predictions_mc.json"}, blocked="ds"),
     "rxn eval-fib": Spec(
         ["--dataset", "{ds}", "--prediction", "{pred}", "--output", "{out}/e.json"],
         {"ds": RXN / "expected" / "fill_in_blank_all_blank_reference.json", "pred": RXN / "predictions_fib.json"},
-        fifo="ds"),
+        blocked="ds"),
     "rxn predict": Spec(
         ["--dataset", "{ds}", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--output", "{out}/p.json"],
-        {"ds": RXN / "expected" / "multiple_choice_all_varying.json"}, fifo="ds"),
+        {"ds": RXN / "expected" / "multiple_choice_all_varying.json"}, blocked="ds"),
     "rxn datasets": Spec([], output=None, no_sigint="prints a list at once"),
     "rxn convert-currybo": Spec(["--source", "{src}", "--output-dir", "{out}/c"], {"src": RXN / "literature_tables.csv"},
-                                output="--output-dir", main="src",
-                                no_sigint="reads a wheel through zipfile, which needs a seekable file, not a FIFO"),
+                                output="--output-dir", blocked="src"),
     "rxn convert-csv": Spec(["--csv", "{csv}", "--output", "{out}/t.json"], {"csv": RXN / "literature_tables.csv"},
-                            fifo="csv"),
+                            blocked="csv"),
     "swarm run": Spec(
         ["{tasks}", "{agents}", "--store", STORE, "--run-id", RUN_ID, "--blobs", "{out}/blobs", "--output",
          "{out}/run.json"],
-        {"tasks": SWARM / "tasks.jsonl", "agents": SWARM / "agents.json"}, fifo="tasks"),
+        {"tasks": SWARM / "tasks.jsonl", "agents": SWARM / "agents.json"}, blocked="tasks"),
     "swarm status": Spec([RUN_ID, "--store", STORE], output=None, no_sigint="reads one run at once",
                          files={"tasks": SWARM / "tasks.jsonl", "agents": SWARM / "agents.json"},
                          setup=[["swarm", "run", "{tasks}", "{agents}", "--store", STORE, "--run-id", RUN_ID,
@@ -148,7 +163,7 @@ SPECS: dict[str, Spec] = {
     "list": Spec([], output=None, no_sigint="prints a list at once"),
     "report": Spec(["{score}", "{index}", "--output", "{out}/report.html"],
                    {"score": MIRA / "expected" / "score.json", "index": SEED / "expected" / "index.json"},
-                   fifo="score"),
+                   blocked="score"),
 }
 
 
@@ -215,11 +230,11 @@ def _output_index(spec: Spec) -> int:
 
 
 WITH_OUTPUT_AND_INPUT = sorted(n for n, s in SPECS.items() if s.output and s.files and not s.setup)
-WITH_INPUT_FILE = sorted(n for n, s in SPECS.items() if s.fifo or s.main)
+WITH_INPUT_FILE = sorted(n for n, s in SPECS.items() if s.blocked or s.main)
 
 
 def _main(spec: Spec) -> str:
-    return spec.main or spec.fifo or next(iter(spec.files))
+    return spec.main or spec.blocked or next(iter(spec.files))
 
 
 @pytest.mark.parametrize("name", WITH_OUTPUT_AND_INPUT)
@@ -268,34 +283,25 @@ def test_ctrl_c_exits_130_with_one_line_and_writes_nothing(name, tmp_path):
     spec = SPECS[name]
     copies, out = _prepare(spec, tmp_path)
     _setup(spec, copies, out)
-    writer = None
-    if spec.fifo:
-        copies[spec.fifo].unlink()
-        os.mkfifo(copies[spec.fifo])
     args = _fill(spec.args, copies, out)
     before = set(out.rglob("*"))
-    proc = subprocess.Popen([*BENCHSCORE, *name.split(), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            stdin=subprocess.DEVNULL, text=True)
+    launcher, env = BENCHSCORE, None
+    if spec.blocked:
+        launcher = [sys.executable, "-c", BLOCK_ON_READ]
+        env = dict(os.environ, BENCHSCORE_TEST_BLOCK=str(copies[spec.blocked]))
+    proc = subprocess.Popen([*launcher, *name.split(), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL, text=True, env=env)
     try:
-        if spec.fifo:
-            def reader_is_blocked() -> bool:
-                nonlocal writer
-                try:  # succeeds only once the command has opened the FIFO for reading
-                    writer = os.open(copies[spec.fifo], os.O_WRONLY | os.O_NONBLOCK)
-                except OSError:
-                    return False
-                return True
-
-            _wait(reader_is_blocked, proc)
-            time.sleep(0.2)  # from open() into read()
+        if spec.blocked:
+            marker = Path(f"{copies[spec.blocked]}.reading")
+            _wait(marker.exists, proc)
+            time.sleep(0.1)  # from the marker into the sleep
         else:
             _wait(lambda: (out / spec.sigint_when).exists(), proc)
             time.sleep(0.3)
         proc.send_signal(signal.SIGINT)
         stdout, stderr = proc.communicate(timeout=120)
     finally:
-        if writer is not None:
-            os.close(writer)
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 130, (proc.returncode, stderr)

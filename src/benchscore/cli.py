@@ -55,18 +55,23 @@ def cli() -> None:
     type=click.Path(file_okay=False),
     default="demo-out",
     show_default=True,
-    help="Folder for every domain's demo outputs (one sub-folder per domain).",
+    help="Folder for every domain's demo outputs (one sub-folder per domain): a new or empty folder, or one an "
+         "earlier demo wrote (it is replaced as a whole; a folder holding anything else is refused).",
 )
 @click.option("--only", type=click.Choice(list(DOMAINS)), multiple=True, help="Run only these domains' demos.")
 def demo(output_dir: str, only: tuple[str, ...]) -> None:
-    """Run every domain's demo on bundled data, in turn, into one output folder (replaced as a whole)."""
+    """Run every domain's demo on bundled data, in turn, into one output folder (replaced as a whole).
+
+    The folder must be new, empty, or one an earlier demo wrote (its ``.benchscore-written.json`` lists
+    every entry): the demo never deletes what it did not write.
+    """
     from pathlib import Path
 
     output_dir = Path(output_dir)
     from benchscore.common.atomic import replaced_directory
     from benchscore.common.report import console
 
-    with replaced_directory(output_dir):
+    with replaced_directory(output_dir, owner="benchscore demo"):
         for name in only or DOMAINS:
             console.rule(f"[bold]{name}")
             _domain(name).demo(output_dir / name)

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import importlib
 import os
+import warnings
 from concurrent.futures import ProcessPoolExecutor
+from functools import cache
 from multiprocessing import get_context
 from pathlib import Path
 from types import ModuleType
@@ -17,6 +19,7 @@ from typing import Any
 
 from benchscore.common import html
 from benchscore.common.atomic import atomic_write_text
+from benchscore.common.readers import validate
 
 DOMAINS = ("tcsexam", "mira", "rxn", "swarm")
 
@@ -25,19 +28,29 @@ def figures(name: str) -> ModuleType:
     return importlib.import_module(f"benchscore.{name}.figures")
 
 
+@cache
+def output_formats(name: str) -> dict[str, type]:
+    """kind -> its format, for the outputs of domain ``name`` (each domain's ``figures.output_formats``)."""
+    return figures(name).output_formats()
+
+
 def read_outputs(paths: list[tuple[Path, str]], *, strict: bool) -> dict[str, list[html.Output]]:
     """domain -> its outputs (in the order given); an output of no known kind is refused (``strict``)
-    or skipped. The same file given twice is one output."""
+    or skipped. Each output is validated against its kind's format before anything draws it: a
+    value of the wrong type anywhere is one line naming the file and the field. The same file given
+    twice is one output."""
     found: dict[str, list[html.Output]] = {name: [] for name in DOMAINS}
-    seen: set[Path] = set()
+    seen: set[str] = set()
     for path, label in paths:
-        if path.resolve() in seen:
+        real = os.path.realpath(path)  # never raises (a link loop is refused by the reader below)
+        if real in seen:
             continue
-        seen.add(path.resolve())
+        seen.add(real)
         sha256, doc = html.read_output(path)
         for name in DOMAINS:
             kind = figures(name).kind_of(doc)
             if kind is not None:
+                validate(output_formats(name)[kind], doc, source=path)  # names the field the drawing would trip on
                 found[name].append(html.Output(path=path, label=label, sha256=sha256, doc=doc, kind=kind))
                 break
         else:
@@ -48,9 +61,12 @@ def read_outputs(paths: list[tuple[Path, str]], *, strict: bool) -> dict[str, li
 
 
 def report_page(found: dict[str, list[html.Output]], title: str, *, back: str | None = None) -> str:
-    """One self-contained page: a section per domain that has outputs."""
-    sections = [html.Section(name, figures(name).TITLE, figures(name).render(outs))
-                for name, outs in found.items() if outs]
+    """One self-contained page: a section per domain that has outputs. matplotlib's layout warnings
+    (an axis with nothing to draw) are not printed: what a figure cannot show, its page says."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        sections = [html.Section(name, figures(name).TITLE, figures(name).render(outs))
+                    for name, outs in found.items() if outs]
     return html.page(title, sections, [o for outs in found.values() for o in outs], back=back)
 
 

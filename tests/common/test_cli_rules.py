@@ -61,17 +61,34 @@ def test_refuse_overwriting_inputs(tmp_path):
 
 def test_replaced_directory_restores_the_old_folder_on_error(tmp_path):
     target = tmp_path / "demo-out"
-    target.mkdir()
-    (target / "old.txt").write_text("old")
+    with replaced_directory(target) as d:
+        (d / "old.txt").write_text("old")
+    manifest = ".benchscore-written.json"
+    assert sorted(p.name for p in target.iterdir()) == [manifest, "old.txt"]
     with pytest.raises(KeyboardInterrupt), replaced_directory(target) as d:
         (d / "new.txt").write_text("new")
         raise KeyboardInterrupt
-    assert sorted(p.name for p in target.iterdir()) == ["old.txt"]
+    assert sorted(p.name for p in target.iterdir()) == [manifest, "old.txt"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["demo-out"]
     with replaced_directory(target) as d:
         (d / "new.txt").write_text("new")
-    assert sorted(p.name for p in target.iterdir()) == ["new.txt"]
+    assert sorted(p.name for p in target.iterdir()) == [manifest, "new.txt"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["demo-out"]
+
+
+def test_replaced_directory_replaces_only_what_it_wrote(tmp_path):
+    target = tmp_path / "demo-out"
+    target.mkdir()
+    (target / "old.txt").write_text("someone else's")
+    with pytest.raises(BadInput, match="holds 'old.txt', which benchscore demo did not write"), \
+            replaced_directory(target):
+        pytest.fail("refused before anything is written")
+    assert [p.name for p in target.iterdir()] == ["old.txt"]
+    (target / "old.txt").unlink()
+    with replaced_directory(target, owner="another tool") as d:  # empty: fine
+        (d / "x").write_text("x")
+    with pytest.raises(BadInput, match="which benchscore demo did not write"), replaced_directory(target):
+        pass  # written by another owner: not the demo's
 
 
 @group("t")

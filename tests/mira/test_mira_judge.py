@@ -332,3 +332,51 @@ def test_a_call_past_the_timeout_is_judge_failed(tmp_path: Path) -> None:
     out = orjson.loads((tmp_path / "v.json").read_bytes())
     assert [v["verdict"] for v in out["verdicts"]] == ["judge_failed", "pass", "pass"]
     assert out["verdicts"][0]["reason"].startswith("judge call failed") and "timeout" in out["verdicts"][0]["reason"]
+
+
+def test_the_loser_of_two_judge_packets_into_one_folder_gets_one_line(tmp_path: Path, monkeypatch) -> None:
+    """Issue 15, point 9: the other command creates the folder after this one checked it (the race's late
+    window): one line, exit 2, the winner's folder untouched. It was FileExistsError or OSError [Errno 39]."""
+    import benchscore.mira.judge as judge
+
+    c = write_json(tmp_path / "contract.json", CONTRACT)
+    r = write_jsonl(tmp_path / "reps.jsonl", _reps())
+    folder = tmp_path / "packets"
+    real = judge.build_packets
+
+    def the_other_one_wins(*args, **kwargs):
+        folder.mkdir()
+        (folder / "index.json").write_text('{"winner": true}')
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(judge, "build_packets", the_other_one_wins)
+    res = run("judge-packets", "--contract", c, "--repetitions", r, "--output-dir", folder)
+    assert res.exit_code == 2 and res.stderr == f"error: {folder}: already exists; choose a new folder\n", res.output
+    assert [p.name for p in folder.iterdir()] == ["index.json"]
+    assert (folder / "index.json").read_text() == '{"winner": true}'
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["contract.json", "packets", "reps.jsonl"]
+
+
+def test_two_judge_packets_racing_for_one_folder_have_one_winner(tmp_path: Path) -> None:
+    """The real race, as subprocesses: whichever wins, the other says so in one line and the folder is whole."""
+    import subprocess
+    import sys
+
+    c = write_json(tmp_path / "contract.json", CONTRACT)
+    r = write_jsonl(tmp_path / "reps.jsonl", _reps())
+    cmd = [sys.executable, "-c", "from benchscore.cli import main; main()", "mira", "judge-packets", "--contract",
+           str(c), "--repetitions", str(r), "--quiet", "--output-dir"]
+    for attempt in range(3):
+        folder = tmp_path / f"packets{attempt}"
+        procs = [subprocess.Popen([*cmd, str(folder)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                  stdin=subprocess.DEVNULL) for _ in range(2)]
+        results = [(p.wait(timeout=120), p.stderr.read()) for p in procs]
+        for p in procs:
+            p.stdout.close()
+            p.stderr.close()
+        assert sorted(code for code, _ in results) == [0, 2], results
+        (_, loser), = [(code, err) for code, err in results if code == 2]
+        assert loser == f"error: {folder}: already exists; choose a new folder\n", loser
+        index = orjson.loads((folder / "index.json").read_bytes())
+        assert sorted(p.name for p in folder.iterdir()) == sorted(["index.json", *(e["file"] for e in index["packets"])])
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")], "a temporary folder was left"

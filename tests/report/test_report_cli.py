@@ -219,15 +219,12 @@ def test_swarm_draws_threshold_lines_windows_throughput_and_points_when_carried(
     for run in plain.get("consensus", {}).values():
         run.pop("threshold", None)
         run.pop("min_margin", None)
-    for check in plain["checks"]:
-        for key in ("threshold", "min_margin"):
-            check["evidence"].pop(key, None)
-    page_plain, _ = report(tmp_path, write_json(tmp_path / "m0.json", plain), name="plain.html")
-    assert "threshold / min_margin lines for" in page_plain
-    richer = copy.deepcopy(matrix)
-    richer["consensus"] = {"S09": {"threshold": 0.7, "min_margin": 0.2, "rounds": [
-        {"round": 1, "leader_share": 0.6, "margin": 0.52, "converged": False},
-        {"round": 2, "leader_share": 0.81, "margin": 3.0, "converged": True}]}}
+    # the report validates every output against its format first (issue 15, point 8): the consensus
+    # format requires threshold, so such a matrix is refused in one line naming the field
+    line = one_line_error(invoke("report", str(write_json(tmp_path / "m0.json", plain)), "--output",
+                                 str(tmp_path / "plain.html")))
+    assert "field 'consensus.S07.threshold': Field required" in line
+    richer = copy.deepcopy(matrix)  # the rounds come from the consensus block, not from the checks' evidence
     for check in richer["checks"]:
         check["evidence"].pop("rounds", None)
     page, _ = report(tmp_path, write_json(tmp_path / "m1.json", richer), name="rich.html")
@@ -270,3 +267,59 @@ def test_ids_are_unique_on_every_page_and_a_file_given_twice_is_one_output(tmp_p
     for text in [page, *(p.read_text(encoding="utf-8") for p in demo_out.glob("*.html"))]:
         ids = re.findall(r'\bid="([^"]+)"', text)
         assert len(ids) == len(set(ids))
+
+
+def _spoiled(path: Path, change) -> dict:
+    doc = orjson.loads(path.read_bytes())
+    change(doc)
+    return doc
+
+
+@pytest.mark.parametrize(("source", "change", "field"), [
+    (TCS / "maxcut-relative.json", lambda d: d["instances"].update({"example-1": "x"}), "instances.example-1"),
+    (TCS / "index.json", lambda d: d["models"].update({"my-model": 5}), "models.my-model"),
+    (MIRA / "score.json", lambda d: d["cases"].__setitem__(0, 5), "cases[0]"),
+    (MIRA / "public.json", lambda d: d["cases"].__setitem__(0, 5), "cases[0]"),
+    (RXN / "eval_mc.json", lambda d: d.update(overall=3), "overall"),
+    (RXN / "eval_fib.json", lambda d: d["per_dataset"].update({"x": [1]}), "per_dataset.x"),
+])
+def test_an_output_of_the_wrong_structure_is_one_line_naming_file_and_field(tmp_path, source, change, field):
+    """Issue 15, point 8: each was an AttributeError/TypeError traceback from the drawing code."""
+    bad = write_json(tmp_path / source.name, _spoiled(source, change))
+    out = tmp_path / "r.html"
+    line = one_line_error(invoke("report", str(bad), "--output", str(out)))
+    assert line.startswith(f"error: {bad}: field '{field}'"), line
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == [source.name]
+
+
+def test_every_swarm_kind_is_validated_before_it_is_drawn(tmp_path, demo_out, swarm_outputs):
+    acceptance = demo_out / "swarm" / "acceptance"
+    cases = [
+        (swarm_outputs["L02"], lambda d: d["windows"].__setitem__(0, {"minute": {}}), "windows[0]"),
+        (swarm_outputs["L01"], lambda d: d.update(agent_count="many"), "agent_count"),
+        (demo_out / "swarm" / "run-report.json", lambda d: d.update(converged=[1]), "converged"),
+        (demo_out / "swarm" / "audit.json", lambda d: d.update(violations=7), "violations"),
+        (acceptance / "acceptance-matrix.json", lambda d: d["scenarios"].update({next(iter(d["scenarios"])): 5}),
+         "scenarios."),
+        (acceptance / "acceptance-matrix.model-io.json", lambda d: d["records"].__setitem__(0, "x"), "records[0]"),
+    ]
+    for source, change, field in cases:
+        bad = write_json(tmp_path / source.name, _spoiled(source, change))
+        line = one_line_error(invoke("report", str(bad), "--output", str(tmp_path / "r.html")))
+        assert line.startswith(f"error: {bad}: field '{field}"), line
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_consensus_rounds_in_free_form_evidence_that_are_not_numbers_are_not_drawn(tmp_path, demo_out):
+    """Found by the fuzz test: a check's evidence is free-form (no format checks it), and a round whose
+    leader_share was a string made the consensus figure a TypeError traceback; such rounds are not drawn."""
+    matrix = orjson.loads((demo_out / "swarm" / "acceptance" / "acceptance-matrix.json").read_bytes())
+    matrix.pop("consensus", None)
+    spoiled = 0
+    for check in matrix["checks"]:
+        for r in check["evidence"].get("rounds") or []:
+            r["leader_share"] = "x" * 300
+            spoiled += 1
+    assert spoiled
+    page, _ = report(tmp_path, write_json(tmp_path / "m.json", matrix))
+    assert "Consensus: leader share and margin" not in page

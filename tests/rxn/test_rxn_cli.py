@@ -337,6 +337,21 @@ def test_literature_csv_not_utf8(tmp_path):
                                               str(tmp_path / "o.json")]))
 
 
+@pytest.mark.parametrize(("text", "needle"), [
+    ('table_id,solvent,yield\nt,"THF,5\n', "line 2: malformed CSV: unexpected end of data"),  # unterminated quote
+    ("table_id,solvent,yield\nt," + "x" * 131_073 + ",5\n", "malformed CSV: field larger than field limit (131072)"),
+])
+def test_literature_csv_uses_the_shared_reader(tmp_path, text, needle):
+    """Issue 15, point 7: both were `_csv.Error` tracebacks with exit 1 (convert-csv had a reader of its own)."""
+    bad = tmp_path / "bad.csv"
+    bad.write_text(text)
+    out = tmp_path / "new" / "o.json"
+    r = CliRunner().invoke(cli, ["rxn", "convert-csv", "--csv", str(bad), "--output", str(out)])
+    _one_line_exit_2(r)
+    assert r.stderr.startswith(f"error: {bad}: ") and needle in r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.csv"]
+
+
 def test_condition_key_with_a_space_builds_and_evaluates(tmp_path):
     # a literature column such as "catalyst loading" is a valid condition key; the sample ids made from it
     # ("single_varying:t1:catalyst loading") must be accepted by eval-mc/eval-fib and the stand-alone scripts
@@ -413,3 +428,29 @@ def test_build_prints_every_file_it_wrote(tmp_path):
     doc = json.loads((folder / "fill_in_blank_all_blank.json").read_text())
     assert r.output.splitlines()[2].split()[:2] == ["fill_in_blank_all_blank.json", str(len(doc["samples"]))]
     assert "rows left out (no measured outcome): " in r.output
+
+
+def test_currybo_csvs_are_read_by_the_shared_reader(tmp_path):
+    """Found by the fuzz test: a CSV with only its header was a pydantic ValidationError traceback; an
+    unterminated quote and a non-finite yield are one line too."""
+    from benchscore.rxn.convert_currybo import SPECS
+
+    def folder(doyle: str) -> Path:
+        src = tmp_path / f"src{len(list(tmp_path.iterdir()))}"
+        src.mkdir()
+        for spec in SPECS:
+            cols = [c for c, _ in spec.substrates] + [c for c, _ in spec.keys] + [spec.outcome]
+            row = ["c1ccccc1"] * len(spec.substrates) + ["CCO"] * len(spec.keys) + ["0.5"]
+            text = ",".join(cols) + "\n" + ",".join(row) + "\n"
+            (src / spec.file).write_text(doyle.format(header=",".join(cols)) if spec.file == "Doyle_cleaned.csv"
+                                         else text)
+        return src
+
+    for doyle, needle in (("{header}\n", "Doyle_cleaned.csv: line 2: no rows below the header"),
+                          ('{header}\n"c1ccccc1,CCO,CCO,CCO,CCO,0.5\n', "malformed CSV: unexpected end of data"),
+                          ("{header}\nc1ccccc1,CCO,CCO,CCO,nan\n", "expected a finite number, got 'nan'")):
+        out = tmp_path / "out"
+        r = CliRunner().invoke(cli, ["rxn", "convert-currybo", "--source", str(folder(doyle)), "--output-dir", str(out)])
+        _one_line_exit_2(r)
+        assert needle in r.stderr, r.stderr
+        assert not out.exists()

@@ -443,30 +443,30 @@ def test_ctrl_c_during_a_batch_exits_130_and_writes_nothing(tmp_path):
     import sys
     import time
 
-    _, files = leaderboard(tmp_path)
-    fifo = tmp_path / "ref-fifo.json"
-    os.mkfifo(fifo)
+    ref, files = leaderboard(tmp_path)
     out_dir = tmp_path / "scores"
-    args = ["solver-score", "--task", "maxcut-mqlib", "--reference", str(fifo), "--output-dir", str(out_dir)]
+    args = ["solver-score", "--task", "maxcut-mqlib", "--reference", str(ref), "--output-dir", str(out_dir)]
     for f in files:
         args += ["--records", str(f)]
-    proc = subprocess.Popen([sys.executable, "-c", "from benchscore.tcsexam.cli import main; main()", *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
-    writer = None
+    # the command runs with the common reader blocking in its read of the reference (a FIFO did this
+    # before; inputs that are not regular files are refused now), so it is certainly running
+    blocking = ("import os, time\nfrom benchscore.common import readers\nreal = readers._read_at_most\n"
+                "def blocked(fd, size, cap):\n"
+                "    if os.path.samestat(os.fstat(fd), os.stat(os.environ['BLOCK'])):\n"
+                "        open(os.environ['BLOCK'] + '.reading', 'w').close()\n        time.sleep(3600)\n"
+                "    return real(fd, size, cap)\nreaders._read_at_most = blocked\n"
+                "from benchscore.tcsexam.cli import main\nmain()\n")
+    proc = subprocess.Popen([sys.executable, "-c", blocking, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL, text=True, env=dict(os.environ, BLOCK=str(ref)))
     try:
         deadline = time.monotonic() + 60
-        while writer is None:  # opening the FIFO for writing succeeds once the command reads it
+        while not Path(f"{ref}.reading").exists():
             assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
-            try:
-                writer = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
-            except OSError:
-                time.sleep(0.02)
-        time.sleep(0.2)
+            time.sleep(0.02)
+        time.sleep(0.1)
         proc.send_signal(signal.SIGINT)
         _, stderr = proc.communicate(timeout=120)
     finally:
-        if writer is not None:
-            os.close(writer)
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 130, stderr

@@ -41,17 +41,47 @@ def _cannot_write(path: Path, exc: OSError) -> BadInput:
     return BadInput(f"cannot write the output: {exc.strerror or exc}", source=path)
 
 
+def _make_parents(folder: Path) -> list[Path]:
+    """Create ``folder`` and its missing parents; returns the folders this call created, outermost first
+    (a folder another process made meanwhile is not among them)."""
+    missing = []
+    for p in (folder, *folder.parents):
+        if p.exists():
+            break
+        missing.append(p)
+    created = []
+    for p in reversed(missing):
+        try:
+            p.mkdir()
+        except FileExistsError:
+            continue
+        created.append(p)
+    return created
+
+
+def _remove_created(folders: list[Path]) -> None:
+    """Remove the folders a failed write created (innermost first), as long as they are still empty."""
+    for p in reversed(folders):
+        try:
+            p.rmdir()
+        except OSError:
+            return
+
+
 def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
     """Write ``data`` to ``path`` atomically; an unwritable path is one :class:`BadInput` line.
 
-    Missing parent folders are created. Inside a command, a file the command read is never replaced.
+    Missing parent folders are created (and removed again when the write fails: a full disk leaves
+    nothing behind). Inside a command, a file the command read is never replaced.
     """
     path = Path(path)
     refuse_if_input(path)
+    created: list[Path] = []
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        created = _make_parents(path.parent)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as exc:
+        _remove_created(created)
         raise _cannot_write(path, exc) from None
     try:
         os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; outputs get ordinary file modes
@@ -65,6 +95,7 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
+        _remove_created(created)
         if isinstance(exc, OSError):
             raise _cannot_write(path, exc) from None
         raise
@@ -83,49 +114,136 @@ def atomic_write_json(path: str | Path, obj: Any) -> Path:
 def atomic_directory(path: str | Path) -> Iterator[Path]:
     """Build a folder under a temporary name beside ``path``; rename it into place on success.
 
-    On any error the temporary folder is removed and ``path`` is untouched. ``path`` must not exist.
+    ``path`` must not exist: an existing one is one :class:`BadInput` line. The name is claimed
+    first (an empty folder, made atomically), so of two commands racing for one folder exactly one
+    wins and the other gets that line too, whenever it comes. On any error the temporary folder, the
+    claim and the parent folders this call created are removed; an error about a file inside the
+    temporary folder (a full disk) names the file's final path, never the temporary one.
     """
     path = Path(path)
-    if path.exists():
-        raise FileExistsError(f"{path} already exists")
+    created: list[Path] = []
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        created = _make_parents(path.parent)
+        os.mkdir(path)
+    except FileExistsError:
+        _remove_created(created)
+        raise BadInput("already exists; choose a new folder", source=path) from None
+    except OSError as exc:
+        _remove_created(created)
+        raise _cannot_write(path, exc) from None
+    claimed = [*created, path]
+    try:
         tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
     except OSError as exc:
+        _remove_created(claimed)
         raise _cannot_write(path, exc) from None
-    os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes 0700
     try:
+        os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes 0700
         yield tmp
-        os.replace(tmp, path)
-    except BaseException:
+        os.rename(tmp, path)  # replaces the empty claim; a claim someone filled meanwhile makes this fail
+    except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
+        _remove_created(claimed)
+        if isinstance(exc, BadInput) and exc.source is not None:
+            raise _renamed(exc, tmp, path) from None
+        if isinstance(exc, OSError):
+            where = Path(exc.filename) if isinstance(exc.filename, str) else None
+            raise _cannot_write(_final(where, tmp, path) if where else path, exc) from None
         raise
 
 
+def _final(where: Path, tmp: Path, path: Path) -> Path:
+    """``where`` inside the temporary folder ``tmp`` -> the same place inside ``path``."""
+    try:
+        return path / where.relative_to(tmp)
+    except ValueError:
+        return where
+
+
+def _renamed(exc: BadInput, tmp: Path, path: Path) -> BadInput:
+    source = _final(Path(exc.source or ""), tmp, path)
+    return BadInput(exc.detail, source=source, record=exc.record, field=exc.field)
+
+
+#: the file in which :func:`replaced_directory` lists what it wrote
+MANIFEST = ".benchscore-written.json"
+
+
+def _entries(folder: Path) -> list[str]:
+    """Every file, link and folder below ``folder`` (relative, sorted; links are not followed)."""
+    out = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        for name in dirnames + filenames:
+            out.append(os.path.relpath(os.path.join(dirpath, name), folder))
+    return sorted(out)
+
+
+def _refuse_foreign(path: Path, owner: str) -> None:
+    """Refuse to replace ``path`` unless it is empty or everything in it is listed in its manifest."""
+    why = None
+    cwd = os.path.realpath(os.getcwd())
+    real = os.path.realpath(path)
+    if cwd == real or cwd.startswith(real.rstrip(os.sep) + os.sep):
+        why = "is the current folder" if cwd == real else "holds the current folder"
+    elif path.is_dir():
+        entries = [e for e in _entries(path) if e != MANIFEST]
+        written: set[str] = set()
+        if entries and (path / MANIFEST).is_file() and not (path / MANIFEST).is_symlink():
+            try:
+                listed = orjson.loads((path / MANIFEST).read_bytes())
+                if isinstance(listed, dict) and listed.get("written_by") == owner:
+                    written = {e for e in listed.get("entries", []) if isinstance(e, str)}
+            except (OSError, orjson.JSONDecodeError):
+                written = set()
+        foreign = [e for e in entries if e not in written]
+        if foreign:
+            more = f" (and {len(foreign) - 1} more)" if len(foreign) > 1 else ""
+            why = f"holds {foreign[0]!r}{more}, which {owner} did not write"
+    if why is not None:
+        raise BadInput(f"{owner} replaces its output folder as a whole, and this folder {why}; choose a new or "
+                       f"empty folder, or one an earlier {owner} wrote", source=path)
+
+
 @contextmanager
-def replaced_directory(path: str | Path) -> Iterator[Path]:
+def replaced_directory(path: str | Path, *, owner: str = "benchscore demo") -> Iterator[Path]:
     """Build the folder ``path`` in place (paths written inside it are final); all or nothing.
 
-    A folder already at ``path`` is moved aside first. On success it is deleted; on any error
-    (Ctrl-C included) the new content is deleted and the old folder is moved back, unchanged.
+    Only what this function wrote before is ever replaced: ``path`` must be missing, empty, or a
+    folder whose every entry is listed in its manifest (``.benchscore-written.json``, written last,
+    naming ``owner``); anything else, and the current folder (which cannot be moved aside), is one
+    :class:`BadInput` line before anything is written. A folder already at ``path`` is moved aside
+    first. On success it is deleted; on any error (Ctrl-C included) the new content is deleted and
+    the old folder is moved back, unchanged.
     """
     path = Path(path)
+    _refuse_foreign(path, owner)
     old: Path | None = None
+    created: list[Path] = []
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        created = _make_parents(path.parent)
         if path.exists():
             old = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".old", dir=path.parent))
             os.replace(path, old / "content")
         path.mkdir()
     except OSError as exc:
+        if old is not None:
+            if (old / "content").exists() and not path.exists():
+                os.replace(old / "content", path)
+            if not (old / "content").exists():
+                old.rmdir()
+        _remove_created(created)
         raise _cannot_write(path, exc) from None
     try:
         yield path
+        manifest = {"written_by": owner, "entries": _entries(path)}
+        atomic_write_bytes(path / MANIFEST, dumps_json(manifest))
     except BaseException:
         shutil.rmtree(path, ignore_errors=True)
         if old is not None:
             os.replace(old / "content", path)
             old.rmdir()
+        else:
+            _remove_created(created)
         raise
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)

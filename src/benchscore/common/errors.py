@@ -25,13 +25,27 @@ class ExitCode(IntEnum):
 EXIT_BAD_INPUT = ExitCode.BAD_INPUT
 
 
+#: the longest message a :class:`BenchscoreError` prints (a value quoted from a huge input is cut)
+MAX_MESSAGE = 1000
+
+
+def shown(value: object, limit: int = 60) -> str:
+    """``repr(value)`` for a message, shortened past ``limit`` characters (saying how long it was)."""
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    size = f" ({len(value)} characters)" if isinstance(value, str | bytes) else ""
+    return text[:limit - 1] + "\u2026" + size
+
+
 class BenchscoreError(Exception):
     """Base class: a problem the user can fix; printed as one line, exit 2."""
 
     exit_code: int = ExitCode.BAD_INPUT
 
-    def __str__(self) -> str:  # always one line
-        return " ".join(str(self.args[0]).split()) if self.args else self.__class__.__name__
+    def __str__(self) -> str:  # always one line, never longer than MAX_MESSAGE
+        text = " ".join(str(self.args[0]).split()) if self.args else self.__class__.__name__
+        return text if len(text) <= MAX_MESSAGE else text[:MAX_MESSAGE - 1] + "\u2026"
 
 
 class BadInput(BenchscoreError):

@@ -23,7 +23,7 @@ from benchscore import __version__
 
 from .errors import BadInput
 from .provenance import created_at, sha256_bytes
-from .readers import loads_json, read_bytes
+from .readers import loads_json, read_json_bytes
 
 #: values shown in red with class ``fail`` / green ``pass`` / orange ``warn`` wherever they appear
 FAIL_WORDS = frozenset({"FAIL", "FAILED", "fail", "failed", "hard_fail", "refuted"})
@@ -455,7 +455,7 @@ def _footer() -> str:
 # ---- reading outputs -----------------------------------------------------------------------------
 def read_output(path: Path) -> tuple[str, Any]:
     """``(sha256 of the bytes, the parsed document)`` of one output, read once with the strict readers."""
-    data = read_bytes(path)
+    data = read_json_bytes(path)
     return sha256_bytes(data), loads_json(data, path)
 
 

@@ -5,6 +5,7 @@
 - Labels are plain text: ``$`` never starts mathtext (``text.parse_math`` off), so an id such as
   ``cost$2`` is drawn as written.
 - The SVG is reproducible (no date, a fixed hash salt).
+- A label longer than :data:`MAX_LABEL` characters is drawn shortened (ending in an ellipsis).
 - Colours are the Okabe-Ito palette (distinguishable with the common colour-vision
   deficiencies); PASS/FAIL-like states also differ in hatch or marker, never in colour alone.
 
@@ -26,7 +27,8 @@ from matplotlib import colormaps  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
-from matplotlib.ticker import MaxNLocator  # noqa: E402
+from matplotlib.text import Text  # noqa: E402
+from matplotlib.ticker import Formatter, MaxNLocator  # noqa: E402
 
 __all__ = ["ACCENT", "BAD", "GOOD", "NEUTRAL", "PALETTE", "WARN", "Figure", "Line2D", "MaxNLocator", "MARKERS", "Rectangle", "colormaps",
            "new_figure", "styled", "to_svg"]
@@ -61,6 +63,45 @@ STYLE: dict[str, Any] = {
 }
 
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
+#: a label longer than this is drawn shortened (the tables beside every figure hold the whole value):
+#: matplotlib lays out text in time that grows with its length, and an id of 200,000 characters took minutes
+MAX_LABEL = 200
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= MAX_LABEL else text[:MAX_LABEL - 1] + "\u2026"
+
+
+class _Shortened(Formatter):
+    """Another formatter's tick labels, each at most :data:`MAX_LABEL` characters."""
+
+    def __init__(self, inner: Formatter) -> None:
+        self.inner = inner
+
+    def set_axis(self, axis: Any) -> None:
+        super().set_axis(axis)
+        self.inner.set_axis(axis)
+
+    def set_locs(self, locs: Any) -> None:
+        self.inner.set_locs(locs)
+
+    def __call__(self, x: Any, pos: Any = None) -> str:
+        return _short(str(self.inner(x, pos)))
+
+    def format_ticks(self, values: Any) -> list[str]:
+        return [_short(str(s)) for s in self.inner.format_ticks(values)]
+
+
+def _shorten_labels(fig: Figure) -> None:
+    for text in fig.findobj(Text):
+        label = text.get_text()
+        if len(label) > MAX_LABEL:
+            text.set_text(_short(label))
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            formatter = axis.get_major_formatter()
+            if not isinstance(formatter, _Shortened):
+                axis.set_major_formatter(_Shortened(formatter))
 
 
 def new_figure(width: float = 7.5, height: float = 3.2) -> Figure:
@@ -73,6 +114,7 @@ def to_svg(fig: Figure) -> str:
     """The figure as an ``<svg>`` element for inline HTML: no XML prolog, comments or metadata
     (:func:`benchscore.common.html.figure` makes its ids unique on the page)."""
     buf = io.StringIO()
+    _shorten_labels(fig)
     with matplotlib.rc_context(STYLE):
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
     text = buf.getvalue()

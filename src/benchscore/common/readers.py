@@ -15,10 +15,13 @@ exact parser). Only a mismatch pays for the slow parse, which then names the dup
 from __future__ import annotations
 
 import csv
+import errno
 import io
 import json
 import math
+import os
 import re
+import stat
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -26,34 +29,197 @@ from typing import Any, TypeVar
 import orjson
 from pydantic import BaseModel, ValidationError
 
-from .errors import BadInput
+from .errors import BadInput, shown
 from .guard import note_input
 
-DEFAULT_MAX_BYTES = 2 * 1024**3  # 2 GiB
+DEFAULT_MAX_BYTES = 2 * 1024**3  # 2 GiB: the size limit of every input file
+#: the nesting limit of every JSON input: arrays and objects inside each other, at most this deep
+MAX_DEPTH = 100
 
 M = TypeVar("M", bound=BaseModel)
 
 DUPLICATE_KEY = "key appears twice in the same JSON object (duplicate key)"
 
+_CHUNK = 1 << 20
+_KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 
-def read_bytes(path: str | Path, *, max_bytes: int = DEFAULT_MAX_BYTES, existing_output: bool = False) -> bytes:
-    """Read a whole input file, refusing missing files, folders and files over ``max_bytes``.
+
+def _not_regular(mode: int) -> str:
+    return next((what for test, what in _KINDS if test(mode)), "not a regular file")
+
+
+def _stat(p: Path) -> os.stat_result:
+    """``os.stat`` of an input; every failure is one :class:`BadInput` line."""
+    try:
+        return os.stat(p)
+    except FileNotFoundError:
+        if os.path.islink(p):
+            raise BadInput(f"file not found (a symbolic link to {os.readlink(p)!r}, which does not exist)",
+                           source=p) from None
+        raise BadInput("file not found", source=p) from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise BadInput("symbolic link loop (too many levels of symbolic links)", source=p) from None
+        raise BadInput(f"cannot read: {exc.strerror or exc}", source=p) from None
+
+
+def _refuse_special(p: Path, st: os.stat_result) -> None:
+    if stat.S_ISDIR(st.st_mode):
+        raise BadInput("is a folder, expected a file", source=p)
+    if not stat.S_ISREG(st.st_mode):
+        link = f" (a symbolic link to {os.readlink(p)})" if os.path.islink(p) else ""
+        raise BadInput(f"is {_not_regular(st.st_mode)}{link}, not a regular file; inputs must be regular files",
+                       source=p)
+
+
+def _too_large(p: Path, size: int | str, cap: int) -> BadInput:
+    return BadInput(f"file is {size} bytes, larger than the limit of {cap}", source=p)
+
+
+def check_file(path: str | Path, *, max_bytes: int | None = None) -> None:
+    """Refuse, without reading it, an input that :func:`read_bytes` would refuse at the door (missing,
+    not a regular file, over the size limit): for a command that reads it only after minutes of work."""
+    _at_the_door(Path(path), DEFAULT_MAX_BYTES if max_bytes is None else max_bytes)
+
+
+def _at_the_door(p: Path, cap: int) -> None:
+    st = _stat(p)
+    _refuse_special(p, st)
+    if st.st_size > cap:
+        raise _too_large(p, st.st_size, cap)
+
+
+def read_bytes(path: str | Path, *, max_bytes: int | None = None, existing_output: bool = False) -> bytes:
+    """Read a whole input file: a regular file of at most ``max_bytes`` (default :data:`DEFAULT_MAX_BYTES`).
+
+    Refused, each in one :class:`BadInput` line: a missing file, a dangling symbolic link, a link
+    loop, a folder, and anything that is not a regular file (a FIFO would block forever, a link to
+    ``/dev/zero`` never ends). It is checked before the file is opened, and again on the open file
+    (opened without blocking, so a FIFO swapped in between cannot hang the read). The size limit is
+    enforced while reading: at most ``max_bytes + 1`` bytes are ever read, whatever the file claims.
 
     Inside a command the file becomes an input that no write may replace (see ``guard``), unless
     ``existing_output``: the command reads its own output's previous content to compare with it.
     """
+    cap = DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
     p = Path(path)
+    _at_the_door(p, cap)
     try:
-        size = p.stat().st_size
-    except FileNotFoundError:
-        raise BadInput("file not found", source=p) from None
-    if p.is_dir():
-        raise BadInput("is a folder, expected a file", source=p)
-    if size > max_bytes:
-        raise BadInput(f"file is {size} bytes, larger than the limit of {max_bytes}", source=p)
-    if not existing_output:
-        note_input(p)
-    return p.read_bytes()
+        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise BadInput(f"cannot read: {exc.strerror or exc}", source=p) from None
+    try:
+        st = os.fstat(fd)
+        _refuse_special(p, st)
+        if not existing_output:
+            note_input(p)
+        data = _read_at_most(fd, st.st_size, cap)
+    except OSError as exc:
+        raise BadInput(f"cannot read: {exc.strerror or exc}", source=p) from None
+    finally:
+        os.close(fd)
+    if len(data) > cap:
+        raise _too_large(p, f"more than {cap}", cap)
+    return data
+
+
+def _read_at_most(fd: int, size: int, cap: int) -> bytes:
+    """The file's bytes, but never more than ``cap + 1`` of them (one more tells it is too large)."""
+    parts: list[bytes] = []
+    total, want = 0, min(size, cap) + 1
+    while total <= cap:
+        chunk = os.read(fd, min(want, cap + 1 - total))
+        if not chunk:
+            break
+        parts.append(chunk)
+        total += len(chunk)
+        want = _CHUNK  # the file was longer than it said (it grows, or a /proc file): read on in chunks
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+_STRING = re.compile(rb'"[^"\\\n]*(?:\\.[^"\\\n]*)*"')
+_SQUARE = bytes.maketrans(b"{}", b"[]")
+_NOT_SHAPE = bytes(sorted(set(range(256)) - set(b'[]{}"\n')))
+_SHAPE_OR_NEWLINE = re.compile(rb"[\[\]{}\n]")
+
+
+def _outside_quotes(shape: bytes) -> bytes:
+    """The bytes outside quote pairs (numpy: a running parity of the quotes). Exact for valid JSON; an
+    unterminated string (malformed) may shift the parity, so a refusal is confirmed exactly first."""
+    import numpy as np
+
+    arr = np.frombuffer(shape, dtype=np.uint8)
+    quote = arr == ord('"')
+    inside = np.cumsum(quote, dtype=np.uint8) & 1  # the parity survives the uint8 wrap-around
+    return arr[~(quote | inside.astype(bool))].tobytes()
+
+
+def _too_deep_exactly(data: bytes, lines: bool) -> bool:
+    """The same test with every string cut out by a regular expression (slower; run before refusing)."""
+    shape = _STRING.sub(b"", data).translate(_SQUARE, _NOT_SHAPE).replace(b'"', b"")
+    if not lines:
+        shape = shape.replace(b"\n", b"")
+    for _ in range(MAX_DEPTH):
+        reduced = shape.replace(b"[]", b"")
+        if len(reduced) == len(shape):
+            return False
+        shape = reduced
+    return b"[]" in shape
+
+
+def check_nesting(data: bytes, source: str | Path, *, lines: bool = False) -> None:
+    """Refuse JSON nested deeper than :data:`MAX_DEPTH` (one limit for every input of every command).
+
+    It runs on the bytes, before any parser or validator could recurse, at C speed (a few bytes
+    operations, no Python loop over the text): escapes are dropped (``\\\\`` then ``\\"``), everything
+    but brackets, quotes and newlines is deleted, the strings that remain (quotes with only brackets
+    between them) are cut out, and the brackets left are reduced pair by pair (``[]`` and ``{}`` with
+    nothing inside): a structure deeper than the limit still has a pair after ``MAX_DEPTH`` rounds.
+    ``lines``: JSON Lines, each line on its own. Malformed JSON passes here and is named by the parser.
+    """
+    shape = data
+    if b"\\" in shape:
+        shape = shape.replace(b"\\\\", b"").replace(b'\\"', b"")
+    shape = shape.translate(_SQUARE, _NOT_SHAPE)
+    if shape.count(b"[") <= MAX_DEPTH:
+        return
+    shape = shape.replace(b'""', b"")
+    if b'"' in shape:  # strings holding brackets: keep what lies outside quote pairs
+        shape = _outside_quotes(shape)
+    if not lines:
+        shape = shape.replace(b"\n", b"")
+    for _ in range(MAX_DEPTH):
+        reduced = shape.replace(b"[]", b"")
+        if len(reduced) == len(shape):
+            return
+        shape = reduced
+    if b"[]" not in shape or not _too_deep_exactly(data, lines):
+        return
+    depth, line = 0, 1
+    for m in _SHAPE_OR_NEWLINE.finditer(_STRING.sub(b"", data)):  # only to name the line: a slow scan is fine
+        c = m.group()
+        if c == b"\n":
+            line += 1
+            if lines:
+                depth = 0
+        elif c in b"[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                break
+        else:
+            depth -= 1
+    raise BadInput(f"nested deeper than {MAX_DEPTH} levels (arrays and objects inside each other); "
+                   f"the limit is the same for every input", source=source, record=f"line {line}")
+
+
+def read_json_bytes(path: str | Path, *, lines: bool = False, max_bytes: int | None = None,
+                    existing_output: bool = False) -> bytes:
+    """The bytes of a JSON (``lines``: JSON Lines) input, read by :func:`read_bytes` and refused when
+    nested deeper than :data:`MAX_DEPTH`: the door every JSON input comes through, before any parser."""
+    data = read_bytes(path, max_bytes=max_bytes, existing_output=existing_output)
+    check_nesting(data, path, lines=lines)
+    return data
 
 
 def _decode_utf8(data: bytes, source: str | Path) -> str:
@@ -165,14 +331,14 @@ def loads_json(data: bytes, source: str | Path, *, line: int | None = None) -> A
     return parsed
 
 
-def read_json(path: str | Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Any:
+def read_json(path: str | Path, *, max_bytes: int | None = None) -> Any:
     """Read one strict JSON document from ``path``."""
-    return loads_json(read_bytes(path, max_bytes=max_bytes), path)
+    return loads_json(read_json_bytes(path, max_bytes=max_bytes), path)
 
 
-def read_jsonl(path: str | Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> list[Any]:
+def read_jsonl(path: str | Path, *, max_bytes: int | None = None) -> list[Any]:
     """Read strict JSON Lines: one JSON value per non-blank line."""
-    data = read_bytes(path, max_bytes=max_bytes)
+    data = read_json_bytes(path, lines=True, max_bytes=max_bytes)
     _decode_utf8(data, path)
     out = []
     for i, raw in enumerate(data.split(b"\n"), start=1):
@@ -197,20 +363,21 @@ def _refuse_a_json_document(data: bytes, path: str | Path, line: int) -> None:
                    f"({kind} over several lines)", source=path, record=f"line {line}")
 
 
-def read_csv(
-    path: str | Path,
-    *,
-    required: Sequence[str],
-    optional: Sequence[str] = (),
-    max_bytes: int = DEFAULT_MAX_BYTES,
-) -> list[dict[str, str]]:
-    """Read a strict CSV with a header: returns one dict per row, keyed by column name.
+def read_csv_table(path: str | Path, *, max_bytes: int | None = None) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """Read a strict CSV: its header and its rows as ``(line number, fields)``, values stripped.
 
-    Refuses: not UTF-8, a missing required column, an unknown or repeated column, a row with
-    a different number of fields than the header. Values are returned as stripped strings;
-    record numbers in messages are file line numbers.
+    Refuses, in one line each: not UTF-8 (a BOM is allowed), an empty file, an empty or repeated
+    column name, a row with a different number of fields than the header, and anything Python's
+    ``csv`` module calls malformed (an unterminated quote, a cell over its field size limit of
+    131,072 characters). Empty lines are skipped. For a CSV whose columns are not fixed in advance
+    (``rxn convert-csv``); :func:`read_csv` checks a fixed header on top.
     """
-    data = read_bytes(path, max_bytes=max_bytes)
+    return parse_csv_table(read_bytes(path, max_bytes=max_bytes), path)
+
+
+def parse_csv_table(data: bytes, source: str | Path) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """:func:`read_csv_table` on bytes already read (a CSV inside an archive); ``source`` names it."""
+    path = source
     text = _decode_utf8(data, path)
     if text.startswith("\ufeff"):
         text = text[1:]
@@ -222,11 +389,43 @@ def read_csv(
     except csv.Error as exc:
         raise BadInput(f"malformed CSV: {exc}", source=path, record="line 1") from None
     header = [h.strip() for h in header]
-    allowed = set(required) | set(optional)
     seen: set[str] = set()
-    for name in header:
+    for number, name in enumerate(header, start=1):
+        if not name:
+            raise BadInput(f"empty column name (column {number})", source=path, record="line 1")
         if name in seen:
             raise BadInput("column appears twice in the header", source=path, record="line 1", field=name)
+        seen.add(name)
+    rows: list[tuple[int, list[str]]] = []
+    try:
+        for fields in reader:
+            if not fields or (len(fields) == 1 and not fields[0].strip()):
+                continue
+            if len(fields) != len(header):
+                raise BadInput(f"has {len(fields)} fields, the header has {len(header)}", source=path,
+                               record=f"line {reader.line_num}")
+            rows.append((reader.line_num, [v.strip() for v in fields]))
+    except csv.Error as exc:
+        raise BadInput(f"malformed CSV: {exc}", source=path, record=f"line {reader.line_num}") from None
+    return header, rows
+
+
+def read_csv(
+    path: str | Path,
+    *,
+    required: Sequence[str],
+    optional: Sequence[str] = (),
+    max_bytes: int | None = None,
+) -> list[dict[str, str]]:
+    """Read a strict CSV with a fixed header: returns one dict per row, keyed by column name.
+
+    Refuses what :func:`read_csv_table` refuses, and a missing required column or an unknown
+    column. Values are returned as stripped strings; ``__line__`` is the row's line number in the
+    file (the record number in messages).
+    """
+    header, table = read_csv_table(path, max_bytes=max_bytes)
+    allowed = set(required) | set(optional)
+    for name in header:
         if name not in allowed:
             raise BadInput(
                 f"unknown column; expected columns {', '.join(list(required) + list(optional))}",
@@ -234,26 +433,14 @@ def read_csv(
                 record="line 1",
                 field=name,
             )
-        seen.add(name)
     for name in required:
-        if name not in seen:
+        if name not in header:
             raise BadInput("required column is missing from the header", source=path, record="line 1", field=name)
     rows: list[dict[str, str]] = []
-    try:
-        for fields in reader:
-            if not fields or (len(fields) == 1 and not fields[0].strip()):
-                continue
-            if len(fields) != len(header):
-                raise BadInput(
-                    f"has {len(fields)} fields, the header has {len(header)}",
-                    source=path,
-                    record=f"line {reader.line_num}",
-                )
-            row = {h: v.strip() for h, v in zip(header, fields, strict=True)}
-            row["__line__"] = str(reader.line_num)
-            rows.append(row)
-    except csv.Error as exc:
-        raise BadInput(f"malformed CSV: {exc}", source=path, record=f"line {reader.line_num}") from None
+    for line, fields in table:
+        row = dict(zip(header, fields, strict=True))
+        row["__line__"] = str(line)
+        rows.append(row)
     return rows
 
 
@@ -267,13 +454,13 @@ def parse_finite_float(value: Any, *, source: str | Path, record: str | int | No
     ``float()`` would also accept but a table should not contain (``1_0``, surrounding blanks).
     """
     if isinstance(value, bool) or (isinstance(value, str) and not _DECIMAL.fullmatch(value)):
-        raise BadInput(f"expected a finite number, got {value!r}", source=source, record=record, field=field)
+        raise BadInput(f"expected a finite number, got {shown(value)}", source=source, record=record, field=field)
     try:
         out = float(value)
     except (TypeError, ValueError):
-        raise BadInput(f"expected a finite number, got {value!r}", source=source, record=record, field=field) from None
+        raise BadInput(f"expected a finite number, got {shown(value)}", source=source, record=record, field=field) from None
     if not math.isfinite(out):
-        raise BadInput(f"expected a finite number, got {value!r}", source=source, record=record, field=field)
+        raise BadInput(f"expected a finite number, got {shown(value)}", source=source, record=record, field=field)
     return out
 
 
@@ -298,5 +485,5 @@ def validate(model: type[M], data: Any, *, source: str | Path, record: str | int
         field = _loc_to_field([p for p in loc if not (isinstance(p, str) and p.startswith(("function-", "union[")))])
         msg = err.get("msg", "invalid value")
         if "input" in err and not isinstance(err["input"], dict | list):
-            msg += f" (got {err['input']!r})"
+            msg += f" (got {shown(err['input'])})"
         raise BadInput(msg, source=source, record=record, field=field) from None

@@ -335,14 +335,14 @@ def judge_packets(contract: Path, repetitions: Path, output_dir: Path | None, ou
 def read_packets(folder: Path) -> tuple[list[F.JudgePacket], str]:
     """Read index.json and every packet it lists, checking each packet's sha256 and that every
     packet was built from the index's contract; returns the packets and that contract's sha256."""
-    from benchscore.common.readers import read_bytes, validate
+    from benchscore.common.readers import read_json_bytes, validate
 
     from . import formats as F
     from .judge import packet_sha256
     from .records import strict_loads
 
     index_path = folder / "index.json"
-    index = strict_loads(read_bytes(index_path), index_path)
+    index = strict_loads(read_json_bytes(index_path), index_path)
     if not isinstance(index, dict) or not isinstance(index.get("packets"), list):
         raise BadInput("expected an object with a 'packets' list", source=index_path, field="packets")
     contract_sha256 = index.get("contract_sha256")
@@ -354,7 +354,7 @@ def read_packets(folder: Path) -> tuple[list[F.JudgePacket], str]:
             raise BadInput("expected {packet_id, file, sha256} with a plain file name", source=index_path,
                            record=f"packets[{i}]", field="file")
         path = folder / entry["file"]
-        packet = validate(F.JudgePacket, strict_loads(read_bytes(path), path), source=path)
+        packet = validate(F.JudgePacket, strict_loads(read_json_bytes(path), path), source=path)
         if packet_sha256(packet.model_dump(mode="json")) != packet.sha256 or packet.sha256 != entry.get("sha256"):
             raise BadInput("packet content does not match its sha256", source=path, field="sha256")
         if packet.contract_sha256 != contract_sha256:
@@ -440,13 +440,13 @@ def project(score_path: Path, output: Path, quiet: bool) -> None:
     """Public projection: only allowlisted fields (no fixtures, trajectories, evaluator details, credentials)."""
     from benchscore.common.atomic import atomic_write_json
     from benchscore.common.provenance import provenance
-    from benchscore.common.readers import read_bytes, validate
+    from benchscore.common.readers import read_json_bytes, validate
 
     from . import formats as F
     from .projection import project as project_score
     from .records import strict_loads
 
-    parsed = strict_loads(read_bytes(score_path), score_path)
+    parsed = strict_loads(read_json_bytes(score_path), score_path)
     sc = validate(F.ScoreOutput, parsed, source=score_path)
     out = project_score(sc, deviations=parsed["deviations"])
     out["provenance"] = provenance(f"mira:{sc.benchmark_id}@{sc.contract_version}/public", {"score": score_path})

@@ -17,6 +17,14 @@ from benchscore.common.html import Output
 
 TITLE = "mira: Mira agent benchmark"
 KINDS = {"score": "mira score", "public": "mira project"}
+
+
+def output_formats() -> dict[str, type]:
+    """kind -> the format each output is validated against before it is drawn (the report's hook)."""
+    from .formats import PublicProjection, ScoreOutput
+
+    return {"score": ScoreOutput, "public": PublicProjection}
+
 AT_METRICS = ("pass_at_1", "stable_at_3", "complete_at_3")
 AT_LABELS = {"pass_at_1": "Pass@1", "stable_at_3": "Stable@3", "complete_at_3": "Complete@3"}
 #: statuses in the order of the seed's "任务结果状态", with a marker each (never colour alone)

@@ -17,9 +17,9 @@ from typing import Any
 import orjson
 from pydantic import TypeAdapter, ValidationError
 
-from benchscore.common.errors import BadInput
+from benchscore.common.errors import BadInput, shown
 from benchscore.common.provenance import sha256_bytes
-from benchscore.common.readers import loads_json, read_bytes, validate
+from benchscore.common.readers import loads_json, read_json_bytes, validate
 
 from .formats import (
     CalibrationPolicy,
@@ -69,7 +69,7 @@ def strict_loads(data: bytes, path: str | Path) -> Any:
 
 def load_contract(path: str | Path) -> LoadedContract:
     """Read and validate a contract file; the sha256 of its bytes identifies it in every output."""
-    data = read_bytes(path)
+    data = read_json_bytes(path)
     parsed = strict_loads(data, path)
     try:
         contract = Contract.model_validate(parsed)
@@ -94,7 +94,7 @@ def read_records_file(path: str | Path, *, what: str = "record") -> tuple[list[A
     colons inside strings, so the counts match exactly when no key was dropped (files with an
     escaped ``\\u003a`` colon are checked line by line by the slow exact parser instead).
     """
-    data = read_bytes(path)
+    data = read_json_bytes(path, lines=True)
     lines = data.split(b"\n")
     if lines and not lines[-1]:
         lines.pop()  # the final newline
@@ -136,7 +136,7 @@ def _records_error(exc: ValidationError, path: str | Path, numbers: list[int]) -
     if err.get("type") == "missing":
         msg = "required field is missing"
     elif "input" in err and not isinstance(err["input"], dict | list):
-        msg += f" (got {err['input']!r})"
+        msg += f" (got {shown(err['input'])})"
     return BadInput(msg, source=path, record=line, field=_field_of(loc[1:]))
 
 
@@ -203,7 +203,7 @@ def load_repetitions(path: str | Path, loaded: LoadedContract) -> Repetitions:
     rule, a governance severity that contradicts its kind, a completed repetition without
     ``elapsed_s``, and a post-cutoff completion timed within ``T_hard`` or on an untimed case.
     """
-    data = read_bytes(path)
+    data = read_json_bytes(path, lines=True)
     fast = _validated_lines(data)
     if fast is not None:
         records, numbers = fast
@@ -316,7 +316,7 @@ def require_timing(loaded: LoadedContract) -> None:
 
 def load_deviations(path: str | Path) -> tuple[list[dict[str, Any]], bytes]:
     """A deviations file: ``{"deviations": [...]}`` (or a bare list), validated, returned exactly as written."""
-    data = read_bytes(path)
+    data = read_json_bytes(path)
     parsed = strict_loads(data, path)
     if isinstance(parsed, list):
         parsed = {"deviations": parsed}
@@ -325,7 +325,7 @@ def load_deviations(path: str | Path) -> tuple[list[dict[str, Any]], bytes]:
 
 
 def load_policy(path: str | Path) -> tuple[CalibrationPolicy, bytes]:
-    data = read_bytes(path)
+    data = read_json_bytes(path)
     return validate(CalibrationPolicy, strict_loads(data, path), source=path), data
 
 
@@ -348,7 +348,7 @@ def load_observations(path: str | Path, loaded: LoadedContract) -> tuple[list[Ob
 
 
 def load_verdicts(path: str | Path) -> tuple[JudgeVerdicts, bytes]:
-    data = read_bytes(path)
+    data = read_json_bytes(path)
     parsed = strict_loads(data, path)
     if isinstance(parsed, dict) and isinstance(parsed.get("verdicts"), list):
         from .formats import JudgeVerdict

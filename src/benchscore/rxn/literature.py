@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from benchscore.common.errors import BadInput
-from benchscore.common.readers import read_bytes
+from benchscore.common.readers import read_csv_table
 
 from .formats import ConditionTable, ConditionTableFile
 from .parsers import parse_dr, parse_ee, parse_temperature, parse_time, parse_yield
@@ -35,37 +35,19 @@ def _condition(key: str, raw: str) -> str:
 
 def read_literature_csv(path: Path) -> ConditionTableFile:
     """Parse a literature-style CSV into condition tables (one BadInput line on any problem)."""
-    import csv
-    import io
-
-    try:
-        text = read_bytes(path).decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise BadInput(f"not valid UTF-8 (byte {exc.start})", source=path) from None
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
-    try:
-        header = [h.strip() for h in next(reader)]
-    except StopIteration:
-        raise BadInput("empty file, expected a header row", source=path, record="line 1") from None
+    header, lines = read_csv_table(path)
     if "table_id" not in header:
         raise BadInput("required column is missing from the header", source=path, record="line 1", field="table_id")
-    if "" in header:
-        raise BadInput(f"empty column name (column {header.index('') + 1})", source=path, record="line 1")
-    if len(set(header)) != len(header):
-        raise BadInput("a column appears twice in the header", source=path, record="line 1")
     keys = [h for h in header if h != "table_id" and h not in OUTCOMES and h not in SOURCE_COLUMNS
             and not h.startswith("reaction.")]
     if not keys:
         raise BadInput("no condition columns", source=path, record="line 1")
     tables: dict[str, dict[str, Any]] = {}
     first: dict[str, dict[str, str]] = {}
-    for fields in reader:
-        line = reader.line_num
-        if not any(f.strip() for f in fields):
+    for line, fields in lines:
+        if not any(fields):
             continue
-        if len(fields) != len(header):
-            raise BadInput(f"has {len(fields)} fields, the header has {len(header)}", source=path, record=f"line {line}")
-        row = dict(zip(header, (f.strip() for f in fields), strict=True))
+        row = dict(zip(header, fields, strict=True))
         tid = row["table_id"]
         fresh = tid not in tables
         table = tables.setdefault(tid, {

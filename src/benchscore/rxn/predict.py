@@ -16,6 +16,7 @@ Nothing here prints; the CLI wires the client, the progress bar and the tables.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -27,7 +28,7 @@ from benchscore.common.atomic import atomic_write_json
 from benchscore.common.errors import BadInput
 from benchscore.common.llm import CallRecord, ChatResult, LLMError, ModelNotFound
 from benchscore.common.provenance import provenance, sha256_bytes
-from benchscore.common.readers import loads_json, read_bytes, validate
+from benchscore.common.readers import loads_json, read_bytes, read_json_bytes, validate
 
 from .answers import parse_fib_answer, parse_mc_answer
 from .formats import PredictAudit
@@ -122,14 +123,15 @@ def ask_all(questions: Sequence[tuple[dict[str, Any], str]], chat: Chat, *, conc
 
 def _read_previous(path: Path) -> Any:
     """This command's own earlier output, which it extends (not an input: it may be replaced)."""
-    return loads_json(read_bytes(path, existing_output=True), path)
+    return loads_json(read_json_bytes(path, existing_output=True), path)
 
 
 def open_previous(output: Path, audit: Path, *, ids: Sequence[str], model: str, dataset: dict[str, Any],
                   prompt: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The predictions and audit of earlier runs (resume), checked to belong to this dataset, prompt and model."""
-    previous = _read_previous(output) if output.exists() else {}
-    if output.exists() and not audit.exists():
+    exists = os.path.lexists  # a link that leads nowhere (dangling, a loop) is read, and refused as such
+    previous = _read_previous(output) if exists(output) else {}
+    if exists(output) and not exists(audit):
         raise BadInput(f"exists but its audit {audit} does not; predict extends only the prediction files it "
                        "made: remove it, give its --audit, or choose another --output", source=output)
     if not isinstance(previous, dict):
@@ -139,7 +141,7 @@ def open_previous(output: Path, audit: Path, *, ids: Sequence[str], model: str, 
         if key not in known:
             raise BadInput(f"id {key!r} is not a sample id of {dataset['name']}; one prediction file per dataset",
                            source=output)
-    prior = _read_previous(audit) if audit.exists() else None
+    prior = _read_previous(audit) if exists(audit) else None
     if prior is not None:
         validate(PredictAudit, prior, source=audit)
     if prior is not None:

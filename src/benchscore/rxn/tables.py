@@ -8,7 +8,7 @@ from importlib import resources
 from pathlib import Path
 
 from benchscore.common.errors import BadInput
-from benchscore.common.readers import loads_json, read_bytes, read_csv, validate
+from benchscore.common.readers import loads_json, read_csv, read_json_bytes, validate
 
 from .conventions import BUNDLED
 from .formats import ConditionTable, ConditionTableFile
@@ -36,7 +36,7 @@ class LoadedTables:
 
 def load_table_file(path: Path) -> LoadedTables:
     """Read and validate a condition-table file (one BadInput line on any problem)."""
-    raw = read_bytes(path)
+    raw = read_json_bytes(path)
     data = loads_json(raw, path)
     parsed = validate(ConditionTableFile, data, source=path)
     return LoadedTables(name=path.name, raw=raw, tables=list(parsed.tables))

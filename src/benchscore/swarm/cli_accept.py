@@ -14,8 +14,9 @@ import click
 
 from benchscore.common.atomic import atomic_write_bytes, dumps_json
 from benchscore.common.cli import Command
-from benchscore.common.errors import BadInput, ExitCode
+from benchscore.common.errors import ExitCode
 from benchscore.common.provenance import provenance
+from benchscore.common.readers import check_file
 from benchscore.common.report import console, note, table
 
 from .accept.evidence import ScenarioResult, evidence_line, one_line
@@ -224,10 +225,14 @@ def accept(scenario: str, output: Path | None, store: str | None, redis_url: str
     """Run acceptance scenarios from real runs and report every check with its evidence."""
     which = scenario.upper() if scenario.lower() != "all" else "all"
     for path in (junit, sdist):
-        if path is not None and not path.is_file():
-            raise BadInput("file not found", source=path)
+        if path is not None:
+            check_file(path)  # missing, not a regular file, too large: refused before any scenario runs
     if junit is not None:
         junit_check(junit)  # a malformed report is refused before minutes of scenarios run
+    if sdist is not None:
+        from .accept.s07 import load_pinned_source, verify_sdist
+
+        verify_sdist(sdist, *load_pinned_source())  # an unreadable archive too, before any store is made
     opts = AcceptOptions(store=store, redis_url=redis_url, blob_root=blob_root, base_url=base_url,
                          api_key_env=api_key_env, junit=junit, quick=quick, tpm=tpm, sdist=sdist,
                          timeout=timeout)

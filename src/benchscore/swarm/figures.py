@@ -28,6 +28,48 @@ KINDS = {
 }
 
 
+def output_formats() -> dict[str, type]:
+    """kind -> the format each output is validated against before it is drawn (the report's hook).
+
+    The files carry a little more (or less) than their models say: ``swarm run`` writes its report
+    without the two timing fields (the same inputs give the same file), ``swarm audit`` adds
+    provenance, ``swarm accept`` a scenario's ``verdict`` and provenance. The models below describe
+    the files as written.
+    """
+    from typing import Literal
+
+    from pydantic import model_validator
+
+    from .accept.evidence import ScenarioResult
+    from .accept.matrix import AcceptanceMatrix
+    from .audit import AuditReport
+    from .budget import BudgetReport
+    from .gateway import ModelIOReport
+    from .run import RunReport
+    from .stress import StressReport
+
+    class RunReportFile(RunReport):
+        wall_time_s: float | None = None
+        tasks_per_second: float | None = None
+
+    class AuditReportFile(AuditReport):
+        provenance: dict[str, Any] | None = None
+
+    class ScenarioFile(ScenarioResult):
+        verdict: Literal["PASS", "FAIL"]
+        provenance: dict[str, Any] | None = None
+
+        @model_validator(mode="after")
+        def _verdict_is_passed(self) -> ScenarioFile:
+            if self.verdict != ("PASS" if self.passed else "FAIL"):
+                raise ValueError(f"verdict {self.verdict} contradicts passed {self.passed}")
+            return self
+
+    return {"acceptance-matrix": AcceptanceMatrix, "scenario": ScenarioFile, "model-io": ModelIOReport,
+            "run": RunReportFile, "audit": AuditReportFile, "L01": StressReport, "L02": BudgetReport}
+
+
+
 def kind_of(doc: Any) -> str | None:
     """The kind from ``provenance.metric_id`` (``swarm.run``, ``swarm.audit``, ``swarm.L01``, ``swarm.L02``,
     ``swarm.acceptance.WHICH``) and, for the acceptance outputs that share a metric id, the shape."""
@@ -188,12 +230,22 @@ def _compliance_figure(d: dict[str, Any]):
 
 
 # ---- consensus -------------------------------------------------------------------------------------
+def _a_round(r: Any) -> bool:
+    """A record the consensus figure can draw: ``leader_share`` a number, ``margin`` and ``round`` numbers or
+    absent (the rounds are found in free-form check evidence, which no format checks)."""
+    def number(v: Any) -> bool:
+        return isinstance(v, int | float) and not isinstance(v, bool)
+
+    return (isinstance(r, dict) and number(r.get("leader_share"))
+            and all(number(r[k]) for k in ("margin", "round") if r.get(k) is not None))
+
+
 def _rounds_lists(value: Any, path: str = "") -> list[tuple[str, dict[str, Any]]]:
     """Every object with a ``rounds`` list of ``leader_share``/``margin`` records, by JSON path."""
     found = []
     if isinstance(value, dict):
         rounds = value.get("rounds")
-        if isinstance(rounds, list) and rounds and all(isinstance(r, dict) and "leader_share" in r for r in rounds):
+        if isinstance(rounds, list) and rounds and all(map(_a_round, rounds)):
             found.append((path, value))
         for k, v in value.items():
             if k not in ("rounds", "provenance"):

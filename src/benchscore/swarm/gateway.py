@@ -285,6 +285,7 @@ class ModelIOReport(Format):
     checks: tuple[AuditCheck, ...]
     S08_PASS: bool
     records: tuple[CallRecord, ...]
+    provenance: dict[str, Any] | None = None
 
 
 def model_io_report(records: Sequence[CallRecord], *, endpoint: str, mode: str, calls_issued: int,

@@ -19,7 +19,7 @@ from benchscore.common.atomic import atomic_write_bytes, atomic_write_json
 from benchscore.common.cli import refuse_overwriting_inputs
 from benchscore.common.errors import BadInput
 from benchscore.common.provenance import provenance
-from benchscore.common.readers import loads_json, read_bytes, validate
+from benchscore.common.readers import loads_json, read_bytes, read_json_bytes, validate
 
 from .formats import Reference
 from .formulas import METRIC_ID
@@ -63,7 +63,7 @@ def build_reference_file(
     absolute_floor: float = 1e-9,
 ) -> str:
     """Freeze runs into a one-task reference file; returns a one-line summary."""
-    raws = [(p, read_bytes(p)) for p in runs]
+    raws = [(p, read_json_bytes(p)) for p in runs]
     instances, unscored = build_task_reference(raws, kind=kind)
     if not instances:
         raise BadInput("the runs hold no instance records", source=runs[0])
@@ -137,7 +137,7 @@ def solver_score_file(*, task: str, records: Path, reference: Path, output: Path
     each collection on the way rescans them all)."""
     with gc_paused():
         loaded = load_reference(reference)
-        return write_solver_score(loaded, task, read_bytes(records), records, output)
+        return write_solver_score(loaded, task, read_json_bytes(records), records, output)
 
 
 def write_solver_score(loaded: LoadedReference, task: str, raw: bytes, records: Path, output: Path) -> dict:
@@ -187,7 +187,7 @@ def solver_score_files(
     with gc_paused():
         loaded = load_reference(reference)
         for path in records:
-            results.append(solver_score_result(loaded, task, read_bytes(path), path))
+            results.append(solver_score_result(loaded, task, read_json_bytes(path), path))
             if advance is not None:
                 advance()
         _write_together(output_dir, outputs, results)
@@ -248,7 +248,7 @@ def run_demo(out_dir: Path, data: Path = DEMO_DATA, *, say: Callable[[str], None
     ``data/demo/demo.json`` (written by ``data/generate_demo.py``) says which files to use.
     ``say`` receives one line per step. Returns the index output.
     """
-    spec = loads_json(read_bytes(data / "demo.json"), data / "demo.json")
+    spec = loads_json(read_json_bytes(data / "demo.json"), data / "demo.json")
     out_dir = Path(out_dir)
     say = say or (lambda _line: None)
     parts = []

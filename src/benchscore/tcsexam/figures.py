@@ -18,6 +18,14 @@ from benchscore.common.html import Output
 TITLE = "tcsexam: TCSExam composite index and solver scores"
 #: kind -> the command that writes it
 KINDS = {"index": "tcsexam score", "solver-score": "tcsexam solver-score"}
+
+
+def output_formats() -> dict[str, type]:
+    """kind -> the format each output is validated against before it is drawn (the report's hook)."""
+    from .formats import IndexOutput, SolverScoreOutput
+
+    return {"index": IndexOutput, "solver-score": SolverScoreOutput}
+
 TRACKS = ("theorem", "solver", "construction", "conjecture")
 #: z beyond +/- this is drawn at the edge with a count (Phi(6) = 1 - 1e-9)
 Z_SHOWN = 6.0

@@ -15,7 +15,7 @@ from typing import Any
 
 from benchscore.common.errors import BadInput
 from benchscore.common.provenance import sha256_bytes
-from benchscore.common.readers import loads_json, parse_finite_float, read_bytes, read_csv, validate
+from benchscore.common.readers import loads_json, parse_finite_float, read_csv, read_json_bytes, validate
 
 from .formats import AttemptRow, Cohort, SuiteManifest
 from .formulas import METRIC_ID, TRACKS, resolve_status, task_mean, tcsexam_index, track_mean, worst_status
@@ -84,7 +84,7 @@ def _check_evidence(att: Attempt, attempts_path: Path, cohort: Cohort) -> str:
     ev_path = Path(row.evidence or "")
     if not ev_path.is_absolute():
         ev_path = attempts_path.parent / ev_path
-    raw = read_bytes(ev_path)
+    raw = read_json_bytes(ev_path)
     data = loads_json(raw, ev_path)
     if not isinstance(data, dict):
         raise BadInput("evidence is not a solver-score output (expected an object)", source=ev_path)
@@ -351,4 +351,4 @@ def score_cohort(
 
 def load_cohort(path: str | Path) -> Cohort:
     path = Path(path)
-    return validate(Cohort, loads_json(read_bytes(path), path), source=path)
+    return validate(Cohort, loads_json(read_json_bytes(path), path), source=path)

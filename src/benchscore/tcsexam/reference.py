@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from benchscore.common.errors import BadInput
 from benchscore.common.provenance import sha256_bytes
-from benchscore.common.readers import loads_json, read_bytes, validate
+from benchscore.common.readers import loads_json, read_json_bytes, validate
 
 from .formats import Reference, SuiteManifest
 from .formulas import TRACKS, instance_scale, reference_stats
@@ -287,7 +287,7 @@ def parse_reference(raw: bytes, path: str | Path, *, fast: bool = True) -> Refer
 def load_reference(path: str | Path) -> LoadedReference:
     """Read and validate a reference file (see :class:`~.formats.Reference`)."""
     path = Path(path)
-    raw = read_bytes(path)
+    raw = read_json_bytes(path)
     with gc_paused():
         ref, checked = _parse_reference(raw, path, True)
         return LoadedReference(ref, sha256_bytes(raw), path, compile_reference(ref, path, checked))
@@ -296,7 +296,7 @@ def load_reference(path: str | Path) -> LoadedReference:
 def load_suite(path: str | Path) -> SuiteManifest:
     """Read a suite manifest; a task id appears once in the whole suite."""
     path = Path(path)
-    manifest = validate(SuiteManifest, loads_json(read_bytes(path), path), source=path)
+    manifest = validate(SuiteManifest, loads_json(read_json_bytes(path), path), source=path)
     seen: dict[str, str] = {}
     for track in TRACKS:
         for i, item in enumerate(getattr(manifest.tracks, track)):
@@ -359,7 +359,7 @@ def existing_conflict(output: Path, new: dict[str, Any]) -> str | None:
     holds different content under the same id, None if it is absent or holds another id."""
     if not output.exists():
         return None
-    old = loads_json(read_bytes(output, existing_output=True), output)
+    old = loads_json(read_json_bytes(output, existing_output=True), output)
     if not isinstance(old, dict) or old.get("reference_id") != new["reference_id"]:
         return None
     if reference_content(old) == reference_content(new):

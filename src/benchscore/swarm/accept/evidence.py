@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import orjson
-from pydantic import Field, computed_field, field_validator
+from pydantic import Field, ModelWrapValidatorHandler, computed_field, field_validator, model_validator
 
 from benchscore.common.models import Format
 
@@ -34,6 +34,11 @@ class Check(Format):
     @property
     def verdict(self) -> str:
         return "PASS" if self.passed else "FAIL"
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _read_back(cls, data: Any, handler: ModelWrapValidatorHandler[Check]) -> Check:
+        return _computed_read_back(data, handler, "reason")
 
     @computed_field(description="empty for a PASS; for a FAIL: condition, failing parts and evidence, one line")
     @property
@@ -63,6 +68,11 @@ class ScenarioResult(Format):
     details: dict[str, Any] = Field(default_factory=dict)
     consensus: ConsensusResult | None = None
 
+    @model_validator(mode="wrap")
+    @classmethod
+    def _read_back(cls, data: Any, handler: ModelWrapValidatorHandler[ScenarioResult]) -> ScenarioResult:
+        return _computed_read_back(data, handler, "failures")
+
     @computed_field(description="failed check name -> its one-line reason")
     @property
     def failures(self) -> dict[str, str]:
@@ -70,6 +80,18 @@ class ScenarioResult(Format):
         if not self.passed and not self.checks:
             out["scenario"] = f"{self.mode}: {self.reason or 'no check ran'}"
         return out
+
+
+def _computed_read_back(data: Any, handler: Any, name: str) -> Any:
+    """A file written from this model carries the computed field ``name``; read back, the field is
+    recomputed from the others and must equal what the file says (a hand-edited reason is refused)."""
+    if not isinstance(data, dict) or name not in data:
+        return handler(data)
+    written = data[name]
+    obj = handler({k: v for k, v in data.items() if k != name})
+    if written != obj.model_dump(mode="json", include={name})[name]:
+        raise ValueError(f"{name} {written!r} is not the one the other fields give")
+    return obj
 
 
 def all_passed(checks: Sequence[Check]) -> bool:

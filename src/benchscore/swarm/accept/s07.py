@@ -119,6 +119,7 @@ def verify_sdist(path: Path, source: PinnedSource, excerpts: dict[int, str]) -> 
     bundled excerpt equal to the file's lines ``first_line..last_line``. Returns the evidence;
     ``verified`` is the conjunction."""
     import tarfile
+    import zlib
 
     data = read_bytes(path)
     out: dict[str, Any] = {"sdist": Path(path).name, "sdist_sha256_matches":
@@ -136,7 +137,7 @@ def verify_sdist(path: Path, source: PinnedSource, excerpts: dict[int, str]) -> 
                 ok = (hashlib.sha256(body).hexdigest() == f.file_sha256
                       and "".join(lines[f.first_line - 1:f.last_line]) == excerpts[f.step])
                 out["files"][f.path] = "ok" if ok else "mismatch"
-    except (tarfile.TarError, OSError, UnicodeDecodeError) as exc:
+    except (tarfile.TarError, OSError, EOFError, zlib.error, UnicodeDecodeError) as exc:
         raise BadInput(f"not a readable sdist: {type(exc).__name__}", source=path) from None
     out["verified"] = out["sdist_sha256_matches"] and all(v == "ok" for v in out["files"].values())
     return out
