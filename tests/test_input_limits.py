@@ -80,6 +80,11 @@ NON_REGULAR = {
                   "sqlite:///{out}/r.db", "--output", "{out}/r.json"],
     "swarm accept --junit": ["swarm", "accept", "l02", "--junit", "{x}", "--output", "{out}/a.json"],
     "report": ["report", "{x}", "--output", "{out}/r.html"],
+    # the inspect_ai log readers (inspect_ai is in the test extra)
+    "mira from-inspect": ["mira", "from-inspect", "{x}", "--contract", str(MIRA / "inspect" / "contract.json"),
+                          "--mapping", str(MIRA / "inspect" / "mapping.json"), "--output", "{out}/r.jsonl"],
+    "rxn eval-mc --from-inspect": ["rxn", "eval-mc", "--dataset", str(RXN / "expected" / "multiple_choice_all_varying.json"),
+                                   "--from-inspect", "{x}", "--output", "{out}/e.json"],
 }
 KINDS = {"fifo": "is a FIFO (named pipe), not a regular file",
          "dev_zero": "is a character device (a symbolic link to /dev/zero), not a regular file",

@@ -85,14 +85,14 @@ def read_header(path: Path) -> LogHeader:
     read, another file format or inspect_ai version, a log still running, a log written without samples."""
     from .guard import note_input
     from .provenance import sha256_file
+    from .readers import check_file
 
     require_inspect_ai()
     from inspect_ai.log import read_eval_log
 
-    if not path.exists():
-        raise BadInput("file not found", source=path)
     if path.is_dir():
         raise BadInput("is a folder, expected an inspect_ai log file (.eval or .json)", source=path)
+    check_file(path)  # a regular file within the size limit: never a FIFO, a device or a link loop
     note_input(path)
     try:
         header = read_eval_log(str(path), header_only=True)
