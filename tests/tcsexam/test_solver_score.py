@@ -340,6 +340,8 @@ def test_many_records_files_one_output_each_equal_to_single_calls(tmp_path, pinn
         line = next(x for x in result.stdout.splitlines() if x.startswith(str(rec)))
         assert line.split()[1:4] == [repr(data["relative_score"]), str(data["scored_instance_count"]),
                                      str(len(data["unscored_instances"]))]
+        low, high = data["intervals"]["relative_score"]["ci95"]  # issue 16: the interval beside it
+        assert line.endswith(f"[{low!r}, {high!r}] t")
     assert f"{files[1]}: unscored_instances g9" in result.stdout
     assert "paper-k3-fixed-260925" in result.stdout
     assert json.loads(single.read_text())["reference_sha256"] in result.stdout

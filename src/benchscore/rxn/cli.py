@@ -213,12 +213,16 @@ def _read_predictions(path: Path, ids: set[str]) -> dict[str, Any]:
     return preds
 
 
-def _evaluate(task: str, datasets: tuple[Path, ...], prediction: Path, output: Path | None) -> dict[str, Any]:
+def _evaluate(task: str, datasets: tuple[Path, ...], prediction: Path, output: Path | None, *,
+              intervals: bool = True) -> dict[str, Any]:
+    """Score, add the 95 % intervals (``intervals=False``: without them, for the benchmark only), write, print."""
     from benchscore.common.atomic import atomic_write_json
     from benchscore.common.errors import BadInput
     from benchscore.common.provenance import provenance
     from benchscore.common.report import print_line
+    from benchscore.common.stats import LEVEL
 
+    from . import intervals as ci
     from . import metrics
     from .formats import FibDataset, McDataset
 
@@ -238,25 +242,34 @@ def _evaluate(task: str, datasets: tuple[Path, ...], prediction: Path, output: P
             merged.update(ix)
         overall = metrics.score_fill_in_blank(merged, preds)
         per_sample = {q: metrics.fill_in_blank_samples(ix, preds) for q, ix in indexes}
+    result: dict[str, Any] = {"task": task, "per_dataset": per, "overall": overall}
+    if intervals:
+        result["intervals"] = ci.evaluation_intervals(task, parsed, per_sample, preds)
     roles: dict[str, str | Path | bytes] = {f"dataset/{p.name}": p for p in datasets}
     roles["prediction"] = prediction
-    result = {"task": task, "per_dataset": per, "overall": overall, "per_sample": per_sample,
-              "provenance": provenance(f"rxn-testsetV6-{task}", roles)}
+    result["per_sample"] = per_sample
+    result["provenance"] = provenance(f"rxn-testsetV6-{task}", roles,
+                                      extra={"intervals": {"level": LEVEL}} if intervals else None)
     if output is not None:
         atomic_write_json(output, result)
-    print_metrics(f"rxn {task.replace('_', ' ')}: {prediction.name}", per, overall)
+    print_metrics(f"rxn {task.replace('_', ' ')}: {prediction.name}", per, overall, result.get("intervals"))
     print_histogram(per_sample, unhit=task == "fill_in_blank")
     if output is not None:
         print_line(f"wrote {output}")
     return result
 
 
-def print_metrics(title: str, per: dict[str, dict[str, Any]], overall: dict[str, Any]) -> None:
-    """Every metric and count of the JSON output as a row; sub-datasets (and overall) as columns."""
-    from benchscore.common.report import print_table
+def print_metrics(title: str, per: dict[str, dict[str, Any]], overall: dict[str, Any],
+                  intervals: dict[str, Any] | None = None) -> None:
+    """Every metric and count of the JSON output as a row, then each 95 % interval (``METRIC_ci95``);
+    sub-datasets (and overall) as columns."""
+    from benchscore.common.report import interval_cell, print_table
 
     results = [*per.items(), ("overall", overall)]
-    rows = [(metric, *(m[metric] for _, m in results)) for metric in overall]
+    rows: list[tuple[Any, ...]] = [(metric, *(m[metric] for _, m in results)) for metric in overall]
+    if intervals:
+        cis = [*(intervals["per_dataset"][q] for q in per), intervals["overall"]]
+        rows.extend((f"{metric}_ci95", *(interval_cell(c[metric]) for c in cis)) for metric in intervals["overall"])
     print_table(title, ("metric", *(name for name, _ in results)), rows)
 
 

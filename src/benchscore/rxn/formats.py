@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field, RootModel, model_validator
 
 from benchscore.common.models import Format as _Format
+from benchscore.common.models import Interval
 
 from . import conventions as c
 
@@ -280,12 +281,23 @@ class SampleOutcome(Format):
     exact_match: bool | None = Field(None, description="multiple choice only: the answer is a best option")
 
 
+class EvaluationIntervals(Format):
+    """95 % intervals beside an evaluation's headline metrics: avg_relative_score, avg_yield_ratio
+    (multiple choice), exact_match_accuracy (multiple choice), hit_rate (fill in blank)."""
+
+    per_dataset: dict[str, dict[str, Interval]]
+    overall: dict[str, Interval]
+
+
 class EvaluationResult(Format):
     """Output of ``benchscore rxn eval-mc`` / ``eval-fib``: metrics per sub-dataset and overall."""
 
     task: Literal["multiple_choice", "fill_in_blank"]
     per_dataset: dict[str, dict[str, Any]]
     overall: dict[str, Any]
+    intervals: EvaluationIntervals | None = Field(
+        None, description="the 95 % interval of each headline metric, per sub-dataset and overall (clustered by "
+                          "condition table; docs/statistics.md)")
     per_sample: dict[str, list[SampleOutcome]] = Field(
         default_factory=dict, description="every sample of each sub-dataset, in dataset order: the records the "
                                           "metrics sum up (the report draws their distribution)")

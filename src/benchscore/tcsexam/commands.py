@@ -20,6 +20,7 @@ from benchscore.common.cli import refuse_overwriting_inputs
 from benchscore.common.errors import BadInput
 from benchscore.common.provenance import provenance
 from benchscore.common.readers import loads_json, read_bytes, validate
+from benchscore.common.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, LEVEL
 
 from .formats import Reference
 from .formulas import METRIC_ID
@@ -225,18 +226,23 @@ def _write_together(output_dir: Path, outputs: list[Path], results: list[SolverS
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def score_file(*, suite: Path, attempts: Path, cohort: Path, output: Path) -> dict:
-    """Read suite, cohort and attempts, compute the index, write the output; returns it."""
+def score_file(*, suite: Path, attempts: Path, cohort: Path, output: Path, ci_seed: int = DEFAULT_SEED,
+               ci_resamples: int = DEFAULT_RESAMPLES) -> dict:
+    """Read suite, cohort and attempts, compute the index (and its 95 % intervals: bootstrap seed
+    ``ci_seed``, ``ci_resamples`` resamples), write the output; returns it."""
     manifest = load_suite(suite)
     plan = load_cohort(cohort)
     rows = read_attempts(attempts)
-    out = score_cohort(manifest, plan, rows, attempts_path=attempts, cohort_path=cohort)
+    out = score_cohort(manifest, plan, rows, attempts_path=attempts, cohort_path=cohort, ci_seed=ci_seed,
+                       ci_resamples=ci_resamples)
     evidence = out.pop("evidence_sha256")
+    extra: dict = {"evidence": evidence} if evidence else {}
+    extra["intervals"] = {"level": LEVEL, "seed": ci_seed, "resamples": ci_resamples}
     out["provenance"] = provenance(
         METRIC_ID,
         {"suite": suite, "attempts": attempts, "cohort": cohort},
         reference={"reference_id": plan.solver_reference_id},
-        extra={"evidence": evidence} if evidence else None,
+        extra=extra,
     )
     atomic_write_json(output, out)
     return out
