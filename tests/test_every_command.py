@@ -142,6 +142,8 @@ SPECS: dict[str, Spec] = {
     "demo": Spec(["--output-dir", "{out}/demo"], output="--output-dir", sigint_when="demo/tcsexam"),
     "schema": Spec(["tcsexam-reference"], output=None, no_sigint="prints a schema at once"),
     "list": Spec([], output=None, no_sigint="prints a list at once"),
+    "compare": Spec(["{a}", "{b}", "--output", "{out}/cmp.json"],
+                    {"a": MIRA / "expected" / "score.json", "b": MIRA / "expected" / "score.json"}, fifo="a"),
     "report": Spec(["{score}", "{index}", "--output", "{out}/report.html"],
                    {"score": MIRA / "expected" / "score.json", "index": SEED / "expected" / "index.json"},
                    fifo="score"),

@@ -50,7 +50,7 @@ def test_multiple_choice_intervals_are_clustered_by_condition_table(build, tmp_p
     preds = json.loads(pred.read_text())
     samples = {q: _samples(mc / f"multiple_choice_{q}.json") for q in types}
     every = [s for q in types for s in samples[q]]
-    tables = [(s["meta"]["source"]["dataset"], s["meta"]["source"]["table_id"]) for s in every]
+    tables = [s["meta"]["source"]["table_id"] for s in every]
     rel = [metrics.multiple_choice_outcome(s, preds.get(s["id"]))[1] for s in every]
     hit = [float(metrics.multiple_choice_outcome(s, preds.get(s["id"]))[2]) for s in every]
     assert len(set(tables)) < len(tables)  # the same tables give an all_varying and single_varying questions
@@ -108,7 +108,7 @@ def test_fill_in_blank_intervals_leave_unhit_answers_out(build, tmp_path):
     kept = [s for s in samples if s["id"] != first["id"]]
     values = [1.0 if s["id"] == second["id"] else 0.0 for s in kept]
     assert best["relative_score"] == 1.0
-    tables = [(s["meta"]["source"]["dataset"], s["meta"]["source"]["table_id"]) for s in kept]
+    tables = [s["meta"]["source"]["table_id"] for s in kept]
     assert out["intervals"]["overall"]["avg_relative_score"]["ci95"] == list(S.cluster_t(values, tables, bounds=(0, 1)))
     assert out["intervals"]["overall"]["hit_rate"] == {"ci95": list(S.wilson(1, len(samples))), "ci_method": "wilson"}
 

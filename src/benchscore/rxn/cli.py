@@ -242,6 +242,9 @@ def _evaluate(task: str, datasets: tuple[Path, ...], prediction: Path, output: P
             merged.update(ix)
         overall = metrics.score_fill_in_blank(merged, preds)
         per_sample = {q: metrics.fill_in_blank_samples(ix, preds) for q, ix in indexes}
+    for q, samples in parsed:  # the condition table each question was built from: the unit of its intervals
+        for record, sample in zip(per_sample[q], samples, strict=True):
+            record["table_id"] = sample["meta"]["source"]["table_id"]
     result: dict[str, Any] = {"task": task, "per_dataset": per, "overall": overall}
     if intervals:
         result["intervals"] = ci.evaluation_intervals(task, parsed, per_sample, preds)

@@ -279,6 +279,8 @@ class SampleOutcome(Format):
         description="as avg_relative_score counts it: 0 for an invalid or missing answer; null for an unhit "
                     "fill-in-blank answer (it leaves the denominator)")
     exact_match: bool | None = Field(None, description="multiple choice only: the answer is a best option")
+    table_id: str | None = Field(None, description="the condition table the question was built from "
+                                                   "(meta.source.table_id): the unit of the intervals and of compare")
 
 
 class EvaluationIntervals(Format):

@@ -2,8 +2,8 @@
 
 Questions built from one condition table share its substrates, its conditions and its measured
 outcomes, so they are not independent: a model that understands one table tends to answer all its
-questions well. Every interval therefore treats the condition table (``meta.source``: dataset and
-table id) as the unit of independence:
+questions well. Every interval therefore treats the condition table (``meta.source.table_id``, unique in a build; written
+beside each per-sample record as ``table_id``) as the unit of independence:
 
 - ``avg_relative_score`` and ``avg_yield_ratio``: ``cluster_t`` (the mean with a cluster-robust
   standard error, clusters = condition tables), over the samples the metric averages;
@@ -27,17 +27,17 @@ NO_SAMPLES = "no samples"
 UNIT = "condition table"
 
 
-def _tables(samples: list[dict[str, Any]]) -> list[tuple[str, str]]:
-    return [(s["meta"]["source"]["dataset"], s["meta"]["source"]["table_id"]) for s in samples]
+def _tables(samples: list[dict[str, Any]]) -> list[str]:
+    return [s["meta"]["source"]["table_id"] for s in samples]
 
 
-def _mean(values: list[float], tables: list[tuple[str, str]], upper: float | None) -> dict[str, Any]:
+def _mean(values: list[float], tables: list[str], upper: float | None) -> dict[str, Any]:
     if not values:
         return S.beside("cluster_t", None, unavailable=NO_SAMPLES)
     return S.beside("cluster_t", lambda: S.cluster_t(values, tables, bounds=(0.0, upper), unit=UNIT))
 
 
-def _proportion(hits: list[bool], tables: list[tuple[str, str]]) -> dict[str, Any]:
+def _proportion(hits: list[bool], tables: list[str]) -> dict[str, Any]:
     if not hits:
         return S.beside("wilson", None, unavailable=NO_SAMPLES)
     if len(set(tables)) == len(tables):
