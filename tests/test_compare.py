@@ -69,7 +69,7 @@ def test_two_rxn_evaluations_are_compared_question_by_question(rxn, tmp_path):
     a, b = rxn["outs"]["best"], rxn["outs"]["random"]
     r = run("compare", a, b, "--output", tmp_path / "cmp.json")
     doc = _load(tmp_path / "cmp.json")
-    assert doc["format"] == "benchscore-compare" and doc["results"] == [str(a), str(b)]
+    assert doc["format"] == "benchscore-compare" and doc["results"] == [a.name, b.name]  # short labels
     (c,) = doc["comparisons"]
     rows = {m["name"]: m for m in c["metrics"]}
     assert list(rows) == ["avg_relative_score", "exact_match_accuracy"]
@@ -123,12 +123,12 @@ def test_three_results_are_holm_corrected_with_a_leaderboard_of_tie_groups(rxn, 
     run("compare", outs["random"], outs["best"], outs["worst"], "--output", tmp_path / "cmp.json")
     doc = _load(tmp_path / "cmp.json")
     assert [(c["a"], c["b"]) for c in doc["comparisons"]] == [
-        (str(outs["random"]), str(outs["best"])), (str(outs["random"]), str(outs["worst"])),
-        (str(outs["best"]), str(outs["worst"]))]
+        (outs["random"].name, outs["best"].name), (outs["random"].name, outs["worst"].name),
+        (outs["best"].name, outs["worst"].name)]
     rows = [{m["name"]: m for m in c["metrics"]}["avg_relative_score"] for c in doc["comparisons"]]
     assert [r["p_holm"] for r in rows] == pytest.approx(P.holm([r["p_value"] for r in rows]))
     board = doc["leaderboards"]["avg_relative_score"]
-    assert [r["label"] for r in board] == [str(outs["best"]), str(outs["random"]), str(outs["worst"])]
+    assert [r["label"] for r in board] == [outs["best"].name, outs["random"].name, outs["worst"].name]
     # with dozens of tables best, random and worst answers are far apart: three groups
     assert [r["group"] for r in board] == [1, 2, 3] and [r["rank_range"] for r in board] == [[1, 1], [2, 2], [3, 3]]
     assert all(r["indistinguishable_from"] == [] for r in board)
@@ -163,7 +163,7 @@ def test_intersection_compares_the_common_items_and_lists_what_it_dropped(rxn, t
     doc = _load(tmp_path / "c.json")
     single = [s["id"] for s in rxn["data"]["single_varying"]]
     info = doc["intersection"]["avg_relative_score"]
-    assert info == {"items": len(rxn["data"]["all_varying"]), "dropped": {str(outs["random"]): single}}
+    assert info == {"items": len(rxn["data"]["all_varying"]), "dropped": {outs["random"].name: single}}
     m = {x["name"]: x for x in doc["comparisons"][0]["metrics"]}["avg_relative_score"]
     assert m["a"] == _load(root / "best_all_varying.json")["overall"]["avg_relative_score"]
     random_av = [x["relative_score"] for x in _load(outs["random"])["per_sample"]["all_varying"]]
@@ -224,7 +224,7 @@ def test_an_incomplete_score_is_compared_only_on_common_cases(tmp_path):
     assert res.exit_code == 2 and "nothing to compare" in res.output and "--intersection" in res.output
     run("compare", a, inc, "--intersection", "--output", tmp_path / "c.json")
     doc = _load(tmp_path / "c.json")
-    assert doc["intersection"]["task_success"]["dropped"] == {str(a): ["ADV-03"]}
+    assert doc["intersection"]["task_success"]["dropped"] == {a.name: ["ADV-03"]}
     assert {m["n_items"] for m in doc["comparisons"][0]["metrics"]} == {2}
 
 
@@ -235,8 +235,8 @@ def test_tcsexam_models_are_compared_task_by_task(tmp_path, pinned_time):
     run_demo(out)
     r = run("compare", out / "index.json", "--output", tmp_path / "c.json")
     doc = _load(tmp_path / "c.json")
-    assert doc["results"] == [f"{out / 'index.json'}:synthetic-model-a", f"{out / 'index.json'}:synthetic-model-b"]
-    assert doc["not_compared"]["index"].startswith(f"null in {out / 'index.json'}:synthetic-model-b")
+    assert doc["results"] == ["index.json:synthetic-model-a", "index.json:synthetic-model-b"]
+    assert doc["not_compared"]["index"].startswith("null in index.json:synthetic-model-b")
     rows = {m["name"]: m for m in doc["comparisons"][0]["metrics"]}
     index = _load(out / "index.json")["models"]
     assert rows["track_means.solver"]["a"] == index["synthetic-model-a"]["track_means"]["solver"]

@@ -144,6 +144,7 @@ SPECS: dict[str, Spec] = {
     "list": Spec([], output=None, no_sigint="prints a list at once"),
     "compare": Spec(["{a}", "{b}", "--output", "{out}/cmp.json"],
                     {"a": MIRA / "expected" / "score.json", "b": MIRA / "expected" / "score.json"}, fifo="a"),
+    "verify": Spec(["{score}"], {"score": MIRA / "expected" / "score.json"}, output=None, fifo="score"),
     "report": Spec(["{score}", "{index}", "--output", "{out}/report.html"],
                    {"score": MIRA / "expected" / "score.json", "index": SEED / "expected" / "index.json"},
                    fifo="score"),

@@ -81,6 +81,9 @@ def demo(output_dir: str, only: tuple[str, ...]) -> None:
                   "[/bold]")
 
 
+demo.record_invocation = False  # each step records the command it stands for (benchscore verify re-runs those)
+
+
 @cli.command()
 @click.argument("outputs", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--output", required=True, type=click.Path(dir_okay=False),
@@ -148,6 +151,63 @@ def compare(outputs: tuple[str, ...], output: str | None, intersection: bool, re
     C.print_comparison(doc)
     if output is not None:
         print_line(f"wrote {output}")
+
+
+@cli.command()
+@click.argument("outputs", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("--search", "search", multiple=True, type=click.Path(file_okay=False, exists=True),
+              help="A folder to look for inputs in, by sha256 (repeatable).")
+def verify(outputs: tuple[str, ...], search: tuple[str, ...]) -> None:
+    """Recompute OUTPUTS (JSON files, or every output under a folder) from their recorded command and inputs.
+
+    Each input is found by its sha256 (at its recorded path, beside the output, under --search and the
+    folders given, in benchscore's bundled data); the recorded command is re-run with the recorded
+    options and created_at, and its result compared value by value. One line per output. Exit 0 when
+    every output is reproduced (or cannot be recomputed, and says why), 1 when a value differs (each
+    differing JSON path is printed with both values), 2 when an input is missing (its role, name and
+    sha256 are named) or the re-run refuses its inputs.
+    """
+    from pathlib import Path
+
+    from benchscore.common import verify as V
+    from benchscore.common.report import print_line, progress
+
+    files: list[tuple[Path, bool]] = []
+    folders: list[Path] = []
+    for given in outputs:
+        p = Path(given)
+        if p.is_dir():
+            folders.append(p)
+            files.extend((f, False) for f in V.outputs_under(p))
+        else:
+            files.append((p, True))
+    refusals = [_domain(name).recompute_refusal for name in DOMAINS]
+    outcomes = []
+    with V.Verifier(cli, refusals, [*map(Path, search), *folders]) as verifier, progress() as bar:
+        task = bar.add_task("verifying", total=len(files))
+        for path, explicit in files:
+            outcomes.append(verifier.verify(path, explicit=explicit))
+            bar.advance(task)
+    shown = [o for o in outcomes if o.status != V.SKIPPED]
+    if not shown:
+        raise BadInput("no benchscore output (a JSON file with a provenance block) in " + ", ".join(outputs))
+    for o in shown:
+        print_line(f"{o.path}: {o.message if o.status == V.REPRODUCED else f'{o.status}: {o.message}'}")
+        for where, mine, theirs in o.differences:
+            print_line(f"  {where}: {_shown(mine)} in the file, {_shown(theirs)} recomputed")
+    counts = {s: sum(o.status == s for o in shown) for s in (V.REPRODUCED, V.DIFFERS, V.MISSING, V.FAILED,
+                                                               V.NOT_RECOMPUTABLE)}
+    print_line(f"verified {len(shown)} outputs: " + ", ".join(f"{n} {s}" for s, n in counts.items() if n))
+    code = max((V.EXIT[o.status] for o in shown), default=0)
+    if code:
+        raise SystemExit(code)
+
+
+def _shown(value) -> str:
+    import orjson
+
+    text = value if value == "<absent>" else orjson.dumps(value).decode()
+    return text if len(text) <= 200 else text[:197] + "..."
 
 
 @cli.command("list")

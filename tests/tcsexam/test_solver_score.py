@@ -333,7 +333,12 @@ def test_many_records_files_one_output_each_equal_to_single_calls(tmp_path, pinn
         single = tmp_path / f"single-{k}.json"
         one = run("solver-score", "--task", "maxcut-mqlib", "--records", rec, "--reference", ref, "--output", single)
         assert one.exit_code == 0, one.stderr
-        assert (out_dir / f"model-{k}" / "maxcut" / "attempt-1.json").read_bytes() == single.read_bytes()
+        # equal but for how each was made (issue 16: provenance records the command and its arguments)
+        batch_doc, single_doc = (json.loads(p.read_text()) for p in (out_dir / f"model-{k}" / "maxcut" / "attempt-1.json",
+                                                                      single))
+        assert batch_doc["provenance"].pop("command") == single_doc["provenance"].pop("command")
+        assert batch_doc["provenance"].pop("arguments") != single_doc["provenance"].pop("arguments")
+        assert batch_doc == single_doc
         data = json.loads(single.read_text())
         # every number of each output is in the terminal output, with the unscored instance names
         assert repr(data["relative_score"]) in result.stdout

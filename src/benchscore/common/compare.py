@@ -13,6 +13,7 @@ when there are three or more, groups a leaderboard into ties, and lists the item
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -338,6 +339,18 @@ def compare(entries: list[Entry], *, intersection: bool = False, resamples: int 
     return doc
 
 
+def labels_of(paths: Sequence[Path]) -> list[str]:
+    """A short label per file: its name, with as many parent folders as it takes to tell files of one
+    name apart (so a comparison does not depend on where the files are)."""
+    parts = [Path(os.path.abspath(p)).parts for p in paths]
+    depth = 1
+    while True:
+        labels = ["/".join(x[-depth:]) for x in parts]
+        if len(set(labels)) == len(labels) or depth >= max(len(x) for x in parts):
+            return labels
+        depth += 1
+
+
 def read_outputs(paths: Sequence[Path]) -> list[tuple[str, Any, str]]:
     """``(label, document, sha256)`` of each output file (strict JSON)."""
     from .provenance import sha256_bytes
@@ -345,12 +358,12 @@ def read_outputs(paths: Sequence[Path]) -> list[tuple[str, Any, str]]:
 
     out = []
     seen: set[Path] = set()
-    for p in paths:
+    for p, label in zip(paths, labels_of(paths), strict=True):
         if p.resolve() in seen:
             raise BadInput("given twice", source=p)
         seen.add(p.resolve())
         raw = read_bytes(p)
-        out.append((str(p), loads_json(raw, p), sha256_bytes(raw)))
+        out.append((label, loads_json(raw, p), sha256_bytes(raw)))
     return out
 
 

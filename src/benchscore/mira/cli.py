@@ -409,4 +409,12 @@ def demo(out_dir: Path) -> None:
     run_demo(out_dir)
 
 
-__all__ = ["FORMATS", "demo", "group", "run_calibrate", "run_score"]
+def recompute_refusal(provenance: dict[str, Any]) -> str | None:
+    """Why a mira output cannot be recomputed from its files (``benchscore verify``), or None."""
+    if str(provenance.get("metric_id", "")).startswith("mira:judge/") or provenance.get("command") == "benchscore mira judge":
+        return ("mira judge asks a live model for each verdict: they are not a function of its input files "
+                "(a score computed from the verdicts file can be verified)")
+    return None
+
+
+__all__ = ["FORMATS", "demo", "group", "recompute_refusal", "run_calibrate", "run_score"]

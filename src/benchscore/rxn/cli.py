@@ -491,19 +491,35 @@ def convert_csv(csv_path: Path, output: Path) -> None:
 
 def demo(out_dir: Path) -> None:
     """Build MC and FIB sets from the bundled deoxyfluorination tables and evaluate their example predictions."""
+    from benchscore.common.provenance import recording
     from benchscore.common.report import print_line
 
     loaded, meta = load_inputs((), ("deoxyfluorination",), None)
-    mc, b_mc = run_build_mc(out_dir, loaded, meta, seed=DEFAULT_SEED, max_options=DEFAULT_MAX_OPTIONS,
-                            command="benchscore rxn build-mc --bundled deoxyfluorination --output-dir DIR", replace=True)
-    fib, b_fib = run_build_fib(out_dir, loaded, meta, seed=DEFAULT_SEED,
-                               command="benchscore rxn build-fib --bundled deoxyfluorination --output-dir DIR",
-                               replace=True)
+    bundled = ("deoxyfluorination",)
+    with recording("benchscore rxn build-mc", build_mc, bundled=bundled, output_dir=out_dir):
+        mc, b_mc = run_build_mc(out_dir, loaded, meta, seed=DEFAULT_SEED, max_options=DEFAULT_MAX_OPTIONS,
+                                command="benchscore rxn build-mc --bundled deoxyfluorination --output-dir DIR",
+                                replace=True)
+    with recording("benchscore rxn build-fib", build_fib, bundled=bundled, output_dir=out_dir):
+        fib, b_fib = run_build_fib(out_dir, loaded, meta, seed=DEFAULT_SEED,
+                                   command="benchscore rxn build-fib --bundled deoxyfluorination --output-dir DIR",
+                                   replace=True)
     n_mc = sum(len(s) for s in b_mc.samples.values())
     n_fib = sum(len(s) for s in b_fib.samples.values())
     print_line(f"deoxyfluorination (Nielsen et al. 2018): {n_mc} multiple-choice and {n_fib} fill-in-blank "
                f"questions in {mc} and {fib}; example predictions scored:")
-    _evaluate("multiple_choice", (mc / "multiple_choice_all_varying.json",),
-              mc / "example_prediction_all_varying.json", out_dir / "eval_mc_all_varying.json")
-    _evaluate("fill_in_blank", (fib / "fill_in_blank_all_blank.json",),
-              fib / "example_prediction_all_blank.json", out_dir / "eval_fib_all_blank.json")
+    for task, command, ds, pred, output in (
+            ("multiple_choice", eval_mc, mc / "multiple_choice_all_varying.json",
+             mc / "example_prediction_all_varying.json", out_dir / "eval_mc_all_varying.json"),
+            ("fill_in_blank", eval_fib, fib / "fill_in_blank_all_blank.json",
+             fib / "example_prediction_all_blank.json", out_dir / "eval_fib_all_blank.json")):
+        with recording(f"benchscore rxn {command.name}", command, dataset=(ds,), prediction=pred, output=output):
+            _evaluate(task, (ds,), pred, output)
+
+
+def recompute_refusal(provenance: dict[str, Any]) -> str | None:
+    """Why an rxn output cannot be recomputed from its files (``benchscore verify``), or None."""
+    if provenance.get("metric_id") == "rxn-predict" or provenance.get("command") == "benchscore rxn predict":
+        return ("rxn predict asks a live model: its answers are not a function of its input files (the "
+                "evaluations of its prediction file can be verified)")
+    return None

@@ -366,6 +366,9 @@ def demo_cmd(output_dir: Path) -> None:
     demo(output_dir)
 
 
+demo_cmd.record_invocation = False  # type: ignore[attr-defined] - each step records its own command
+
+
 def demo(out_dir: Path) -> None:
     """The TCSExam part of ``benchscore demo`` (SYNTHETIC data, not TCSExam results)."""
     from .commands import run_demo
@@ -377,6 +380,11 @@ def demo(out_dir: Path) -> None:
     out = run_demo(out_dir, say=print_line)
     _print_index(out)
     print_line(f"status {out['status']}; tcsexam demo outputs (synthetic) in {out_dir}")
+
+
+def recompute_refusal(provenance: dict[str, Any]) -> str | None:
+    """Every tcsexam output is a function of its files (``benchscore verify`` can recompute it)."""
+    return None
 
 
 def main() -> None:

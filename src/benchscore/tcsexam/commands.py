@@ -254,26 +254,26 @@ def run_demo(out_dir: Path, data: Path = DEMO_DATA, *, say: Callable[[str], None
     ``data/demo/demo.json`` (written by ``data/generate_demo.py``) says which files to use.
     ``say`` receives one line per step. Returns the index output.
     """
+    from benchscore.common.provenance import recording
+
+    from . import cli
+
     spec = loads_json(read_bytes(data / "demo.json"), data / "demo.json")
     out_dir = Path(out_dir)
     say = say or (lambda _line: None)
     parts = []
     for task in spec["solver_tasks"]:
         part = out_dir / "reference-parts" / f"{task['task']}.json"
-        say(
-            build_reference_file(
-                reference_id=f"{spec['reference_id']}-{task['task']}",
-                suite=spec["suite"],
-                task=task["task"],
-                kind=task["kind"],
-                direction=task["direction"],
-                runs=[data / r for r in task["runs"]],
-                output=part,
-            )
-        )
+        args = {"reference_id": f"{spec['reference_id']}-{task['task']}", "suite": spec["suite"], "task": task["task"],
+                "kind": task["kind"], "direction": task["direction"], "runs": [data / r for r in task["runs"]],
+                "output": part}
+        with recording("benchscore tcsexam reference build", cli.reference_build, **args):
+            say(build_reference_file(**args))
         parts.append(part)
     reference = out_dir / f"{spec['reference_id']}.json"
-    say(merge_reference_files(reference_id=spec["reference_id"], parts=parts, output=reference))
+    with recording("benchscore tcsexam reference merge", cli.reference_merge, reference_id=spec["reference_id"],
+                   parts=parts, output=reference):
+        say(merge_reference_files(reference_id=spec["reference_id"], parts=parts, output=reference))
     cohort = load_cohort(data / "cohort.json")
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=ATTEMPT_FIELDS, lineterminator="\n")
@@ -282,9 +282,11 @@ def run_demo(out_dir: Path, data: Path = DEMO_DATA, *, say: Callable[[str], None
         writer.writerow({k: row.get(k) or "" for k in ATTEMPT_FIELDS})
     for rec in spec["solver_records"]:
         evidence = f"solver-scores/{rec['model']}/{rec['task']}/attempt-{rec['attempt']}.json"
-        out = solver_score_file(
-            task=rec["task"], records=data / rec["records"], reference=reference, output=out_dir / evidence
-        )
+        with recording("benchscore tcsexam solver-score", cli.solver_score_cmd, task=rec["task"],
+                       records=(data / rec["records"],), reference=str(reference), output=out_dir / evidence):
+            out = solver_score_file(
+                task=rec["task"], records=data / rec["records"], reference=reference, output=out_dir / evidence
+            )
         say(
             f"solver-score {rec['model']} {rec['task']} attempt {rec['attempt']}: "
             f"relative_score {out['relative_score']!r}, {out['scored_instance_count']} scored instances, "
@@ -309,9 +311,7 @@ def run_demo(out_dir: Path, data: Path = DEMO_DATA, *, say: Callable[[str], None
     attempts = out_dir / "attempts.csv"
     atomic_write_bytes(attempts, buf.getvalue().encode("utf-8"))
     atomic_write_bytes(out_dir / "cohort.json", read_bytes(data / "cohort.json"))
-    return score_file(
-        suite=data / "suites" / f"{spec['suite']}.json",
-        attempts=attempts,
-        cohort=out_dir / "cohort.json",
-        output=out_dir / "index.json",
-    )
+    args = {"suite": data / "suites" / f"{spec['suite']}.json", "attempts": attempts, "cohort": out_dir / "cohort.json",
+            "output": out_dir / "index.json"}
+    with recording("benchscore tcsexam score", cli.score_cmd, **{**args, "suite": str(args["suite"])}):
+        return score_file(**args)
