@@ -19,30 +19,34 @@ from benchscore.common import html
 from benchscore.common.atomic import atomic_write_text
 
 DOMAINS = ("tcsexam", "mira", "rxn", "swarm")
+#: what a report page has a section for: each domain, and ``benchscore compare`` outputs
+SECTIONS = (*DOMAINS, "compare")
 
 
 def figures(name: str) -> ModuleType:
+    if name == "compare":
+        return importlib.import_module("benchscore.common.compare_figures")
     return importlib.import_module(f"benchscore.{name}.figures")
 
 
 def read_outputs(paths: list[tuple[Path, str]], *, strict: bool) -> dict[str, list[html.Output]]:
     """domain -> its outputs (in the order given); an output of no known kind is refused (``strict``)
     or skipped. The same file given twice is one output."""
-    found: dict[str, list[html.Output]] = {name: [] for name in DOMAINS}
+    found: dict[str, list[html.Output]] = {name: [] for name in SECTIONS}
     seen: set[Path] = set()
     for path, label in paths:
         if path.resolve() in seen:
             continue
         seen.add(path.resolve())
         sha256, doc = html.read_output(path)
-        for name in DOMAINS:
+        for name in SECTIONS:
             kind = figures(name).kind_of(doc)
             if kind is not None:
                 found[name].append(html.Output(path=path, label=label, sha256=sha256, doc=doc, kind=kind))
                 break
         else:
             if strict:
-                raise html.unknown_kind(path, doc, [f"{k} ({cmd})" for n in DOMAINS
+                raise html.unknown_kind(path, doc, [f"{k} ({cmd})" for n in SECTIONS
                                                     for k, cmd in figures(n).KINDS.items()])
     return found
 
