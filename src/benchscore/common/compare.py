@@ -187,54 +187,85 @@ def _item_sets(entries: list[Entry], name: str, intersection: bool) -> tuple[lis
     return [i for i in sets[0] if i in common], {k: v for k, v in dropped.items() if v}
 
 
-def _units(ma: Metric, mb: Metric, items: list[str]) -> tuple[P.Units, np.ndarray]:
-    """Paired units of two metrics over ``items``, and each item's unit code."""
-    if ma.clusters is not None:
-        codes, g = cluster_codes(ma.clusters[i] for i in items)
-    else:
-        codes, g = np.arange(len(items)), len(items)
-    a = np.array([ma.items[i] for i in items], dtype=float).reshape(-1, 2)
-    b = np.array([mb.items[i] for i in items], dtype=float).reshape(-1, 2)
-    names = list(dict.fromkeys(ma.weights or {"": 1.0}))
-    weights = np.array([(ma.weights or {"": 1.0})[s] for s in names])
-    item_stratum = np.array([names.index(ma.strata[i]) if ma.strata else 0 for i in items], dtype=np.int64)
-    stratum = np.zeros(g, dtype=np.int64)
-    stratum[codes] = item_stratum
+@dataclass
+class _Layout:
+    """How the items of one metric form units: each item's unit code, each unit's stratum, the
+    strata's weights (computed once per metric, from the first result)."""
 
-    def per_unit(col: np.ndarray) -> np.ndarray:
-        return np.bincount(codes, weights=col, minlength=g)
+    items: list[str]
+    codes: np.ndarray
+    g: int
+    stratum: np.ndarray
+    weights: np.ndarray
+    scale: float
+    clusters: dict[str, str] | None
 
-    return P.Units(per_unit(a[:, 0]), per_unit(a[:, 1]), per_unit(b[:, 0]), per_unit(b[:, 1]), stratum, weights,
-                   ma.scale), codes
+    @classmethod
+    def of(cls, m: Metric, items: list[str]) -> _Layout:
+        if m.clusters is not None:
+            codes, g = cluster_codes(m.clusters[i] for i in items)
+        else:
+            codes, g = np.arange(len(items)), len(items)
+        weights_of = m.weights or {"": 1.0}
+        names = {s: k for k, s in enumerate(weights_of)}
+        item_stratum = (np.fromiter((names[m.strata[i]] for i in items), dtype=np.int64, count=len(items))
+                        if m.strata else np.zeros(len(items), dtype=np.int64))
+        stratum = np.zeros(g, dtype=np.int64)
+        stratum[codes] = item_stratum
+        return cls(items, codes, g, stratum, np.array(list(weights_of.values()), dtype=float), m.scale, m.clusters)
+
+    def columns(self, m: Metric) -> tuple[np.ndarray, np.ndarray]:
+        """The items' numerators and denominators, in order."""
+        values = list(m.items.values()) if list(m.items) == self.items else [m.items[i] for i in self.items]
+        pairs = np.array(values, dtype=float).reshape(-1, 2)
+        return pairs[:, 0], pairs[:, 1]
+
+    def same_units(self, m: Metric, items: list[str]) -> bool:
+        """Whether ``m`` over ``items`` forms exactly these units (then the layout is reused)."""
+        return (m.clusters is self.clusters and m.strata is None and m.weights is None and m.scale == self.scale
+                and items == self.items)
+
+    def per_unit(self, col: np.ndarray) -> np.ndarray:
+        return np.bincount(self.codes, weights=col, minlength=self.g)
+
+    def value(self, num: np.ndarray, den: np.ndarray) -> float:
+        return P.value(self.per_unit(num), self.per_unit(den), self.stratum, self.weights, self.scale)
+
+    def units(self, a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> P.Units:
+        return P.Units(self.per_unit(a[0]), self.per_unit(a[1]), self.per_unit(b[0]), self.per_unit(b[1]),
+                       self.stratum, self.weights, self.scale)
+
+    def differ_most(self, a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray],
+                    top: int) -> list[dict[str, Any]]:
+        """The ``top`` items whose values (``scale x num / den``; none when ``den`` is 0) differ most,
+        largest first (an item with a value in one result only counts as the largest), each with both."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            va = np.where(a[1] != 0, self.scale * a[0] / np.where(a[1] != 0, a[1], 1.0), np.nan)
+            vb = np.where(b[1] != 0, self.scale * b[0] / np.where(b[1] != 0, b[1], 1.0), np.nan)
+        one_sided = np.isnan(va) != np.isnan(vb)
+        size = np.where(one_sided, np.inf, np.abs(np.nan_to_num(va - vb)))
+        differ = np.flatnonzero((size > 0) | one_sided)
+        if differ.size > top > 0:  # only the largest (and their ties) need sorting by name
+            cut = np.partition(size[differ], differ.size - top)[differ.size - top]
+            differ = differ[size[differ] >= cut]
+        order = sorted(differ.tolist(), key=lambda k: (-size[k], self.items[k]))[:top]
+        out = []
+        for k in order:
+            x = None if np.isnan(va[k]) else float(va[k])
+            y = None if np.isnan(vb[k]) else float(vb[k])
+            row: dict[str, Any] = {"item": self.items[k], "a": x, "b": y,
+                                   "difference": None if x is None or y is None else x - y}
+            if self.clusters is not None:
+                row["unit"] = self.clusters[self.items[k]]
+            out.append(row)
+        return out
 
 
-def _item_value(m: Metric, item: str) -> float | None:
-    num, den = m.items[item]
-    return None if den == 0 else m.scale * num / den
-
-
-def _differ_most(ma: Metric, mb: Metric, items: list[str], top: int) -> list[dict[str, Any]]:
-    rows = []
-    for i in items:
-        va, vb = _item_value(ma, i), _item_value(mb, i)
-        if va != vb:
-            diff = None if va is None or vb is None else va - vb
-            rows.append((-(abs(diff) if diff is not None else float("inf")), i, va, vb, diff))
-    rows.sort(key=lambda r: (r[0], r[1]))
-    out = []
-    for _, i, va, vb, diff in rows[:top]:
-        row: dict[str, Any] = {"item": i, "a": va, "b": vb, "difference": diff}
-        if ma.clusters is not None:
-            row["unit"] = ma.clusters[i]
-        out.append(row)
-    return out
-
-
-def _recomputed(entry: Entry, m: Metric, items: list[str], *, check: bool) -> float:
-    """The metric recomputed from ``items``; with ``check`` (all its items, a number) refused when it
+def _recomputed(entry: Entry, m: Metric, layout: _Layout, cols: tuple[np.ndarray, np.ndarray], *,
+                check: bool) -> float:
+    """The metric recomputed from its items; with ``check`` (all its items, a number) refused when it
     is not the output's own number."""
-    units, _ = _units(m, m, items)
-    got = P.value(units.num_a, units.den_a, units.stratum, units.weights, units.scale)
+    got = layout.value(*cols)
     if check and m.value is not None and not abs(got - m.value) <= _AGREE * max(1.0, abs(m.value)):
         raise BadInput(f"{m.name} is {m.value!r} but its items give {got!r}: the file was changed after it was "
                        "written (benchscore verify finds where)", source=entry.label)
@@ -262,6 +293,7 @@ def compare(entries: list[Entry], *, intersection: bool = False, resamples: int 
     if len(set(labels)) != len(labels):
         raise BadInput(f"the same result is given twice: {next(x for x in labels if labels.count(x) > 1)}")
     not_compared: dict[str, str] = {}
+    prepared: dict[str, tuple[_Layout, list[tuple[np.ndarray, np.ndarray]]]] = {}
     items_of: dict[str, list[str]] = {}
     dropped_of: dict[str, dict[str, list[str]]] = {}
     values: dict[str, list[float]] = {}
@@ -278,11 +310,16 @@ def compare(entries: list[Entry], *, intersection: bool = False, resamples: int 
         if not items:
             not_compared[name] = "no item in common"
             continue
-        computed = [_recomputed(e, m, items, check=not dropped and not nulls) for e, m in zip(entries, ms, strict=True)]
+        reuse = next((lay for lay, _ in prepared.values() if lay.same_units(ms[0], items)), None)
+        layout = reuse if reuse is not None and ms[0].clusters is not None else _Layout.of(ms[0], items)
+        cols = [layout.columns(m) for m in ms]
+        computed = [_recomputed(e, m, layout, c, check=not dropped and not nulls)
+                    for e, m, c in zip(entries, ms, cols, strict=True)]
         if any(v != v for v in computed):  # NaN: a stratum without items (a track with no common task)
             not_compared[name] = "a stratum has no item in common"
             continue
         items_of[name], dropped_of[name] = items, dropped
+        prepared[name] = (layout, cols)
         # the output's own number; on fewer items (--intersection) the number those items give
         values[name] = computed if dropped or nulls else [m.value for m in ms]  # type: ignore[misc]
     if not items_of:
@@ -292,11 +329,11 @@ def compare(entries: list[Entry], *, intersection: bool = False, resamples: int 
     p_of: dict[str, list[float]] = {}
     for name, items in items_of.items():
         ps = []
+        layout, cols = prepared[name]
         for k, (i, j) in enumerate(pairs):
-            ma, mb = metric_of[(labels[i], name)], metric_of[(labels[j], name)]
-            units, _ = _units(ma, mb, items)
-            r = P.compare_pair(units, resamples=resamples, rng=rng_for(seed, name, labels[i], labels[j]),
-                               binary=ma.binary)
+            ma = metric_of[(labels[i], name)]
+            r = P.compare_pair(layout.units(cols[i], cols[j]), resamples=resamples,
+                               rng=rng_for(seed, name, labels[i], labels[j]), binary=ma.binary)
             ps.append(r.p_value)
             comparisons[k]["metrics"].append({
                 "name": name, "a": values[name][i], "b": values[name][j], "difference": values[name][i] - values[name][j],
@@ -304,7 +341,7 @@ def compare(entries: list[Entry], *, intersection: bool = False, resamples: int 
                 **({"ci_reason": r.ci_reason} if r.ci_reason else {}),
                 "p_value": r.p_value, "test": r.test, "n_items": len(items), "n_units": r.n_units,
                 "standard_error": r.standard_error, "minimum_detectable_effect": r.minimum_detectable_effect,
-                "items_that_differ_most": _differ_most(ma, mb, items, top),
+                "items_that_differ_most": layout.differ_most(cols[i], cols[j], top),
             })
         p_of[name] = ps
     leaderboards: dict[str, list[dict[str, Any]]] = {}

@@ -32,7 +32,8 @@ from .stats import LEVEL, NoInterval, _t, _t_percentile, satterthwaite_df
 POWER = 0.80
 #: the most cells (sign patterns x units) held at once; table lookups in smaller chunks (cache-sized)
 _CHUNK_CELLS = 8_000_000
-_LOOKUP_CELLS = 500_000
+_RANDOM_BYTES = 16_000_000
+_GROUP_BLOCK = 32
 #: the relative tolerance under which a permuted statistic counts as equal to the observed one
 #: (scipy.stats.permutation_test's: 100 machine epsilons)
 _TOLERANCE = 100 * np.finfo(np.float64).eps
@@ -95,9 +96,11 @@ def _sign_products(exact: bool, total: int, cols: np.ndarray, rng: np.random.Gen
     ``patterns @ cols`` (one row per pattern).
 
     Exact enumeration: pattern number k has bit j = (k >> j) & 1, as a 0/1 matrix product. Random
-    patterns are random bytes, bit 7 - (j % 8) of byte j // 8 for unit j; their product is summed
-    from a table of the 256 subset sums of each group of 8 units (one lookup per 8 units and
-    pattern instead of 8 multiply-adds).
+    patterns are random bytes (byte g of pattern p at ``g * size + p`` of a chunk's bytes), bit
+    7 - (j % 8) of byte j // 8 for unit j; their product is summed from a table of the 256 subset
+    sums of each group of 8 units (one lookup per 8 units and pattern instead of 8 multiply-adds),
+    a block of groups at a time for all patterns of a chunk (the loop runs over blocks of units,
+    never over patterns).
     """
     n, k = cols.shape
     used = [j for j in range(k) if np.any(cols[:, j])]  # a column of zeros sums to zero: no lookups
@@ -120,16 +123,20 @@ def _sign_products(exact: bool, total: int, cols: np.ndarray, rng: np.random.Gen
     groups = (n + 7) // 8
     padded = np.zeros((groups * 8, k))
     padded[:n] = cols
-    # per column, the 256 subset sums of each group of 8 units, one flat array (group g at g * 256)
-    tables = [np.ascontiguousarray(t.ravel()) for t in
-              np.einsum("bi,gik->kgb", _BITS, padded.reshape(groups, 8, k))]
-    offsets = (np.arange(groups, dtype=np.int32) * 256)[None, :]
-    step = max(1, _LOOKUP_CELLS // max(1, groups))
+    # per column, the 256 subset sums of each group of 8 units: tables[column, group, byte]
+    tables = np.stack([padded[:, j].reshape(groups, 8) @ _BITS.T for j in range(k)])
+    step = max(1, _RANDOM_BYTES // groups)
     for start in range(0, total, step):
         size = min(step, total - start)
-        raw = np.frombuffer(rng.bytes(size * groups), dtype=np.uint8).reshape(size, groups)
-        index = raw + offsets  # int32
-        yield np.column_stack([np.take(t, index).sum(axis=1) for t in tables])
+        raw = np.frombuffer(rng.bytes(size * groups), dtype=np.uint8).reshape(groups, size)
+        out = np.zeros((size, k))
+        # a block of groups at a time: its tables stay in cache while every pattern of the chunk reads them
+        for g0 in range(0, groups, _GROUP_BLOCK):
+            g1 = min(groups, g0 + _GROUP_BLOCK)
+            index = raw[g0:g1].astype(np.int32) + (np.arange(g1 - g0, dtype=np.int32) * 256)[:, None]
+            for j in range(k):
+                out[:, j] += np.take(tables[j, g0:g1].ravel(), index).sum(axis=0)
+        yield out
 
 
 def mcnemar_exact(a: np.ndarray, b: np.ndarray) -> float:

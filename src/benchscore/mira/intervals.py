@@ -33,7 +33,8 @@ def _why_null(mine: list[dict[str, Any]], name: str) -> str:
         return "no case of this scoring class"
     incomplete = [c["case_id"] for c in mine if c["status"] != "formal"]
     if incomplete:
-        return f"the result is incomplete (case {', '.join(incomplete)}): no interval without every planned repetition"
+        named = ", ".join(incomplete[:3]) + (f" and {len(incomplete) - 3} more" if len(incomplete) > 3 else "")
+        return f"the result is incomplete (case {named}): no interval without every planned repetition"
     return f"{name} is undefined in a case"
 
 
