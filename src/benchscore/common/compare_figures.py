@@ -18,6 +18,13 @@ TITLE = "compare: paired differences between outputs"
 KINDS = {"compare": "benchscore compare"}
 
 
+def output_formats() -> dict[str, type]:
+    """kind -> its format (the report validates an output before drawing it)."""
+    from .compare import formats
+
+    return {"compare": formats()["benchscore-compare"]}
+
+
 def kind_of(doc: Any) -> str | None:
     return "compare" if isinstance(doc, dict) and doc.get("format") == "benchscore-compare" else None
 

@@ -156,8 +156,9 @@ class SolverScoreOutput(Format):
     direction: Literal["maximize", "minimize"]
     relative_score: float
     scored_instance_count: int
-    intervals: dict[Literal["relative_score"], Interval] = Field(
-        description="the 95 % interval of relative_score over the scored instances (method t)")
+    intervals: dict[Literal["relative_score"], Interval] | None = Field(
+        None, description="the 95 % interval of relative_score over the scored instances (method t); absent "
+                          "from outputs written before benchscore wrote intervals")
     instances: dict[str, InstanceScore]
     unscored_instances: list[str]
     reference_id: str
@@ -217,7 +218,8 @@ class ModelResult(Format):
     status: Literal["complete", "provisional", "incomplete"]
     index: float | None
     track_means: dict[str, float | None]
-    intervals: ModelIntervals
+    intervals: ModelIntervals | None = Field(
+        None, description="95 % intervals of the index and the track means (absent from older outputs)")
     task_means: dict[str, dict[str, float | None]]
     coverage: dict[str, TrackCoverage]
     problems: list[str]
