@@ -32,9 +32,12 @@ def _domain(name: str) -> ModuleType:
 
 
 def _formats() -> dict[str, type]:
+    from benchscore.common.compare import formats as compare_formats
+
     out: dict[str, type] = {}
     for name in DOMAINS:
         out.update(getattr(_domain(name), "FORMATS", {}))
+    out.update(compare_formats())
     return out
 
 
@@ -83,6 +86,9 @@ def demo(output_dir: str, only: tuple[str, ...]) -> None:
                   "[/bold]")
 
 
+demo.record_invocation = False  # each step records the command it stands for (benchscore verify re-runs those)
+
+
 @cli.command()
 @click.argument("outputs", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--output", required=True, type=click.Path(dir_okay=False),
@@ -102,6 +108,111 @@ def report(outputs: tuple[str, ...], output: str, title: str) -> None:
         for o in outs:
             print_line(f"{name} {o.kind}: {o.label}")
     print_line(f"report: {output}")
+
+
+#: the domains whose outputs ``benchscore compare`` knows (each has a ``comparison.entries`` hook)
+COMPARED = ("rxn", "mira", "tcsexam")
+COMPARED_KINDS = "rxn eval-mc / eval-fib, mira score, tcsexam score / solver-score"
+
+
+@cli.command()
+@click.argument("outputs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--output", type=click.Path(dir_okay=False), help="The comparison JSON to write.")
+@click.option("--intersection", is_flag=True,
+              help="Compare on the items every output has (and list the items dropped) instead of refusing "
+                   "outputs whose items differ.")
+@click.option("--resamples", type=click.IntRange(min=100), default=10_000, show_default=True,
+              help="Sign patterns of the permutation test and the bootstrap (all of them when 2^units is fewer).")
+@click.option("--seed", type=int, default=16, show_default=True, help="Seed of the random sign patterns (recorded).")
+@click.option("--alpha", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True), default=0.05,
+              show_default=True, help="Level at which two results count as distinguishable (Holm-corrected).")
+@click.option("--top", type=click.IntRange(min=0), default=10, show_default=True,
+              help="Items that differ most, listed per metric and pair.")
+def compare(outputs: tuple[str, ...], output: str | None, intersection: bool, resamples: int, seed: int,
+            alpha: float, top: int) -> None:
+    """Compare OUTPUTS of one contract item by item: every difference with its 95 % interval and test.
+
+    Pairs the items (rxn: question, mira: case, tcsexam: task or instance), writes per metric a, b,
+    a - b with its paired bootstrap interval, a paired permutation (or exact McNemar) p-value and the
+    minimum detectable effect; with three or more results, Holm-corrected p-values and a leaderboard
+    of tie groups. Outputs of different contracts or items are refused in one line (exit 2).
+    """
+    from pathlib import Path
+
+    from benchscore.common import compare as C
+    from benchscore.common.atomic import atomic_write_json
+    from benchscore.common.provenance import provenance
+    from benchscore.common.report import print_line
+
+    read = C.read_outputs([Path(p) for p in outputs])
+    hooks = [importlib.import_module(f"benchscore.{name}.comparison").entries for name in COMPARED]
+    entries = C.collect([(label, doc) for label, doc, _ in read], hooks, COMPARED_KINDS)
+    doc = C.compare(entries, intersection=intersection, resamples=resamples, seed=seed, alpha=alpha, top=top)
+    doc["provenance"] = provenance("benchscore-compare", {f"output{i}": Path(p) for i, p in enumerate(outputs, 1)},
+                                   seed=seed, extra={"resamples": resamples})
+    C.formats()["benchscore-compare"].model_validate(doc)  # the output is what its schema says
+    if output is not None:
+        atomic_write_json(output, doc)
+    C.print_comparison(doc)
+    if output is not None:
+        print_line(f"wrote {output}")
+
+
+@cli.command()
+@click.argument("outputs", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("--search", "search", multiple=True, type=click.Path(file_okay=False, exists=True),
+              help="A folder to look for inputs in, by sha256 (repeatable).")
+def verify(outputs: tuple[str, ...], search: tuple[str, ...]) -> None:
+    """Recompute OUTPUTS (JSON files, or every output under a folder) from their recorded command and inputs.
+
+    Each input is found by its sha256 (at its recorded path, beside the output, under --search and the
+    folders given, in benchscore's bundled data); the recorded command is re-run with the recorded
+    options and created_at, and its result compared value by value. One line per output. Exit 0 when
+    every output is reproduced (or cannot be recomputed, and says why), 1 when a value differs (each
+    differing JSON path is printed with both values), 2 when an input is missing (its role, name and
+    sha256 are named) or the re-run refuses its inputs.
+    """
+    from pathlib import Path
+
+    from benchscore.common import verify as V
+    from benchscore.common.report import print_line, progress
+
+    files: list[tuple[Path, bool]] = []
+    folders: list[Path] = []
+    for given in outputs:
+        p = Path(given)
+        if p.is_dir():
+            folders.append(p)
+            files.extend((f, False) for f in V.outputs_under(p))
+        else:
+            files.append((p, True))
+    refusals = [_domain(name).recompute_refusal for name in DOMAINS]
+    outcomes = []
+    with V.Verifier(cli, refusals, [*map(Path, search), *folders]) as verifier, progress() as bar:
+        task = bar.add_task("verifying", total=len(files))
+        for path, explicit in files:
+            outcomes.append(verifier.verify(path, explicit=explicit))
+            bar.advance(task)
+    shown = [o for o in outcomes if o.status != V.SKIPPED]
+    if not shown:
+        raise BadInput("no benchscore output (a JSON file with a provenance block) in " + ", ".join(outputs))
+    for o in shown:
+        print_line(f"{o.path}: {o.message if o.status == V.REPRODUCED else f'{o.status}: {o.message}'}")
+        for where, mine, theirs in o.differences:
+            print_line(f"  {where}: {_shown(mine)} in the file, {_shown(theirs)} recomputed")
+    counts = {s: sum(o.status == s for o in shown) for s in (V.REPRODUCED, V.DIFFERS, V.MISSING, V.FAILED,
+                                                               V.NOT_RECOMPUTABLE)}
+    print_line(f"verified {len(shown)} outputs: " + ", ".join(f"{n} {s}" for s, n in counts.items() if n))
+    code = max((V.EXIT[o.status] for o in shown), default=0)
+    if code:
+        raise SystemExit(code)
+
+
+def _shown(value) -> str:
+    import orjson
+
+    text = value if value == "<absent>" else orjson.dumps(value).decode()
+    return text if len(text) <= 200 else text[:197] + "..."
 
 
 @cli.command("list")

@@ -22,9 +22,13 @@ from benchscore.common.atomic import atomic_write_text
 from benchscore.common.readers import validate
 
 DOMAINS = ("tcsexam", "mira", "rxn", "swarm")
+#: what a report page has a section for: each domain, and ``benchscore compare`` outputs
+SECTIONS = (*DOMAINS, "compare")
 
 
 def figures(name: str) -> ModuleType:
+    if name == "compare":
+        return importlib.import_module("benchscore.common.compare_figures")
     return importlib.import_module(f"benchscore.{name}.figures")
 
 
@@ -39,7 +43,7 @@ def read_outputs(paths: list[tuple[Path, str]], *, strict: bool) -> dict[str, li
     or skipped. Each output is validated against its kind's format before anything draws it: a
     value of the wrong type anywhere is one line naming the file and the field. The same file given
     twice is one output."""
-    found: dict[str, list[html.Output]] = {name: [] for name in DOMAINS}
+    found: dict[str, list[html.Output]] = {name: [] for name in SECTIONS}
     seen: set[str] = set()
     for path, label in paths:
         real = os.path.realpath(path)  # never raises (a link loop is refused by the reader below)
@@ -47,7 +51,7 @@ def read_outputs(paths: list[tuple[Path, str]], *, strict: bool) -> dict[str, li
             continue
         seen.add(real)
         sha256, doc = html.read_output(path)
-        for name in DOMAINS:
+        for name in SECTIONS:
             kind = figures(name).kind_of(doc)
             if kind is not None:
                 validate(output_formats(name)[kind], doc, source=path)  # names the field the drawing would trip on
@@ -55,7 +59,7 @@ def read_outputs(paths: list[tuple[Path, str]], *, strict: bool) -> dict[str, li
                 break
         else:
             if strict:
-                raise html.unknown_kind(path, doc, [f"{k} ({cmd})" for n in DOMAINS
+                raise html.unknown_kind(path, doc, [f"{k} ({cmd})" for n in SECTIONS
                                                     for k, cmd in figures(n).KINDS.items()])
     return found
 

@@ -94,6 +94,16 @@ def test_score_prints_every_number_of_its_json(tmp_path: Path, reps: str) -> Non
     assert head["contract_sha256"]["value"] == out["contract_sha256"]
     _check_metrics(t["overall (automated_scored)"], {k: m["value"] for k, m in out["overall"].items()})
     _check_metrics(t["diagnostic_untimed"], {k: m["value"] for k, m in out["diagnostic_untimed"].items()})
+    # issue 16: every interval beside its number (cases are the unit), null ones with their reason
+    intervals = {(r["aggregate"], r["metric"]): r for r in t["95 % intervals (ci95: cases are the unit; docs/statistics.md)"]}
+    expected = {(a, k): m for a in ("overall", "diagnostic_untimed") for k, m in out[a].items() if "ci_method" in m}
+    assert set(intervals) == set(expected) >= {("overall", n) for n in (
+        "task_success", "reliability", "pass_at_1", "stable_at_3", "complete_at_3")}
+    for key, m in expected.items():
+        low, high = m["ci95"] or (None, None)
+        assert intervals[key] == {"aggregate": key[0], "metric": key[1], "value": cell(m["value"]), "ci95_low": cell(low),
+                                  "ci95_high": cell(high), "ci_method": m["ci_method"],
+                                  "ci_reason": cell(m.get("ci_reason"))}
     _check_cases(t, out["cases"], lambda c: {k: m["value"] for k, m in c["metrics"].items()})
     rows = by(t["repetitions"], "id")
     assert set(rows) == {r["id"] for r in out["repetitions"]}

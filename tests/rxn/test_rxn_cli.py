@@ -409,6 +409,16 @@ def test_eval_tables_show_every_number_of_the_json(builds, tmp_path, kind, types
         assert cells["invalid (0)"] == result["per_dataset"][q]["num_invalid"]
         assert cells["missing (0)"] == result["per_dataset"][q]["num_missing"]
     columns = [*(result["per_dataset"][q] for q in types), result["overall"]]
+    # issue 16: each interval is a row METRIC_ci95 beside the metrics
+    cis = [*(result["intervals"]["per_dataset"][q] for q in types), result["intervals"]["overall"]]
+    for metric in result["intervals"]["overall"]:
+        printed = [line for line in lines if line.startswith(f"{metric}_ci95 ")]
+        assert len(printed) == 1
+        for c in cis:
+            rec = c[metric]
+            assert (f"[{fmt(rec['ci95'][0])}, {fmt(rec['ci95'][1])}] {rec['ci_method']}" if rec["ci95"]
+                    else f"- ({rec['ci_reason']})") in printed[0]
+        del rows[f"{metric}_ci95"]
     assert set(rows) == set(result["overall"])
     for metric in ("num_missing", "num_invalid", "num_samples"):
         assert metric in rows

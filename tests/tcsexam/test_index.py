@@ -149,6 +149,7 @@ def test_output_shape(tmp_path):
         "status",
         "index",
         "track_means",
+        "intervals",
         "task_means",
         "coverage",
         "problems",

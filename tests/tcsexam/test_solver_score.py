@@ -333,13 +333,20 @@ def test_many_records_files_one_output_each_equal_to_single_calls(tmp_path, pinn
         single = tmp_path / f"single-{k}.json"
         one = run("solver-score", "--task", "maxcut-mqlib", "--records", rec, "--reference", ref, "--output", single)
         assert one.exit_code == 0, one.stderr
-        assert (out_dir / f"model-{k}" / "maxcut" / "attempt-1.json").read_bytes() == single.read_bytes()
+        # equal but for how each was made (issue 16: provenance records the command and its arguments)
+        batch_doc, single_doc = (json.loads(p.read_text()) for p in (out_dir / f"model-{k}" / "maxcut" / "attempt-1.json",
+                                                                      single))
+        assert batch_doc["provenance"].pop("command") == single_doc["provenance"].pop("command")
+        assert batch_doc["provenance"].pop("arguments") != single_doc["provenance"].pop("arguments")
+        assert batch_doc == single_doc
         data = json.loads(single.read_text())
         # every number of each output is in the terminal output, with the unscored instance names
         assert repr(data["relative_score"]) in result.stdout
         line = next(x for x in result.stdout.splitlines() if x.startswith(str(rec)))
         assert line.split()[1:4] == [repr(data["relative_score"]), str(data["scored_instance_count"]),
                                      str(len(data["unscored_instances"]))]
+        low, high = data["intervals"]["relative_score"]["ci95"]  # issue 16: the interval beside it
+        assert line.endswith(f"[{low!r}, {high!r}] t")
     assert f"{files[1]}: unscored_instances g9" in result.stdout
     assert "paper-k3-fixed-260925" in result.stdout
     assert json.loads(single.read_text())["reference_sha256"] in result.stdout

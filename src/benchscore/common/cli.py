@@ -28,10 +28,9 @@ from .errors import BadInput, BenchscoreError
 if TYPE_CHECKING:  # pragma: no cover - pathlib is imported when a command runs, not for --help
     from pathlib import Path
 
-#: the parameter names that mean "an output path" everywhere (one name for one idea)
-OUTPUT_PARAMS = frozenset({"output", "output_dir", "out_dir", "audit"})
-#: working stores a command both reads and writes (a blob store): neither an input nor an output
-STORE_PARAMS = frozenset({"blob_root"})
+#: the parameter names that mean "an output path" everywhere (one name for one idea), and the working
+#: stores a command both reads and writes (a blob store: neither an input nor an output)
+from .provenance import OUTPUT_PARAMS, STORE_PARAMS  # noqa: E402
 
 EXIT_INTERRUPTED = 130
 
@@ -122,12 +121,23 @@ def _check_paths(ctx: click.Context) -> None:
 
 
 class Command(click.Command):
-    """A click command that checks its paths before running and turns Ctrl-C into exit 130."""
+    """A click command that checks its paths before running, records how it ran in the provenance of
+    what it writes (``command`` and ``arguments``; ``record_invocation = False`` for a command that is
+    no recipe of its own, like ``benchscore demo``) and turns Ctrl-C into exit 130."""
+
+    record_invocation = True
 
     def invoke(self, ctx: click.Context) -> Any:
         _check_paths(ctx)
+        from . import provenance
+
+        if self.record_invocation:
+            recorded = provenance.invocation(provenance.command_path(ctx),
+                                             provenance.arguments_record(self, ctx.params))
+        else:
+            recorded = provenance.not_recorded()
         try:
-            with guard.inputs_guard():
+            with guard.inputs_guard(), recorded:
                 return super().invoke(ctx)
         except KeyboardInterrupt:
             raise Interrupted("interrupted (Ctrl-C); nothing was written") from None

@@ -31,7 +31,7 @@ from matplotlib.text import Text  # noqa: E402
 from matplotlib.ticker import Formatter, MaxNLocator  # noqa: E402
 
 __all__ = ["ACCENT", "BAD", "GOOD", "NEUTRAL", "PALETTE", "WARN", "Figure", "Line2D", "MaxNLocator", "MARKERS", "Rectangle", "colormaps",
-           "new_figure", "styled", "to_svg"]
+           "error_bar", "new_figure", "styled", "to_svg"]
 
 #: Okabe-Ito (Wong 2011, Nature Methods 8:441): black excluded
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
@@ -121,6 +121,17 @@ def to_svg(fig: Figure) -> str:
     text = text[text.index("<svg"):]
     text = re.sub(r"\s*<metadata>.*?</metadata>", "", text, flags=re.S)
     return _COMMENT.sub("", text).strip()
+
+
+def error_bar(ax: Any, y: float, value: float, ci95: Any, *, vertical: bool = False) -> None:
+    """A 95 % interval ``ci95 = [low, high]`` around a bar's ``value`` at position ``y`` (horizontal
+    bars; ``vertical`` for vertical ones), drawn in black with caps."""
+    low, high = float(ci95[0]), float(ci95[1])
+    err = [[max(0.0, value - low)], [max(0.0, high - value)]]
+    if vertical:
+        ax.errorbar([y], [value], yerr=err, fmt="none", ecolor="black", elinewidth=0.9, capsize=2.5, zorder=4)
+    else:
+        ax.errorbar([value], [y], xerr=err, fmt="none", ecolor="black", elinewidth=0.9, capsize=2.5, zorder=4)
 
 
 def styled(fn):

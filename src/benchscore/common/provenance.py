@@ -1,27 +1,64 @@
-"""The ``provenance`` block every output JSON carries (DESIGN.md, Conventions)."""
+"""The ``provenance`` block every output JSON carries (DESIGN.md, Conventions).
+
+Besides the benchscore version, the metric id, the sha256 of every input and ``created_at``, the
+block says how to recompute the output (issue 16): ``command`` (``benchscore rxn eval-mc``) and
+``arguments``, every option and argument of that command as it ran, keyed by its option
+(``--dataset``) or argument name. An input file is ``{"name", "sha256"}`` plus ``"path"``, its path
+relative to the output's folder (the folder of ``--output``, or ``--output-dir``) when it lies inside
+it; an output is ``{"output": "file"}`` (or ``"folder"``: where it went is no part of the recipe, so
+the same inputs still give byte-identical outputs wherever they are written); an input folder
+``{"folder": NAME}``; other values as given (``--quiet`` is not recorded).
+Every :class:`benchscore.common.cli.Command` records its invocation while it runs
+(:func:`invocation`); code that writes outputs without a click command (the demo) names the
+command it stands for with :func:`recording`. ``benchscore verify`` re-runs it.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchscore import __version__
+
+if TYPE_CHECKING:  # pragma: no cover - click is imported by the commands
+    import click
+
+#: the parameter names that mean an output, a working store (as benchscore.common.cli has them)
+OUTPUT_PARAMS = frozenset({"output", "output_dir", "out_dir", "audit"})
+STORE_PARAMS = frozenset({"blob_root"})
+#: options that change what a command prints, never what it writes: not recorded
+PRESENTATION_PARAMS = frozenset({"quiet", "help"})
+_INVOCATION: ContextVar[dict[str, Any] | None] = ContextVar("benchscore_invocation", default=None)
 
 
 def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+_HASHES: dict[tuple[str, int, int], str] = {}
+
+
 def sha256_file(path: str | Path) -> str:
+    """The file's sha256 (cached per process by real path, size and modification time)."""
+    st = os.stat(path)
+    key = (os.path.realpath(path), st.st_size, st.st_mtime_ns)
+    got = _HASHES.get(key)
+    if got is not None:
+        return got
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
-    return h.hexdigest()
+    if len(_HASHES) > 100_000:
+        _HASHES.clear()
+    _HASHES[key] = digest = h.hexdigest()
+    return digest
 
 
 def created_at() -> str:
@@ -66,5 +103,130 @@ def provenance(
         block["seed"] = seed
     if extra:
         block.update(extra)
+    current = _INVOCATION.get()
+    if current is not None:
+        block["command"] = current["command"]
+        block["arguments"] = current["arguments"]
     block["created_at"] = created_at()
     return block
+
+
+def redact(value: Any) -> Any:
+    """A URL without its password (``postgresql://u:***@host/db``); any other value unchanged. No
+    password given on a command line (a store or Redis URL) reaches an output."""
+    if not isinstance(value, str) or "://" not in value or "@" not in value:
+        return value
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(value)
+        password = parts.password
+    except ValueError:
+        return value
+    if password:
+        return urlunsplit(parts._replace(netloc=parts.netloc.replace(f":{password}@", ":***@")))
+    return value
+
+
+def _key(param: click.Parameter) -> str:
+    import click
+
+    return param.opts[0] if isinstance(param, click.Option) and param.opts else str(param.name)
+
+
+def _is_file_text(value: Any) -> bool:
+    text = str(value)
+    return (os.sep in text or text.endswith((".json", ".jsonl", ".csv"))) and os.path.isfile(text)
+
+
+def _file(value: Any, base: str | None) -> dict[str, Any]:
+    path = Path(value)
+    if path.is_dir():
+        return {"folder": path.name}
+    if not path.is_file():
+        return {"missing": path.name}
+    out: dict[str, Any] = {"name": path.name, "sha256": sha256_file(path)}
+    if base is not None:
+        rel = os.path.relpath(os.path.abspath(path), base)
+        if not rel.startswith(os.pardir) and not os.path.isabs(rel):
+            out["path"] = Path(rel).as_posix()
+    return out
+
+
+def arguments_record(command: click.Command, values: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``arguments`` of a provenance block for ``command`` run with ``values`` (parameter name ->
+    value as click passes it; a parameter left out takes its default)."""
+    import click
+
+    ctx = click.Context(command)
+    filled: dict[str, Any] = {}
+    for param in command.params:
+        value = values[param.name] if param.name in values else param.get_default(ctx)
+        # an unset default is a sentinel object in recent click: no value
+        filled[str(param.name)] = value if isinstance(value, str | int | float | os.PathLike | tuple | list) else None
+    base = None
+    if filled.get("output") is not None:
+        base = os.path.dirname(os.path.abspath(filled["output"]))
+    elif filled.get("output_dir") is not None:
+        base = os.path.abspath(filled["output_dir"])
+
+    def one(param: click.Parameter, value: Any) -> Any:
+        if param.name in OUTPUT_PARAMS:  # where the output went is no part of the recipe
+            return {"output": "folder" if param.name in ("output_dir", "out_dir") else "file"}
+        if param.name in STORE_PARAMS:
+            return {"store": Path(value).name}
+        if isinstance(param.type, click.Path) or (isinstance(value, str | Path) and _is_file_text(value)):
+            return _file(value, base)
+        if isinstance(value, Path):
+            return str(value)
+        return redact(value)
+
+    out: dict[str, Any] = {}
+    for param in command.params:
+        value = filled[str(param.name)]
+        if (value is None or value is False or (isinstance(value, tuple | list) and not value)
+                or param.name in PRESENTATION_PARAMS):
+            continue
+        out[_key(param)] = [one(param, v) for v in value] if isinstance(value, tuple | list) else one(param, value)
+    return out
+
+
+def command_path(ctx: click.Context) -> str:
+    """``benchscore DOMAIN COMMAND`` for a context (the ``tcsexam`` script's commands are
+    ``benchscore tcsexam ...``)."""
+    names = []
+    while ctx is not None:
+        names.append(ctx.info_name or ctx.command.name or "")
+        ctx = ctx.parent  # type: ignore[assignment]
+    names.reverse()
+    root = names[0]
+    return " ".join(["benchscore", *([] if root == "benchscore" else [root]), *names[1:]])
+
+
+@contextmanager
+def invocation(command: str, arguments: dict[str, Any]) -> Iterator[None]:
+    """While the block runs, every provenance block records ``command`` and ``arguments``."""
+    token = _INVOCATION.set({"command": command, "arguments": arguments})
+    try:
+        yield
+    finally:
+        _INVOCATION.reset(token)
+
+
+@contextmanager
+def recording(command: str, click_command: click.Command, **values: Any) -> Iterator[None]:
+    """Record the outputs written inside the block as made by ``command`` (``benchscore rxn eval-mc``,
+    whose click command is ``click_command``) run with ``values`` (parameter names; the others take
+    their defaults): the demo's steps use it, so that ``benchscore verify`` can recompute them."""
+    with invocation(command, arguments_record(click_command, values)):
+        yield
+
+
+@contextmanager
+def not_recorded() -> Iterator[None]:
+    """Outputs written inside the block record no command (``benchscore demo`` itself is none)."""
+    token = _INVOCATION.set(None)
+    try:
+        yield
+    finally:
+        _INVOCATION.reset(token)

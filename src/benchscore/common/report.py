@@ -89,6 +89,19 @@ def print_table(title: str | None, columns: Sequence[str], rows: Iterable[Sequen
     stream.flush()
 
 
+def interval_cell(record: dict[str, Any] | None, number: Any = None) -> str:
+    """A table cell for an interval record (:func:`benchscore.common.stats.beside`):
+    ``[low, high] method``, or ``- (reason)`` when there is none; ``number`` formats a bound
+    (default: 4 decimals, like :func:`fmt`)."""
+    if not record:
+        return "-"
+    if record.get("ci95") is None:
+        return f"- ({record.get('ci_reason', 'no interval')})"
+    show = number or (lambda v: fmt(float(v)))
+    low, high = record["ci95"]
+    return f"[{show(low)}, {show(high)}] {record['ci_method']}"
+
+
 def print_line(text: str, *, err: bool = False) -> None:
     """One plain line (never wrapped, no markup), on stdout or stderr."""
     stream = sys.stderr if err else sys.stdout

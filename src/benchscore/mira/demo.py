@@ -7,7 +7,7 @@ from importlib import resources
 from pathlib import Path
 
 from benchscore.common.atomic import atomic_write_json
-from benchscore.common.provenance import provenance
+from benchscore.common.provenance import provenance, recording
 from benchscore.common.report import print_line
 
 from .formats import ScoreOutput
@@ -24,6 +24,7 @@ def data_path(name: str) -> Path:
 
 def run_demo(out_dir: Path) -> None:
     """Score the bundled demo and its incomplete variant, project it, calibrate it; print the whole score."""
+    from . import cli
     from .cli import run_calibrate, run_score
 
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -31,17 +32,25 @@ def run_demo(out_dir: Path) -> None:
                  "observations.jsonl"):
         shutil.copyfile(data_path(name), out_dir / name)
     c, r, d = out_dir / "contract.json", out_dir / "repetitions.jsonl", out_dir / "deviations.json"
-    out = run_score(c, r, out_dir / "score.json", d)
-    inc = run_score(c, out_dir / "repetitions_incomplete.jsonl", out_dir / "score_incomplete.json", d)
+    with recording("benchscore mira score", cli.score, contract=c, repetitions=r, deviations=d,
+                   output=out_dir / "score.json"):
+        out = run_score(c, r, out_dir / "score.json", d)
+    with recording("benchscore mira score", cli.score, contract=c, repetitions=out_dir / "repetitions_incomplete.jsonl",
+                   deviations=d, output=out_dir / "score_incomplete.json"):
+        inc = run_score(c, out_dir / "repetitions_incomplete.jsonl", out_dir / "score_incomplete.json", d)
     sc = ScoreOutput.model_validate(out)
     public = project(sc, deviations=out["deviations"])
-    public["provenance"] = provenance(f"mira:{sc.benchmark_id}@{sc.contract_version}/public",
-                                      {"score": out_dir / "score.json"})
+    with recording("benchscore mira project", cli.project, score_path=out_dir / "score.json",
+                   output=out_dir / "public.json"):
+        public["provenance"] = provenance(f"mira:{sc.benchmark_id}@{sc.contract_version}/public",
+                                          {"score": out_dir / "score.json"})
     atomic_write_json(out_dir / "public.json", public)
     loaded = load_contract(c)
     reps = load_repetitions(r, loaded)
     packets = build_packets(loaded.sha256, loaded.cases, reps.records)
-    run_calibrate(c, out_dir / "observations.jsonl", None, out_dir / "contract_calibrated.json")
+    with recording("benchscore mira calibrate", cli.calibrate, contract=c, observations=out_dir / "observations.jsonl",
+                   output=out_dir / "contract_calibrated.json"):
+        run_calibrate(c, out_dir / "observations.jsonl", None, out_dir / "contract_calibrated.json")
 
     print_score(out)
     print_line(f"without ADV-03's rerun the score is {inc['status']}: "

@@ -61,6 +61,15 @@ def _value(v: Any) -> Any:
     return v.get("value") if isinstance(v, dict) and "value" in v else v
 
 
+def _interval(v: Any) -> str:
+    """A metric's 95 % interval as text (issue 16): ``[low, high] method``, its reason, or ``-``."""
+    if not isinstance(v, dict) or "ci_method" not in v:
+        return "-"
+    if v.get("ci95") is None:
+        return f"none ({v.get('ci_reason')})"
+    return f"[{v['ci95'][0]:.4g}, {v['ci95'][1]:.4g}] {v['ci_method']}"
+
+
 def _cases(doc: dict[str, Any]) -> list[dict[str, Any]]:
     """Each case as ``{case_id, status, scoring_class, metrics, t_soft, t_hard, reps, excluded, missing}``."""
     reps_by_case: dict[str, list[dict[str, Any]]] = {}
@@ -104,9 +113,9 @@ def _one(out: Output) -> str:
         "passes / valid comparable repetitions x 100. The grid shows yes/no per case, n/a where the metric is "
         "undefined (a case not planning 3 repetitions, or incomplete). A hatched bar or 'incomplete' marks a case "
         "without its planned repetitions.", [out]))
-    overall = {k: _value(v) for k, v in (doc.get("overall") or {}).items()}
-    blocks.append(html.table(["metric", "overall (automated_scored, pooled)"], list(overall.items()),
-                             caption="overall"))
+    overall = doc.get("overall") or {}
+    blocks.append(html.table(["metric", "overall (automated_scored, pooled)", "95 % interval (cases are the unit)"],
+                             [(k, _value(v), _interval(v)) for k, v in overall.items()], caption="overall"))
     if doc.get("repetitions") is not None:
         timed = [c for c in cases if c["t_soft"] and any(r.get("elapsed_s") is not None for r in c["reps"])]
         if timed:

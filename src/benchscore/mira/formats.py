@@ -455,10 +455,16 @@ class Derivation(Format):
 
 
 class Metric(Format):
-    """A number (or null when the inputs do not support it) with its derivation."""
+    """A number (or null when the inputs do not support it) with its derivation; an overall headline
+    metric also carries its 95 % interval (``ci95``, ``ci_method``; ``ci_reason`` when null)."""
 
     value: float | int | bool | None
     derivation: Derivation
+    ci95: list[float] | None = Field(
+        None, min_length=2, max_length=2, description="95 % interval of the value (overall headline metrics only); see docs/statistics.md")
+    ci_method: Literal["cluster_bootstrap", "wilson"] | None = Field(
+        None, description="cluster_bootstrap: resampling whole cases; wilson: a proportion of cases")
+    ci_reason: str | None = Field(None, description="why ci95 is null")
 
 
 class RepetitionResult(Format):

@@ -16,6 +16,8 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from benchscore.common.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
+
 from .formats import Case
 from .formulas import (
     TIMING_BANDS,
@@ -33,6 +35,7 @@ from .formulas import (
     t_hard,
     timing_band_of,
 )
+from .intervals import add_intervals
 
 COMPARABILITY = {
     "canonical": "valid_comparable",
@@ -514,13 +517,18 @@ def _aggregate(case_results: list[dict[str, Any]], scoring_class: str) -> tuple[
 
 
 def score(cases: list[Case], records: list[dict[str, Any]],
-          judge_failed: dict[tuple[str, int, str], str] | None = None) -> dict[str, Any]:
-    """The whole score (without identity, deviations and provenance, which the caller adds)."""
+          judge_failed: dict[tuple[str, int, str], str] | None = None, *,
+          ci_seed: int = DEFAULT_SEED, ci_resamples: int = DEFAULT_RESAMPLES) -> dict[str, Any]:
+    """The whole score (without identity, deviations and provenance, which the caller adds); the
+    overall headline metrics carry their 95 % intervals (:mod:`benchscore.mira.intervals`,
+    bootstrap seed ``ci_seed`` and ``ci_resamples`` resamples)."""
     case_map = {c.case_id: c for c in cases}
     reps = score_repetitions(case_map, records, judge_failed)
     case_results = score_cases(cases, reps)
     overall, overall_derivation = _aggregate(case_results, "automated_scored")
     diagnostic, diagnostic_derivation = _aggregate(case_results, "diagnostic_untimed")
+    add_intervals(overall, case_results, "automated_scored", seed=ci_seed, resamples=ci_resamples)
+    add_intervals(diagnostic, case_results, "diagnostic_untimed", seed=ci_seed, resamples=ci_resamples)
     missing = [
         {"case_id": c["case_id"], "scoring_class": c["scoring_class"], "planned_repetitions": c["planned_repetitions"],
          "valid_comparable_repetition_count": c["valid_comparable_repetition_count"], "missing": c["missing"]}

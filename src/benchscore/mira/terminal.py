@@ -65,6 +65,10 @@ def print_score(out: dict[str, Any]) -> None:
     ])
     _metrics("overall (automated_scored)", {k: m["value"] for k, m in out["overall"].items()})
     _metrics("diagnostic_untimed", {k: m["value"] for k, m in out["diagnostic_untimed"].items()})
+    _table("95 % intervals (ci95: cases are the unit; docs/statistics.md)",
+           ["aggregate", "metric", "value", "ci95_low", "ci95_high", "ci_method", "ci_reason"],
+           ([key, name, m["value"], *(m["ci95"] or (None, None)), m["ci_method"], m.get("ci_reason")]
+            for key in ("overall", "diagnostic_untimed") for name, m in out[key].items() if "ci_method" in m))
     _cases(out["cases"], lambda c: {k: m["value"] for k, m in c["metrics"].items()})
     _table("repetitions", ["id", *_REPETITION_FIELDS, "governance_violations", "derivation"], (
         [r["id"], *(r[k] for k in _REPETITION_FIELDS),

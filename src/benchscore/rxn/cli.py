@@ -234,12 +234,16 @@ def _from_inspect(task: str, datasets: tuple[Path, ...], parsed: list[tuple[str,
 
 
 def _evaluate(task: str, datasets: tuple[Path, ...], prediction: Path | None, output: Path | None,
-              from_inspect: tuple[Path, ...] = (), save_prediction: Path | None = None) -> dict[str, Any]:
+              from_inspect: tuple[Path, ...] = (), save_prediction: Path | None = None, *,
+              intervals: bool = True) -> dict[str, Any]:
+    """Score, add the 95 % intervals (``intervals=False``: without them, for the benchmark only), write, print."""
     from benchscore.common.atomic import atomic_write_json
     from benchscore.common.errors import BadInput
     from benchscore.common.provenance import provenance
     from benchscore.common.report import print_line
+    from benchscore.common.stats import LEVEL
 
+    from . import intervals as ci
     from . import metrics
     from .formats import FibDataset, McDataset
 
@@ -268,18 +272,28 @@ def _evaluate(task: str, datasets: tuple[Path, ...], prediction: Path | None, ou
             merged.update(ix)
         overall = metrics.score_fill_in_blank(merged, preds)
         per_sample = {q: metrics.fill_in_blank_samples(ix, preds) for q, ix in indexes}
+    for q, samples in parsed:  # the condition table each question was built from: the unit of its intervals
+        for record, sample in zip(per_sample[q], samples, strict=True):
+            record["table_id"] = sample["meta"]["source"]["table_id"]
+    result: dict[str, Any] = {"task": task, "per_dataset": per, "overall": overall}
+    if intervals:
+        result["intervals"] = ci.evaluation_intervals(task, parsed, per_sample, preds)
     roles: dict[str, str | Path | bytes] = {f"dataset/{p.name}": p for p in datasets}
     if prediction is not None:
         roles["prediction"] = prediction
     for log in from_inspect:
         roles[f"inspect_log/{log.name}"] = log
-    result = {"task": task, "per_dataset": per, "overall": overall, "per_sample": per_sample,
-              "provenance": provenance(f"rxn-testsetV6-{task}", roles,
-                                       extra={"from_inspect": logs} if logs else None)}
+    result["per_sample"] = per_sample
+    extra: dict[str, Any] = {}
+    if logs:
+        extra["from_inspect"] = logs
+    if intervals:
+        extra["intervals"] = {"level": LEVEL}
+    result["provenance"] = provenance(f"rxn-testsetV6-{task}", roles, extra=extra or None)
     if output is not None:
         atomic_write_json(output, result)
     named = prediction.name if prediction is not None else ", ".join(p.name for p in from_inspect)
-    print_metrics(f"rxn {task.replace('_', ' ')}: {named}", per, overall)
+    print_metrics(f"rxn {task.replace('_', ' ')}: {named}", per, overall, result.get("intervals"))
     print_histogram(per_sample, unhit=task == "fill_in_blank")
     for log in logs:
         print_line(f"from inspect_ai log {log['log']}: task {log['task']}, model {log['model']}, {log['answers']} "
@@ -291,12 +305,17 @@ def _evaluate(task: str, datasets: tuple[Path, ...], prediction: Path | None, ou
     return result
 
 
-def print_metrics(title: str, per: dict[str, dict[str, Any]], overall: dict[str, Any]) -> None:
-    """Every metric and count of the JSON output as a row; sub-datasets (and overall) as columns."""
-    from benchscore.common.report import print_table
+def print_metrics(title: str, per: dict[str, dict[str, Any]], overall: dict[str, Any],
+                  intervals: dict[str, Any] | None = None) -> None:
+    """Every metric and count of the JSON output as a row, then each 95 % interval (``METRIC_ci95``);
+    sub-datasets (and overall) as columns."""
+    from benchscore.common.report import interval_cell, print_table
 
     results = [*per.items(), ("overall", overall)]
-    rows = [(metric, *(m[metric] for _, m in results)) for metric in overall]
+    rows: list[tuple[Any, ...]] = [(metric, *(m[metric] for _, m in results)) for metric in overall]
+    if intervals:
+        cis = [*(intervals["per_dataset"][q] for q in per), intervals["overall"]]
+        rows.extend((f"{metric}_ci95", *(interval_cell(c[metric]) for c in cis)) for metric in intervals["overall"])
     print_table(title, ("metric", *(name for name, _ in results)), rows)
 
 
@@ -523,19 +542,35 @@ def convert_csv(csv_path: Path, output: Path) -> None:
 
 def demo(out_dir: Path) -> None:
     """Build MC and FIB sets from the bundled deoxyfluorination tables and evaluate their example predictions."""
+    from benchscore.common.provenance import recording
     from benchscore.common.report import print_line
 
     loaded, meta = load_inputs((), ("deoxyfluorination",), None)
-    mc, b_mc = run_build_mc(out_dir, loaded, meta, seed=DEFAULT_SEED, max_options=DEFAULT_MAX_OPTIONS,
-                            command="benchscore rxn build-mc --bundled deoxyfluorination --output-dir DIR", replace=True)
-    fib, b_fib = run_build_fib(out_dir, loaded, meta, seed=DEFAULT_SEED,
-                               command="benchscore rxn build-fib --bundled deoxyfluorination --output-dir DIR",
-                               replace=True)
+    bundled = ("deoxyfluorination",)
+    with recording("benchscore rxn build-mc", build_mc, bundled=bundled, output_dir=out_dir):
+        mc, b_mc = run_build_mc(out_dir, loaded, meta, seed=DEFAULT_SEED, max_options=DEFAULT_MAX_OPTIONS,
+                                command="benchscore rxn build-mc --bundled deoxyfluorination --output-dir DIR",
+                                replace=True)
+    with recording("benchscore rxn build-fib", build_fib, bundled=bundled, output_dir=out_dir):
+        fib, b_fib = run_build_fib(out_dir, loaded, meta, seed=DEFAULT_SEED,
+                                   command="benchscore rxn build-fib --bundled deoxyfluorination --output-dir DIR",
+                                   replace=True)
     n_mc = sum(len(s) for s in b_mc.samples.values())
     n_fib = sum(len(s) for s in b_fib.samples.values())
     print_line(f"deoxyfluorination (Nielsen et al. 2018): {n_mc} multiple-choice and {n_fib} fill-in-blank "
                f"questions in {mc} and {fib}; example predictions scored:")
-    _evaluate("multiple_choice", (mc / "multiple_choice_all_varying.json",),
-              mc / "example_prediction_all_varying.json", out_dir / "eval_mc_all_varying.json")
-    _evaluate("fill_in_blank", (fib / "fill_in_blank_all_blank.json",),
-              fib / "example_prediction_all_blank.json", out_dir / "eval_fib_all_blank.json")
+    for task, command, ds, pred, output in (
+            ("multiple_choice", eval_mc, mc / "multiple_choice_all_varying.json",
+             mc / "example_prediction_all_varying.json", out_dir / "eval_mc_all_varying.json"),
+            ("fill_in_blank", eval_fib, fib / "fill_in_blank_all_blank.json",
+             fib / "example_prediction_all_blank.json", out_dir / "eval_fib_all_blank.json")):
+        with recording(f"benchscore rxn {command.name}", command, dataset=(ds,), prediction=pred, output=output):
+            _evaluate(task, (ds,), pred, output)
+
+
+def recompute_refusal(provenance: dict[str, Any]) -> str | None:
+    """Why an rxn output cannot be recomputed from its files (``benchscore verify``), or None."""
+    if provenance.get("metric_id") == "rxn-predict" or provenance.get("command") == "benchscore rxn predict":
+        return ("rxn predict asks a live model: its answers are not a function of its input files (the "
+                "evaluations of its prediction file can be verified)")
+    return None

@@ -48,6 +48,18 @@ def _rows(outputs: Sequence[Output]) -> list[tuple[str, dict[str, Any]]]:
     return rows
 
 
+def _intervals(outputs: Sequence[Output]) -> list[dict[str, Any]]:
+    """The 95 % intervals of each row of :func:`_rows`, in the same order (empty when none)."""
+    out = []
+    for o in outputs:
+        ci = o.doc.get("intervals") if isinstance(o.doc.get("intervals"), dict) else {}
+        for ds in o.doc["per_dataset"]:
+            out.append((ci.get("per_dataset") or {}).get(ds) or {})
+        if len(o.doc["per_dataset"]) > 1:
+            out.append(ci.get("overall") or {})
+    return out
+
+
 def _rates(metrics: dict[str, Any]) -> dict[str, float]:
     return {k: float(v) for k, v in metrics.items() if not k.startswith("num_") and isinstance(v, int | float)
             and not isinstance(v, bool)}
@@ -74,11 +86,13 @@ def _samples(value: Any, path: str = "") -> list[tuple[str, list[dict[str, Any]]
 def render(outputs: Sequence[Output]) -> list[str]:
     rows = _rows(outputs)
     blocks: list[str] = [
-        html.figure(plot.to_svg(_rates_figure(rows)), "Scores per dataset and question type.",
+        html.figure(plot.to_svg(_rates_figure(rows, _intervals(outputs))), "Scores per dataset and question type.",
                     "For each dataset (question type) of each evaluation: avg_relative_score (the main metric: "
                     "the mean relative score, 0 for an invalid or missing answer), exact_match_accuracy "
                     "(multiple choice: the best option was chosen) or hit_rate (fill in the blank: the answer "
-                    "matched a table row), and every other rate the output carries. All are 0-1.", outputs),
+                    "matched a table row), and every other rate the output carries. All are 0-1. The black "
+                    "error bars are 95 % intervals (clustered by condition table; none where the questions come "
+                    "from a single table).", outputs),
         html.figure(plot.to_svg(_counts_figure(rows)), "Sample counts: invalid, missing, unhit.",
                     "The outline is num_samples; the bars are the output's counts (num_invalid: an answer "
                     "outside the option space; num_missing: no answer; num_unhit: a fill-in-the-blank answer "
@@ -107,7 +121,7 @@ def render(outputs: Sequence[Output]) -> list[str]:
 
 
 @plot.styled
-def _rates_figure(rows: list[tuple[str, dict[str, Any]]]):
+def _rates_figure(rows: list[tuple[str, dict[str, Any]]], intervals: list[dict[str, Any]] | None = None):
     names = list(dict.fromkeys(k for _, m in rows for k in _rates(m)))
     n = len(rows)
     fig = plot.new_figure(9, 1.0 + 0.25 * max(1, len(names)) * n + 0.3)
@@ -122,7 +136,10 @@ def _rates_figure(rows: list[tuple[str, dict[str, Any]]]):
             y = i - 0.4 + h * (j + 0.5)
             ax.barh(y, v, height=h * 0.9, color=plot.PALETTE[j % 7], label=None if name in labelled else name)
             labelled.add(name)
-            ax.text(v + 0.01, y, f"{v:.3f}", va="center", fontsize=7)
+            ci = ((intervals or [{}] * n)[i].get(name) or {}).get("ci95")
+            if ci:
+                plot.error_bar(ax, y, v, ci)
+            ax.text(max(v, ci[1] if ci else v) + 0.01, y, f"{v:.3f}", va="center", fontsize=7)
     ax.set_yticks(range(n), [label for label, _ in rows])
     ax.set_ylim(n - 0.5, -0.5)
     ax.set_xlim(0, 1.12)

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field, RootModel, model_validator
 
 from benchscore.common.models import Format as _Format
+from benchscore.common.models import Interval
 
 from . import conventions as c
 
@@ -278,6 +279,16 @@ class SampleOutcome(Format):
         description="as avg_relative_score counts it: 0 for an invalid or missing answer; null for an unhit "
                     "fill-in-blank answer (it leaves the denominator)")
     exact_match: bool | None = Field(None, description="multiple choice only: the answer is a best option")
+    table_id: str | None = Field(None, description="the condition table the question was built from "
+                                                   "(meta.source.table_id): the unit of the intervals and of compare")
+
+
+class EvaluationIntervals(Format):
+    """95 % intervals beside an evaluation's headline metrics: avg_relative_score, avg_yield_ratio
+    (multiple choice), exact_match_accuracy (multiple choice), hit_rate (fill in blank)."""
+
+    per_dataset: dict[str, dict[str, Interval]]
+    overall: dict[str, Interval]
 
 
 class EvaluationResult(Format):
@@ -286,6 +297,9 @@ class EvaluationResult(Format):
     task: Literal["multiple_choice", "fill_in_blank"]
     per_dataset: dict[str, dict[str, Any]]
     overall: dict[str, Any]
+    intervals: EvaluationIntervals | None = Field(
+        None, description="the 95 % interval of each headline metric, per sub-dataset and overall (clustered by "
+                          "condition table; docs/statistics.md)")
     per_sample: dict[str, list[SampleOutcome]] = Field(
         default_factory=dict, description="every sample of each sub-dataset, in dataset order: the records the "
                                           "metrics sum up (the report draws their distribution)")

@@ -169,3 +169,26 @@ def demo(out_dir: Path) -> None:
     from .commands import demo as run_demo
 
     run_demo(out_dir)
+
+
+#: why each swarm output is evidence of a run, not a function of files (``benchscore verify``)
+_NOT_RECOMPUTABLE = {
+    "swarm.run": "a swarm run is concurrent agents on a store: its interleaving, leases and timings are not a "
+                 "function of its input files",
+    "swarm.audit": "swarm audit reads a run's ledger from a store, a database the output does not hash",
+    "swarm.L01": "swarm stress measures throughput and latency of a live run",
+    "swarm.L02": "swarm budget measures a live run against a token budget",
+}
+
+
+def recompute_refusal(provenance: dict[str, Any]) -> str | None:
+    """Why a swarm output cannot be recomputed from its files, or None."""
+    metric = str(provenance.get("metric_id", ""))
+    if metric in _NOT_RECOMPUTABLE:
+        return _NOT_RECOMPUTABLE[metric]
+    if metric.startswith("swarm.acceptance."):
+        live = "live" in str(provenance.get("gateway", ""))
+        return ("swarm accept runs agents against a store and a model gateway" + (
+            " (a live model: S07/S08 live answers cannot be recomputed)" if live else
+            " (replayed, but its timings and interleavings are measured, not computed)"))
+    return None

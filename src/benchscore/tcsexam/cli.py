@@ -17,7 +17,7 @@ import click
 from benchscore import __version__
 from benchscore.common.cli import group as _group
 from benchscore.common.cli import refuse_overwriting_inputs
-from benchscore.common.report import print_line, print_table, progress
+from benchscore.common.report import interval_cell, print_line, print_table, progress
 
 from .datafolder import DATA_ENV, resolve
 
@@ -233,9 +233,11 @@ def _print_solver_scores(task: str, done: list[tuple[Path, Path, dict]]) -> None
     )
     print_table(
         None,
-        ["records", "relative_score", "scored_instance_count", "unscored_instance_count", "output"],
+        ["records", "relative_score", "scored_instance_count", "unscored_instance_count", "output",
+         "relative_score ci95"],
         [
-            (str(rec), _num(s["relative_score"]), s["scored_instance_count"], len(s["unscored_instances"]), str(out))
+            (str(rec), _num(s["relative_score"]), s["scored_instance_count"], len(s["unscored_instances"]), str(out),
+             interval_cell(s["intervals"]["relative_score"], repr))
             for rec, out, s in done
         ],
     )
@@ -256,13 +258,18 @@ def _print_solver_scores(task: str, done: list[tuple[Path, Path, dict]]) -> None
     help="cohort.json (suite, solver protocol and reference, planned repeats, adoption_rule)",
 )
 @click.option("--output", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option("--ci-seed", type=int, default=16, show_default=True,
+              help="Seed of the bootstrap behind the 95 % intervals (recorded in provenance).")
+@click.option("--ci-resamples", type=click.IntRange(min=100), default=2000, show_default=True,
+              help="Bootstrap resamples behind the 95 % intervals (recorded in provenance).")
 @data_dir_option
-def score_cmd(suite: str, attempts: Path, cohort: Path, output: Path, data_dir: Path | None) -> None:
-    """Compute the composite index 30P+30S+30C+10O for each model of a cohort."""
+def score_cmd(suite: str, attempts: Path, cohort: Path, output: Path, ci_seed: int, ci_resamples: int,
+              data_dir: Path | None) -> None:
+    """Compute the composite index 30P+30S+30C+10O for each model of a cohort, with 95 % intervals."""
     from .commands import score_file
 
     out = score_file(suite=_resolve_input(suite, "suite", data_dir, output), attempts=attempts, cohort=cohort,
-                     output=output)
+                     output=output, ci_seed=ci_seed, ci_resamples=ci_resamples)
     _print_index(out)
     print_line(f"status {out['status']} -> {output}")
 
@@ -285,6 +292,18 @@ def _print_index(out: dict) -> None:
         [
             (model, res["status"], *(_num(res["track_means"][t]) for t in TRACKS), _num(res["index"]))
             for model, res in models.items()
+        ],
+    )
+    print_table(
+        "95 % intervals (stratified bootstrap over tasks within tracks, attempts within tasks)",
+        ["model", "number", "value", "ci95"],
+        [
+            (model, name, _num(value), interval_cell(record, repr))
+            for model, res in models.items()
+            for name, value, record in [
+                ("index", res["index"], res["intervals"]["index"]),
+                *((t, res["track_means"][t], res["intervals"]["track_means"][t]) for t in TRACKS),
+            ]
         ],
     )
     coverage_columns = list(next(iter(models.values()))["coverage"]["total"])
@@ -347,6 +366,9 @@ def demo_cmd(output_dir: Path) -> None:
     demo(output_dir)
 
 
+demo_cmd.record_invocation = False  # type: ignore[attr-defined] - each step records its own command
+
+
 def demo(out_dir: Path) -> None:
     """The TCSExam part of ``benchscore demo`` (SYNTHETIC data, not TCSExam results)."""
     from .commands import run_demo
@@ -358,6 +380,11 @@ def demo(out_dir: Path) -> None:
     out = run_demo(out_dir, say=print_line)
     _print_index(out)
     print_line(f"status {out['status']}; tcsexam demo outputs (synthetic) in {out_dir}")
+
+
+def recompute_refusal(provenance: dict[str, Any]) -> str | None:
+    """Every tcsexam output is a function of its files (``benchscore verify`` can recompute it)."""
+    return None
 
 
 def main() -> None:

@@ -20,6 +20,7 @@ from benchscore.common.cli import refuse_overwriting_inputs
 from benchscore.common.errors import BadInput
 from benchscore.common.provenance import provenance
 from benchscore.common.readers import loads_json, read_bytes, read_json_bytes, validate
+from benchscore.common.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, LEVEL
 
 from .formats import Reference
 from .formulas import METRIC_ID
@@ -225,18 +226,23 @@ def _write_together(output_dir: Path, outputs: list[Path], results: list[SolverS
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def score_file(*, suite: Path, attempts: Path, cohort: Path, output: Path) -> dict:
-    """Read suite, cohort and attempts, compute the index, write the output; returns it."""
+def score_file(*, suite: Path, attempts: Path, cohort: Path, output: Path, ci_seed: int = DEFAULT_SEED,
+               ci_resamples: int = DEFAULT_RESAMPLES) -> dict:
+    """Read suite, cohort and attempts, compute the index (and its 95 % intervals: bootstrap seed
+    ``ci_seed``, ``ci_resamples`` resamples), write the output; returns it."""
     manifest = load_suite(suite)
     plan = load_cohort(cohort)
     rows = read_attempts(attempts)
-    out = score_cohort(manifest, plan, rows, attempts_path=attempts, cohort_path=cohort)
+    out = score_cohort(manifest, plan, rows, attempts_path=attempts, cohort_path=cohort, ci_seed=ci_seed,
+                       ci_resamples=ci_resamples)
     evidence = out.pop("evidence_sha256")
+    extra: dict = {"evidence": evidence} if evidence else {}
+    extra["intervals"] = {"level": LEVEL, "seed": ci_seed, "resamples": ci_resamples}
     out["provenance"] = provenance(
         METRIC_ID,
         {"suite": suite, "attempts": attempts, "cohort": cohort},
         reference={"reference_id": plan.solver_reference_id},
-        extra={"evidence": evidence} if evidence else None,
+        extra=extra,
     )
     atomic_write_json(output, out)
     return out
@@ -248,26 +254,26 @@ def run_demo(out_dir: Path, data: Path = DEMO_DATA, *, say: Callable[[str], None
     ``data/demo/demo.json`` (written by ``data/generate_demo.py``) says which files to use.
     ``say`` receives one line per step. Returns the index output.
     """
+    from benchscore.common.provenance import recording
+
+    from . import cli
+
     spec = loads_json(read_json_bytes(data / "demo.json"), data / "demo.json")
     out_dir = Path(out_dir)
     say = say or (lambda _line: None)
     parts = []
     for task in spec["solver_tasks"]:
         part = out_dir / "reference-parts" / f"{task['task']}.json"
-        say(
-            build_reference_file(
-                reference_id=f"{spec['reference_id']}-{task['task']}",
-                suite=spec["suite"],
-                task=task["task"],
-                kind=task["kind"],
-                direction=task["direction"],
-                runs=[data / r for r in task["runs"]],
-                output=part,
-            )
-        )
+        args = {"reference_id": f"{spec['reference_id']}-{task['task']}", "suite": spec["suite"], "task": task["task"],
+                "kind": task["kind"], "direction": task["direction"], "runs": [data / r for r in task["runs"]],
+                "output": part}
+        with recording("benchscore tcsexam reference build", cli.reference_build, **args):
+            say(build_reference_file(**args))
         parts.append(part)
     reference = out_dir / f"{spec['reference_id']}.json"
-    say(merge_reference_files(reference_id=spec["reference_id"], parts=parts, output=reference))
+    with recording("benchscore tcsexam reference merge", cli.reference_merge, reference_id=spec["reference_id"],
+                   parts=parts, output=reference):
+        say(merge_reference_files(reference_id=spec["reference_id"], parts=parts, output=reference))
     cohort = load_cohort(data / "cohort.json")
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=ATTEMPT_FIELDS, lineterminator="\n")
@@ -276,9 +282,11 @@ def run_demo(out_dir: Path, data: Path = DEMO_DATA, *, say: Callable[[str], None
         writer.writerow({k: row.get(k) or "" for k in ATTEMPT_FIELDS})
     for rec in spec["solver_records"]:
         evidence = f"solver-scores/{rec['model']}/{rec['task']}/attempt-{rec['attempt']}.json"
-        out = solver_score_file(
-            task=rec["task"], records=data / rec["records"], reference=reference, output=out_dir / evidence
-        )
+        with recording("benchscore tcsexam solver-score", cli.solver_score_cmd, task=rec["task"],
+                       records=(data / rec["records"],), reference=str(reference), output=out_dir / evidence):
+            out = solver_score_file(
+                task=rec["task"], records=data / rec["records"], reference=reference, output=out_dir / evidence
+            )
         say(
             f"solver-score {rec['model']} {rec['task']} attempt {rec['attempt']}: "
             f"relative_score {out['relative_score']!r}, {out['scored_instance_count']} scored instances, "
@@ -303,9 +311,7 @@ def run_demo(out_dir: Path, data: Path = DEMO_DATA, *, say: Callable[[str], None
     attempts = out_dir / "attempts.csv"
     atomic_write_bytes(attempts, buf.getvalue().encode("utf-8"))
     atomic_write_bytes(out_dir / "cohort.json", read_bytes(data / "cohort.json"))
-    return score_file(
-        suite=data / "suites" / f"{spec['suite']}.json",
-        attempts=attempts,
-        cohort=out_dir / "cohort.json",
-        output=out_dir / "index.json",
-    )
+    args = {"suite": data / "suites" / f"{spec['suite']}.json", "attempts": attempts, "cohort": out_dir / "cohort.json",
+            "output": out_dir / "index.json"}
+    with recording("benchscore tcsexam score", cli.score_cmd, **{**args, "suite": str(args["suite"])}):
+        return score_file(**args)

@@ -70,7 +70,9 @@ def _index(out: Output) -> str:
                               "Left: the index 30P + 30S + 30C + 10O (0-100) of each model; a hatched bar is "
                               "provisional (//) or incomplete (xx), and a model without an index says so. "
                               "Right: the four track means (P theorem, S solver, C construction, O conjecture) "
-                              "that the index weighs; a missing track mean is marked 'none'.", [out]))
+                              "that the index weighs; a missing track mean is marked 'none'. Black error bars: "
+                              "95 % intervals (bootstrap over tasks within tracks; none for a track of one task).",
+                              [out]))
     blocks.append(html.table(["model", "status", "index", *TRACKS],
                              [[m, r.get("status"), r.get("index"), *(r.get("track_means", {}).get(t) for t in TRACKS)]
                               for m, r in models.items()], caption="index and track means"))
@@ -102,6 +104,14 @@ def _missing(models: dict[str, Any]) -> str:
 
 
 @plot.styled
+def _ci(result: dict[str, Any], *keys: str) -> list[float] | None:
+    """The ``ci95`` of ``result["intervals"][keys...]`` (issue 16), or None."""
+    node: Any = result.get("intervals")
+    for k in keys:
+        node = node.get(k) if isinstance(node, dict) else None
+    return node.get("ci95") if isinstance(node, dict) else None
+
+
 def _index_figure(models: dict[str, Any]):
     names = list(models)
     n = len(names)
@@ -115,8 +125,11 @@ def _index_figure(models: dict[str, Any]):
             continue
         left.barh(i, r["index"], height=0.6, color=plot.ACCENT if st == "complete" else plot.WARN,
                   hatch=_STATUS_HATCH.get(st, "xx"), edgecolor="black", linewidth=0.5)
-        left.text(r["index"] + 1.5, i, f"{r['index']:.2f}" + ("" if st == "complete" else f" ({st})"),
-                  va="center", fontsize=8)
+        ci = _ci(r, "index")
+        if ci:
+            plot.error_bar(left, i, r["index"], ci)
+        left.text(max(r["index"], ci[1] if ci else 0) + 1.5, i,
+                  f"{r['index']:.2f}" + ("" if st == "complete" else f" ({st})"), va="center", fontsize=8)
     left.set_yticks(range(n), [f"{m}\n({models[m].get('status')})" for m in names])
     left.set_ylim(n - 0.5, -0.5)
     left.set_xlim(0, 118)
@@ -133,8 +146,11 @@ def _index_figure(models: dict[str, Any]):
                 continue
             right.barh(pos, v, height=h * 0.9, color=plot.PALETTE[j], label=t,
                        hatch=_STATUS_HATCH.get(models[m].get("status", ""), "xx"), edgecolor="white", linewidth=0.3)
-            right.text(v + 0.01, pos, f"{v:.3f}", va="center", fontsize=6.5)
-            top = max(top, v)
+            ci = _ci(models[m], "track_means", t)
+            if ci:
+                plot.error_bar(right, pos, v, ci)
+            right.text(max(v, ci[1] if ci else v) + 0.01, pos, f"{v:.3f}", va="center", fontsize=6.5)
+            top = max(top, v, ci[1] if ci else v)
     right.set_xlim(0, top * 1.15)
     right.set_xlabel("track mean")
     right.set_title("track means")
@@ -194,7 +210,8 @@ def _solver_scores(outputs: Sequence[Output]) -> str:
         f"A triangle at an edge counts the instances beyond z = +/-{Z_SHOWN:g} (a solve task's reference can have a "
         "tiny scale, so z is huge); a red x at the far left counts instances without a value (status not ok), "
         "which score 0. Right: the "
-        "output's relative_score, the mean of the per-instance scores Phi(z).", ordered)]
+        "output's relative_score, the mean of the per-instance scores Phi(z), with its 95 % interval over the "
+        "scored instances (black).", ordered)]
     rows = []
     for o in ordered:
         d = o.doc
@@ -247,7 +264,11 @@ def _solver_figure(outputs: Sequence[Output]):
             left.text(lo + 0.45, r, f"{missing}", fontsize=7, color=plot.BAD, va="center")
         right.barh(r, o.doc["relative_score"], color=plot.PALETTE[sorted({x.doc.get('task') for x in outputs})
                                                                   .index(o.doc.get("task")) % 7], height=0.6)
-        right.text(o.doc["relative_score"] + 0.02, r, f"{o.doc['relative_score']:.3f}", fontsize=7, va="center")
+        ci = _ci(o.doc, "relative_score")
+        if ci:
+            plot.error_bar(right, r, o.doc["relative_score"], ci)
+        right.text(max(o.doc["relative_score"], ci[1] if ci else 0) + 0.02, r, f"{o.doc['relative_score']:.3f}",
+                   fontsize=7, va="center")
     for z in (-1, 0, 1):
         left.axvline(z, color="black", linewidth=0.8 if z == 0 else 0.5, linestyle="-" if z == 0 else ":")
     tasks = [o.doc.get("task") for o in outputs]

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, Strict, StrictBool, field_validator
 
-from benchscore.common.models import Format
+from benchscore.common.models import Format, Interval
 
 Name = Annotated[str, Field(min_length=1, pattern=r"^\S(?:[\s\S]*\S)?$")]
 Number = Annotated[float, Strict()]  # a JSON number (int or float), never a bool or a string
@@ -156,6 +156,9 @@ class SolverScoreOutput(Format):
     direction: Literal["maximize", "minimize"]
     relative_score: float
     scored_instance_count: int
+    intervals: dict[Literal["relative_score"], Interval] | None = Field(
+        None, description="the 95 % interval of relative_score over the scored instances (method t); absent "
+                          "from outputs written before benchscore wrote intervals")
     instances: dict[str, InstanceScore]
     unscored_instances: list[str]
     reference_id: str
@@ -201,12 +204,22 @@ class ExcludedAttempt(Format):
     line: int
 
 
+class ModelIntervals(Format):
+    """The 95 % intervals of a model's index and track means (``stratified_bootstrap``: tasks within
+    tracks, attempts within tasks; seed and resamples in the provenance's ``intervals``)."""
+
+    index: Interval
+    track_means: dict[str, Interval]
+
+
 class ModelResult(Format):
     """One model's result in a ``tcsexam score`` output; ``index`` is null unless complete or provisional."""
 
     status: Literal["complete", "provisional", "incomplete"]
     index: float | None
     track_means: dict[str, float | None]
+    intervals: ModelIntervals | None = Field(
+        None, description="95 % intervals of the index and the track means (absent from older outputs)")
     task_means: dict[str, dict[str, float | None]]
     coverage: dict[str, TrackCoverage]
     problems: list[str]

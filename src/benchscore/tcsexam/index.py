@@ -15,10 +15,18 @@ from typing import Any
 
 from benchscore.common.errors import BadInput
 from benchscore.common.provenance import sha256_bytes
-from benchscore.common.readers import loads_json, parse_finite_float, read_csv, read_json_bytes, validate
+from benchscore.common.readers import (
+    loads_json,
+    parse_finite_float,
+    read_csv,
+    read_json_bytes,
+    validate,
+)
+from benchscore.common.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
 
 from .formats import AttemptRow, Cohort, SuiteManifest
 from .formulas import METRIC_ID, TRACKS, resolve_status, task_mean, tcsexam_index, track_mean, worst_status
+from .intervals import model_intervals
 
 REQUIRED_COLUMNS = (
     "model",
@@ -223,8 +231,10 @@ def _coverage(
     }
 
 
-def score_model(model: str, attempts: list[Attempt], manifest: SuiteManifest, planned: int) -> dict[str, Any]:
-    """One model's status, index, track and task means, coverage and problems."""
+def score_model(model: str, attempts: list[Attempt], manifest: SuiteManifest, planned: int, *,
+                ci_seed: int = DEFAULT_SEED, ci_resamples: int = DEFAULT_RESAMPLES) -> dict[str, Any]:
+    """One model's status, index, track and task means (with the 95 % intervals of the index and the
+    track means), coverage and problems."""
     by_task: dict[tuple[str, str], list[Attempt]] = defaultdict(list)
     for att in attempts:
         by_task[(att.row.track, att.row.item)].append(att)
@@ -236,6 +246,7 @@ def score_model(model: str, attempts: list[Attempt], manifest: SuiteManifest, pl
     coverage: dict[str, dict[str, int]] = {}
     adopted_attempts: list[dict[str, Any]] = []
     excluded: list[dict[str, Any]] = []
+    complete_scores: dict[str, list[list[float]]] = {t: [] for t in TRACKS}
     unexplained = 0
     for track in TRACKS:
         items = getattr(manifest.tracks, track)
@@ -292,6 +303,7 @@ def score_model(model: str, attempts: list[Attempt], manifest: SuiteManifest, pl
                 problems.append(f"{track}/{item}: {len(adopted)} of {planned} planned attempt(s) adopted")
             if len(valid) == planned:
                 task_means[track][item] = task_mean([a.row.score for a in valid])  # type: ignore[misc]
+                complete_scores[track].append([a.row.score for a in valid])  # type: ignore[misc]
                 cov[1] += 1
             else:
                 task_means[track][item] = None
@@ -308,6 +320,8 @@ def score_model(model: str, attempts: list[Attempt], manifest: SuiteManifest, pl
         "status": status,
         "index": index,
         "track_means": track_means,
+        "intervals": model_intervals(complete_scores, track_means, index, model=model, seed=ci_seed,
+                                     resamples=ci_resamples),
         "task_means": task_means,
         "coverage": coverage,
         "problems": problems,
@@ -323,6 +337,8 @@ def score_cohort(
     *,
     attempts_path: Path,
     cohort_path: Path,
+    ci_seed: int = DEFAULT_SEED,
+    ci_resamples: int = DEFAULT_RESAMPLES,
 ) -> dict[str, Any]:
     """The ``tcsexam score`` output without provenance, plus ``evidence_sha256`` (evidence file ->
     sha256) for the caller to move into the provenance block."""
@@ -336,7 +352,8 @@ def score_cohort(
     models: dict[str, Any] = {}
     for model, plan in cohort.models.items():
         mine = [a for a in attempts if a.row.model == model]
-        models[model] = score_model(model, mine, manifest, plan.attempts_per_task)
+        models[model] = score_model(model, mine, manifest, plan.attempts_per_task, ci_seed=ci_seed,
+                                    ci_resamples=ci_resamples)
     return {
         "status": worst_status(m["status"] for m in models.values()),
         "models": models,

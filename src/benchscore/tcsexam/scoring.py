@@ -13,8 +13,10 @@ import orjson
 from benchscore.common.atomic import dumps_json
 from benchscore.common.errors import BadInput
 from benchscore.common.provenance import provenance
+from benchscore.common.stats import LEVEL
 
 from .formulas import SOLVER_METRIC_ID, scored_instance_scores, task_score
+from .intervals import relative_score_interval
 from .records import STATUS_NAMES, RecordColumns, gc_paused, parse_records
 from .reference import CompiledTask, LoadedReference
 
@@ -138,6 +140,7 @@ def score_task(task: CompiledTask, cols: RecordColumns, source: str | Path) -> S
         "direction": task.direction,
         "relative_score": task_score(score),
         "scored_instance_count": int(pick.size),
+        "intervals": {"relative_score": relative_score_interval(score)},
         "instances": None,
         "unscored_instances": unscored_instances,
     }
@@ -236,7 +239,7 @@ def solver_score_result(
         SOLVER_METRIC_ID,
         {"records": records_raw},
         reference={"reference_id": ref.reference_id, "sha256": ref.sha256, "name": Path(ref.path).name},
-        extra={"task": task, "records_name": Path(records_path).name},
+        extra={"task": task, "records_name": Path(records_path).name, "intervals": {"level": LEVEL}},
     )
     return result
 

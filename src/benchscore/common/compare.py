@@ -1,0 +1,446 @@
+"""``benchscore compare A.json B.json [C.json ...]``: paired comparisons of outputs of one contract.
+
+The mechanism is here, once; each domain supplies one hook, ``entries(doc, label) -> list[Entry] |
+None``, that recognises its outputs and returns, for each result in the file (a ``tcsexam score``
+output holds several models), what must agree for two results to be comparable (``same``: metric
+id, dataset / contract / suite / reference sha256) and, per headline metric, the output's own number
+and its items with their per-item values (:class:`Metric`). This module checks that the outputs are
+comparable (one line naming what differs otherwise, exit 2), pairs the items, runs
+:func:`benchscore.common.paired.compare_pair` on every pair of results, Holm-corrects across pairs
+when there are three or more, groups a leaderboard into ties, and lists the items that differ most.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import paired as P
+from .errors import BadInput
+from .stats import LEVEL, cluster_codes, rng_for
+
+DEFAULT_RESAMPLES = 10_000
+DEFAULT_ALPHA = 0.05
+DEFAULT_TOP = 10
+#: how closely the number recomputed from the items must equal the output's own number
+_AGREE = 1e-9
+
+
+@dataclass
+class Metric:
+    """One headline metric of one result, as its items give it.
+
+    ``items`` maps an item id to ``(num, den)``: the metric is ``scale x sum_s W_s x sum num / sum
+    den`` over the items of each stratum (a mean: ``den`` 1; a pooled rate: successes and trials;
+    ``den`` 0: the item leaves the mean). ``clusters`` maps items to the independent unit they
+    belong to (a condition table; None: each item is its own unit); ``strata`` items to a stratum
+    whose weight is ``weights[stratum]`` (None: one stratum of weight 1). ``binary``: the items are
+    0/1 outcomes (McNemar applies when each unit holds one item). ``value`` is the output's own number
+    (``null_reason`` says why it is null). ``sources`` names where each item comes from (an rxn
+    question: its dataset's sha256): an item two results share must come from the same source.
+    """
+
+    name: str
+    value: float | None
+    items: dict[str, tuple[float, float]]
+    binary: bool = False
+    clusters: dict[str, str] | None = None
+    strata: dict[str, str] | None = None
+    weights: dict[str, float] | None = None
+    scale: float = 1.0
+    null_reason: str | None = None
+    sources: dict[str, str] | None = None
+
+
+@dataclass
+class Entry:
+    """One result of one output file (``label``: the file as given, ``FILE:MODEL`` for one model)."""
+
+    label: str
+    kind: str
+    same: dict[str, Any]
+    metrics: list[Metric] = field(default_factory=list)
+
+
+Hook = Callable[[Any, str], "list[Entry] | None"]
+
+
+def formats() -> dict[str, type]:
+    """The pydantic model of a compare output (``benchscore schema benchscore-compare``)."""
+    from typing import Literal
+
+    from pydantic import Field
+
+    from .models import Format
+
+    class Differing(Format):
+        item: str
+        a: float | None
+        b: float | None
+        difference: float | None
+        unit: str | None = Field(None, description="the independent unit the item belongs to (an rxn condition table)")
+
+    class MetricComparison(Format):
+        name: str
+        a: float = Field(description="the first result's number (its own, or on the common items with --intersection)")
+        b: float
+        difference: float = Field(description="a - b")
+        ci95: list[float] | None = Field(min_length=2, max_length=2, description="95 % interval of the difference")
+        ci_method: Literal["paired_wild_bootstrap"]
+        ci_reason: str | None = None
+        p_value: float
+        p_holm: float | None = Field(None, description="Holm-adjusted over the pairs (three or more results)")
+        test: Literal["sign_flip_permutation_exact", "sign_flip_permutation_monte_carlo", "mcnemar_exact"]
+        n_items: int
+        n_units: int = Field(description="independent units the items form (rxn: condition tables)")
+        standard_error: float | None
+        minimum_detectable_effect: float | None = Field(description="at 80 % power, two-sided 5 % test")
+        items_that_differ_most: list[Differing]
+
+    class Pair(Format):
+        a: str
+        b: str
+        metrics: list[MetricComparison]
+
+    class Standing(Format):
+        label: str
+        value: float
+        rank: int
+        group: int = Field(description="tie group: indistinguishable from the group's leader at alpha (Holm)")
+        rank_range: list[int] = Field(min_length=2, max_length=2)
+        indistinguishable_from: list[str]
+
+    class CompareOutput(Format):
+        """Output of ``benchscore compare``: every pair of results, per metric (docs/statistics.md)."""
+
+        format: Literal["benchscore-compare"]
+        kind: str
+        same: dict[str, Any] = Field(description="what every compared result shares")
+        results: list[str]
+        alpha: float
+        level: float
+        comparisons: list[Pair]
+        leaderboards: dict[str, list[Standing]] | None = None
+        not_compared: dict[str, str]
+        intersection: dict[str, Any] | None
+        provenance: dict[str, Any]
+
+    return {"benchscore-compare": CompareOutput}
+
+
+def _one_line(value: Any) -> str:
+    text = repr(value) if not isinstance(value, str) else value
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def collect(docs: Sequence[tuple[str, Any]], hooks: Sequence[Hook], known: str) -> list[Entry]:
+    """The entries of every output; an output no hook recognises is refused (one line)."""
+    out: list[Entry] = []
+    for label, doc in docs:
+        for hook in hooks:
+            got = hook(doc, label)
+            if got is not None:
+                out.extend(got)
+                break
+        else:
+            raise BadInput(f"not an output benchscore compare knows ({known})", source=label)
+    if len(out) < 2:
+        raise BadInput(f"compare needs at least two results; {', '.join(e.label for e in out) or 'none'} given")
+    return out
+
+
+def check_comparable(entries: list[Entry]) -> None:
+    """Refuse outputs of different contracts: one line naming the first thing that differs."""
+    first = entries[0]
+    for e in entries[1:]:
+        if e.kind != first.kind:
+            raise BadInput(f"{first.label} is a {first.kind} output, {e.label} a {e.kind} output: compare needs "
+                           "outputs of one contract")
+        for key in first.same:
+            if e.same.get(key) != first.same[key]:
+                raise BadInput(f"{first.label} and {e.label} differ in {key}: {_one_line(first.same[key])} vs "
+                               f"{_one_line(e.same.get(key))}; compare needs outputs of one contract")
+
+
+def _item_sets(entries: list[Entry], name: str, intersection: bool) -> tuple[list[str], dict[str, list[str]]]:
+    """The items metric ``name`` is compared on (in the first entry's order) and, with
+    ``intersection``, the items dropped from each entry; without it, differing sets are refused."""
+    sets = [next(m for m in e.metrics if m.name == name).items for e in entries]
+    if not intersection:
+        first = sets[0]
+        for e, s in zip(entries[1:], sets[1:], strict=True):
+            extra = [i for i in s if i not in first]
+            missing = [i for i in first if i not in s]
+            if extra or missing:
+                parts = ([f"lacks {len(missing)} item(s) of {entries[0].label} (first: {missing[0]!r})"] if missing
+                         else []) + ([f"has {len(extra)} it lacks (first: {extra[0]!r})"] if extra else [])
+                raise BadInput(f"{e.label} and {entries[0].label} are not on the same items for {name}: {e.label} "
+                               + " and ".join(parts) + "; compare them on their common items with --intersection")
+    common = set(sets[0]).intersection(*sets[1:])
+    dropped = {e.label: [i for i in s if i not in common] for e, s in zip(entries, sets, strict=True)}
+    return [i for i in sets[0] if i in common], {k: v for k, v in dropped.items() if v}
+
+
+@dataclass
+class _Layout:
+    """How the items of one metric form units: each item's unit code, each unit's stratum, the
+    strata's weights (computed once per metric, from the first result)."""
+
+    items: list[str]
+    codes: np.ndarray
+    g: int
+    stratum: np.ndarray
+    weights: np.ndarray
+    scale: float
+    clusters: dict[str, str] | None
+
+    @classmethod
+    def of(cls, m: Metric, items: list[str]) -> _Layout:
+        if m.clusters is not None:
+            codes, g = cluster_codes(m.clusters[i] for i in items)
+        else:
+            codes, g = np.arange(len(items)), len(items)
+        weights_of = m.weights or {"": 1.0}
+        names = {s: k for k, s in enumerate(weights_of)}
+        item_stratum = (np.fromiter((names[m.strata[i]] for i in items), dtype=np.int64, count=len(items))
+                        if m.strata else np.zeros(len(items), dtype=np.int64))
+        stratum = np.zeros(g, dtype=np.int64)
+        stratum[codes] = item_stratum
+        return cls(items, codes, g, stratum, np.array(list(weights_of.values()), dtype=float), m.scale, m.clusters)
+
+    def columns(self, m: Metric) -> tuple[np.ndarray, np.ndarray]:
+        """The items' numerators and denominators, in order."""
+        values = list(m.items.values()) if list(m.items) == self.items else [m.items[i] for i in self.items]
+        pairs = np.array(values, dtype=float).reshape(-1, 2)
+        return pairs[:, 0], pairs[:, 1]
+
+    def same_units(self, m: Metric, items: list[str]) -> bool:
+        """Whether ``m`` over ``items`` forms exactly these units (then the layout is reused)."""
+        return (m.clusters is self.clusters and m.strata is None and m.weights is None and m.scale == self.scale
+                and items == self.items)
+
+    def per_unit(self, col: np.ndarray) -> np.ndarray:
+        return np.bincount(self.codes, weights=col, minlength=self.g)
+
+    def value(self, num: np.ndarray, den: np.ndarray) -> float:
+        return P.value(self.per_unit(num), self.per_unit(den), self.stratum, self.weights, self.scale)
+
+    def units(self, a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> P.Units:
+        return P.Units(self.per_unit(a[0]), self.per_unit(a[1]), self.per_unit(b[0]), self.per_unit(b[1]),
+                       self.stratum, self.weights, self.scale)
+
+    def differ_most(self, a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray],
+                    top: int) -> list[dict[str, Any]]:
+        """The ``top`` items whose values (``scale x num / den``; none when ``den`` is 0) differ most,
+        largest first (an item with a value in one result only counts as the largest), each with both."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            va = np.where(a[1] != 0, self.scale * a[0] / np.where(a[1] != 0, a[1], 1.0), np.nan)
+            vb = np.where(b[1] != 0, self.scale * b[0] / np.where(b[1] != 0, b[1], 1.0), np.nan)
+        one_sided = np.isnan(va) != np.isnan(vb)
+        size = np.where(one_sided, np.inf, np.abs(np.nan_to_num(va - vb)))
+        differ = np.flatnonzero((size > 0) | one_sided)
+        if differ.size > top > 0:  # only the largest (and their ties) need sorting by name
+            cut = np.partition(size[differ], differ.size - top)[differ.size - top]
+            differ = differ[size[differ] >= cut]
+        order = sorted(differ.tolist(), key=lambda k: (-size[k], self.items[k]))[:top]
+        out = []
+        for k in order:
+            x = None if np.isnan(va[k]) else float(va[k])
+            y = None if np.isnan(vb[k]) else float(vb[k])
+            row: dict[str, Any] = {"item": self.items[k], "a": x, "b": y,
+                                   "difference": None if x is None or y is None else x - y}
+            if self.clusters is not None:
+                row["unit"] = self.clusters[self.items[k]]
+            out.append(row)
+        return out
+
+
+def _recomputed(entry: Entry, m: Metric, layout: _Layout, cols: tuple[np.ndarray, np.ndarray], *,
+                check: bool) -> float:
+    """The metric recomputed from its items; with ``check`` (all its items, a number) refused when it
+    is not the output's own number."""
+    got = layout.value(*cols)
+    if check and m.value is not None and not abs(got - m.value) <= _AGREE * max(1.0, abs(m.value)):
+        raise BadInput(f"{m.name} is {m.value!r} but its items give {got!r}: the file was changed after it was "
+                       "written (benchscore verify finds where)", source=entry.label)
+    return got
+
+
+def _check_sources(entries: list[Entry], ms: list[Metric], items: list[str], name: str) -> None:
+    first = ms[0].sources
+    if first is None:
+        return
+    for e, m in zip(entries[1:], ms[1:], strict=True):
+        for i in items:
+            if m.sources is not None and m.sources.get(i) != first.get(i):
+                raise BadInput(f"{name}: item {i!r} comes from {first.get(i)} in {entries[0].label} but from "
+                               f"{m.sources.get(i)} in {e.label}; compare needs outputs of one contract")
+
+
+def compare(entries: list[Entry], *, intersection: bool = False, resamples: int = DEFAULT_RESAMPLES,
+            seed: int = 16, alpha: float = DEFAULT_ALPHA, top: int = DEFAULT_TOP) -> dict[str, Any]:
+    """The comparison document (without provenance): every pair of entries, per metric."""
+    check_comparable(entries)
+    names = [m.name for m in entries[0].metrics]
+    metric_of = {(e.label, m.name): m for e in entries for m in e.metrics}
+    labels = [e.label for e in entries]
+    if len(set(labels)) != len(labels):
+        raise BadInput(f"the same result is given twice: {next(x for x in labels if labels.count(x) > 1)}")
+    not_compared: dict[str, str] = {}
+    prepared: dict[str, tuple[_Layout, list[tuple[np.ndarray, np.ndarray]]]] = {}
+    items_of: dict[str, list[str]] = {}
+    dropped_of: dict[str, dict[str, list[str]]] = {}
+    values: dict[str, list[float]] = {}
+    for name in names:
+        ms = [metric_of[(e.label, name)] for e in entries]
+        nulls = [(e, m) for e, m in zip(entries, ms, strict=True) if m.value is None]
+        if nulls and not intersection:
+            e, m = nulls[0]
+            not_compared[name] = (f"null in {e.label}" + (f": {m.null_reason}" if m.null_reason else "")
+                                  + "; --intersection compares it on the items every result has")
+            continue
+        items, dropped = _item_sets(entries, name, intersection)
+        _check_sources(entries, ms, items, name)
+        if not items:
+            not_compared[name] = "no item in common"
+            continue
+        reuse = next((lay for lay, _ in prepared.values() if lay.same_units(ms[0], items)), None)
+        layout = reuse if reuse is not None and ms[0].clusters is not None else _Layout.of(ms[0], items)
+        cols = [layout.columns(m) for m in ms]
+        computed = [_recomputed(e, m, layout, c, check=not dropped and not nulls)
+                    for e, m, c in zip(entries, ms, cols, strict=True)]
+        if any(v != v for v in computed):  # NaN: a stratum without items (a track with no common task)
+            not_compared[name] = "a stratum has no item in common"
+            continue
+        items_of[name], dropped_of[name] = items, dropped
+        prepared[name] = (layout, cols)
+        # the output's own number; on fewer items (--intersection) the number those items give
+        values[name] = computed if dropped or nulls else [m.value for m in ms]  # type: ignore[misc]
+    if not items_of:
+        raise BadInput("nothing to compare: " + "; ".join(f"{k} {v}" for k, v in not_compared.items()))
+    pairs = list(itertools.combinations(range(len(entries)), 2))
+    comparisons: list[dict[str, Any]] = [{"a": labels[i], "b": labels[j], "metrics": []} for i, j in pairs]
+    p_of: dict[str, list[float]] = {}
+    for name, items in items_of.items():
+        ps = []
+        layout, cols = prepared[name]
+        for k, (i, j) in enumerate(pairs):
+            ma = metric_of[(labels[i], name)]
+            r = P.compare_pair(layout.units(cols[i], cols[j]), resamples=resamples,
+                               rng=rng_for(seed, name, labels[i], labels[j]), binary=ma.binary)
+            ps.append(r.p_value)
+            comparisons[k]["metrics"].append({
+                "name": name, "a": values[name][i], "b": values[name][j], "difference": values[name][i] - values[name][j],
+                "ci95": list(r.ci95) if r.ci95 else None, "ci_method": "paired_wild_bootstrap",
+                **({"ci_reason": r.ci_reason} if r.ci_reason else {}),
+                "p_value": r.p_value, "test": r.test, "n_items": len(items), "n_units": r.n_units,
+                "standard_error": r.standard_error, "minimum_detectable_effect": r.minimum_detectable_effect,
+                "items_that_differ_most": layout.differ_most(cols[i], cols[j], top),
+            })
+        p_of[name] = ps
+    leaderboards: dict[str, list[dict[str, Any]]] = {}
+    if len(entries) >= 3:
+        for name, ps in p_of.items():
+            adjusted = P.holm(ps)
+            row_of = {pairs[k]: comparisons[k]["metrics"][list(items_of).index(name)] for k in range(len(pairs))}
+            for k, pair in enumerate(pairs):
+                row_of[pair]["p_holm"] = adjusted[k]
+            sep = {frozenset(pair) for k, pair in enumerate(pairs) if adjusted[k] < alpha}
+            board = P.tie_groups(values[name], lambda i, j, sep=sep: frozenset((i, j)) in sep)
+            leaderboards[name] = [{
+                "label": labels[r["index"]], "value": values[name][r["index"]], "rank": r["rank"],
+                "group": r["group"], "rank_range": r["rank_range"],
+                "indistinguishable_from": [labels[j] for j in range(len(entries))
+                                           if j != r["index"] and frozenset((r["index"], j)) not in sep],
+            } for r in board]
+    doc: dict[str, Any] = {
+        "format": "benchscore-compare",
+        "kind": entries[0].kind,
+        "same": entries[0].same,
+        "results": labels,
+        "alpha": alpha,
+        "level": LEVEL,
+        "comparisons": comparisons,
+    }
+    if leaderboards:
+        doc["leaderboards"] = leaderboards
+    doc["not_compared"] = not_compared
+    doc["intersection"] = {name: {"items": len(items_of[name]), "dropped": d}
+                           for name, d in dropped_of.items() if d} if intersection else None
+    return doc
+
+
+def labels_of(paths: Sequence[Path]) -> list[str]:
+    """A short label per file: its name, with as many parent folders as it takes to tell files of one
+    name apart (so a comparison does not depend on where the files are)."""
+    parts = [Path(os.path.abspath(p)).parts for p in paths]
+    depth = 1
+    while True:
+        labels = ["/".join(x[-depth:]) for x in parts]
+        if len(set(labels)) == len(labels) or depth >= max(len(x) for x in parts):
+            return labels
+        depth += 1
+
+
+def read_outputs(paths: Sequence[Path]) -> list[tuple[str, Any, str]]:
+    """``(label, document, sha256)`` of each output file (strict JSON)."""
+    from .provenance import sha256_bytes
+    from .readers import loads_json, read_bytes
+
+    out = []
+    seen: set[Path] = set()
+    for p, label in zip(paths, labels_of(paths), strict=True):
+        if p.resolve() in seen:
+            raise BadInput("given twice", source=p)
+        seen.add(p.resolve())
+        raw = read_bytes(p)
+        out.append((label, loads_json(raw, p), sha256_bytes(raw)))
+    return out
+
+
+def print_comparison(doc: dict[str, Any]) -> None:
+    """The answer first (each pair's differences with interval and test), then the leaderboards and
+    the items that differ most; every number of the JSON."""
+    from .report import print_line, print_table
+
+    def num(v: Any) -> str:
+        return "-" if v is None else repr(v) if isinstance(v, float) else str(v)
+
+    def ci(row: dict[str, Any]) -> str:
+        return f"[{num(row['ci95'][0])}, {num(row['ci95'][1])}]" if row["ci95"] else f"- ({row.get('ci_reason')})"
+
+    print_line(f"compare {doc['kind']}: {len(doc['results'])} results; same {', '.join(doc['same'])}")
+    holm = "leaderboards" in doc
+    for c in doc["comparisons"]:
+        cols = ["metric", "a", "b", "difference", "ci95", "p_value", *(["p_holm"] if holm else []), "test", "n_items",
+                "n_units", "standard_error", "minimum_detectable_effect"]
+        print_table(f"a = {c['a']}, b = {c['b']} (difference a - b, 95 % interval: paired wild bootstrap)", cols, [
+            (m["name"], num(m["a"]), num(m["b"]), num(m["difference"]), ci(m), num(m["p_value"]),
+             *([num(m.get("p_holm"))] if holm else []), m["test"], m["n_items"], m["n_units"],
+             num(m["standard_error"]), num(m["minimum_detectable_effect"])) for m in c["metrics"]])
+    for name, board in doc.get("leaderboards", {}).items():
+        print_table(f"leaderboard {name}: groups indistinguishable at alpha {doc['alpha']} (Holm)",
+                    ["group", "rank", "rank_range", "label", "value", "indistinguishable_from"],
+                    [(r["group"], r["rank"], f"{r['rank_range'][0]}-{r['rank_range'][1]}", r["label"], num(r["value"]),
+                      ", ".join(r["indistinguishable_from"]) or "-") for r in board])
+    for c in doc["comparisons"]:
+        for m in c["metrics"]:
+            if m["items_that_differ_most"]:
+                print_table(f"{m['name']}: the items that differ most ({c['a']} vs {c['b']})",
+                            ["item", *(["unit"] if "unit" in m["items_that_differ_most"][0] else []), "a", "b",
+                             "difference"],
+                            [(r["item"], *([r["unit"]] if "unit" in r else []), num(r["a"]), num(r["b"]),
+                              num(r["difference"])) for r in m["items_that_differ_most"]])
+    for name, why in doc["not_compared"].items():
+        print_line(f"not compared: {name} ({why})")
+    if doc["intersection"]:
+        for name, info in doc["intersection"].items():
+            print_line(f"{name}: compared on {info['items']} common items; dropped "
+                       + "; ".join(f"{k}: {len(v)} ({', '.join(map(str, v[:3]))}{', ...' if len(v) > 3 else ''})"
+                                   for k, v in info["dropped"].items()))

@@ -1,0 +1,77 @@
+"""95 % intervals beside the overall Mira metrics (issue 16).
+
+The repetitions of one case share its task, its fixtures and its difficulty, so they are not
+independent; cases are. Every interval therefore takes the case as the unit:
+
+- Task Success, Reliability (and the diagnostic untimed Task Success) pool the used repetitions of
+  every formal case: ``cluster_bootstrap`` over cases (a resample draws whole cases, with all
+  their repetitions);
+- Pass@1, Stable@3, Complete@3 are percentages of cases, one 0/1 outcome per case: ``wilson``.
+
+An interval is written only where its number is (the score is complete for the scoring class);
+otherwise it is null with the reason.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchscore.common import stats as S
+
+#: overall metric -> (per-repetition field summed per case, or None for a per-case 0/1 metric, scale)
+_POOLED = {
+    "task_success": ("official_task_success", 1.0),
+    "reliability": ("status", 100.0),
+    "untimed_task_success": ("untimed_task_success", 1.0),
+}
+_PER_CASE = ("pass_at_1", "stable_at_3", "complete_at_3")
+UNIT = "case"
+
+
+def _why_null(mine: list[dict[str, Any]], name: str) -> str:
+    if not mine:
+        return "no case of this scoring class"
+    incomplete = [c["case_id"] for c in mine if c["status"] != "formal"]
+    if incomplete:
+        named = ", ".join(incomplete[:3]) + (f" and {len(incomplete) - 3} more" if len(incomplete) > 3 else "")
+        return f"the result is incomplete (case {named}): no interval without every planned repetition"
+    return f"{name} is undefined in a case"
+
+
+def _pooled(mine: list[dict[str, Any]], field: str) -> tuple[list[float], list[float]]:
+    num, den = [], []
+    for c in mine:
+        used = c["_used"]
+        if field == "status":
+            num.append(float(sum(1 for r in used if r["status"] == "pass")))
+        else:
+            num.append(float(sum(r[field] for r in used)))
+        den.append(float(len(used)))
+    return num, den
+
+
+def add_intervals(metrics: dict[str, dict[str, Any]], case_results: list[dict[str, Any]], scoring_class: str,
+                  *, seed: int, resamples: int) -> None:
+    """Add ``ci95`` and ``ci_method`` (and ``ci_reason`` when null) to the headline metrics of one
+    aggregate (``overall`` or ``diagnostic_untimed``), in place. ``case_results`` still carry
+    each case's ``_used`` repetitions (:func:`benchscore.mira.scoring.score_cases`)."""
+    mine = [c for c in case_results if c["scoring_class"] == scoring_class]
+    for name, metric in metrics.items():
+        if name in _POOLED:
+            field, scale = _POOLED[name]
+            method = "cluster_bootstrap"
+
+            def compute(field: str = field, name: str = name) -> tuple[float, float]:
+                num, den = _pooled(mine, field)
+                return S.cluster_bootstrap(num, den, resamples=resamples, rng=S.rng_for(seed, f"{scoring_class}.{name}"),
+                                           bounds=(0.0, 1.0), unit=UNIT)
+        elif name in _PER_CASE:
+            scale, method = 100.0, "wilson"
+
+            def compute(name: str = name) -> tuple[float, float]:
+                values = [c["metrics"][name]["value"] for c in mine]
+                return S.wilson(sum(bool(v) for v in values), len(values))
+        else:
+            continue
+        unavailable = _why_null(mine, name) if metric["value"] is None else None
+        metric.update(S.beside(method, compute, scale=scale, unavailable=unavailable))

@@ -1,0 +1,279 @@
+"""issue 16 part 2: ``benchscore compare A.json B.json [C.json ...]``.
+
+Each rule of the issue: items are paired (rxn: question, mira: case, tcsexam: task weighted as the
+index weighs it, or instance); per metric a, b, a - b with its paired bootstrap interval, p-value,
+test, n_items and the minimum detectable effect; McNemar for one 0/1 outcome per unit; three or more
+results: Holm and a leaderboard of tie groups; the items that differ most; outputs of different
+contracts or items are refused in one line (exit 2) unless ``--intersection``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import orjson
+import pytest
+from click.testing import CliRunner
+from scipy import stats
+
+from benchscore.cli import cli
+from benchscore.common import paired as P
+
+ENV = {"SOURCE_DATE_EPOCH": "1767225600"}
+REPO = Path(__file__).resolve().parents[1]
+MIRA = REPO / "examples" / "mira"
+
+
+def run(*args, expect=0):
+    result = CliRunner().invoke(cli, [str(a) for a in args], env=ENV)
+    assert result.exit_code == expect, (result.output, result.stderr_bytes)
+    return result
+
+
+@pytest.fixture(scope="module")
+def rxn(tmp_path_factory):
+    """Three evaluations of the deoxyfluorination MC questions: seeded random, best, and worst answers."""
+    root = tmp_path_factory.mktemp("cmp-rxn")
+    run("rxn", "build-mc", "--bundled", "deoxyfluorination", "--output-dir", root)
+    folder = next(root.glob("*_multiple_choice"))
+    types = ("all_varying", "single_varying")
+    data = {q: json.loads((folder / f"multiple_choice_{q}.json").read_text())["samples"] for q in types}
+    preds = {"random": {}, "best": {}, "worst": {}}
+    for q in types:
+        preds["random"].update(json.loads((folder / f"example_prediction_{q}.json").read_text()))
+        for s in data[q]:
+            rel = s["meta"]["option_relative_scores"]
+            preds["best"][s["id"]] = s["answer"][0]
+            preds["worst"][s["id"]] = int(np.argmin(rel))
+    outs = {}
+    for name, p in preds.items():
+        (root / f"{name}.pred.json").write_text(json.dumps(p))
+        outs[name] = root / f"{name}.json"
+        run("rxn", "eval-mc", *(a for q in types for a in ("--dataset", folder / f"multiple_choice_{q}.json")),
+            "--prediction", root / f"{name}.pred.json", "--output", outs[name])
+    for name, p in preds.items():
+        av = {k: v for k, v in p.items() if k.startswith("all_varying:")}
+        (root / f"{name}.av.pred.json").write_text(json.dumps(av))
+        run("rxn", "eval-mc", "--dataset", folder / "multiple_choice_all_varying.json", "--prediction",
+            root / f"{name}.av.pred.json", "--output", root / f"{name}_all_varying.json")
+    return {"root": root, "folder": folder, "outs": outs, "data": data}
+
+
+def _load(p: Path) -> dict:
+    return orjson.loads(p.read_bytes())
+
+
+def test_two_rxn_evaluations_are_compared_question_by_question(rxn, tmp_path):
+    a, b = rxn["outs"]["best"], rxn["outs"]["random"]
+    r = run("compare", a, b, "--output", tmp_path / "cmp.json")
+    doc = _load(tmp_path / "cmp.json")
+    assert doc["format"] == "benchscore-compare" and doc["results"] == [a.name, b.name]  # short labels
+    (c,) = doc["comparisons"]
+    rows = {m["name"]: m for m in c["metrics"]}
+    assert list(rows) == ["avg_relative_score", "exact_match_accuracy"]
+    da, db = _load(a), _load(b)
+    n_items = sum(len(v) for v in da["per_sample"].values())
+    tables = {x["table_id"] for v in da["per_sample"].values() for x in v}
+    for name, m in rows.items():
+        assert m["a"] == da["overall"][name] and m["b"] == db["overall"][name]  # the outputs' own numbers
+        assert m["difference"] == m["a"] - m["b"]
+        assert m["n_items"] == n_items and m["n_units"] == len(tables) < n_items  # clustered by condition table
+        assert m["ci95"][0] <= m["difference"] <= m["ci95"][1] and m["ci_method"] == "paired_wild_bootstrap"
+        assert m["minimum_detectable_effect"] > 0 and 0 <= m["p_value"] <= 1
+        # tables give several questions: exact match is not McNemar (its items are not independent)
+        assert m["test"] == "sign_flip_permutation_monte_carlo"
+    # the items that differ most, with both values, largest difference first
+    by_id = {x["id"]: x for v in da["per_sample"].values() for x in v}
+    other = {x["id"]: x for v in db["per_sample"].values() for x in v}
+    worst = rows["avg_relative_score"]["items_that_differ_most"]
+    assert len(worst) == 10
+    for row in worst:
+        assert row["a"] == by_id[row["item"]]["relative_score"] and row["b"] == other[row["item"]]["relative_score"]
+        assert row["unit"] == by_id[row["item"]]["table_id"]
+    diffs = [abs(row["difference"]) for row in worst]
+    assert diffs == sorted(diffs, reverse=True)
+    assert diffs[0] == max(abs(by_id[i]["relative_score"] - other[i]["relative_score"]) for i in by_id)
+    # the answer first, every number in the terminal
+    assert r.output.splitlines()[0].startswith("compare rxn eval (multiple_choice): 2 results")
+    for m in rows.values():
+        for key in ("a", "b", "difference", "p_value", "minimum_detectable_effect"):
+            assert repr(m[key]) in r.output, key
+    assert doc["provenance"]["seed"] == 16 and doc["provenance"]["resamples"] == 10_000
+    # reproducible: the same command writes the same bytes
+    run("compare", a, b, "--output", tmp_path / "again.json")
+    assert (tmp_path / "again.json").read_bytes() == (tmp_path / "cmp.json").read_bytes()
+
+
+def test_one_question_per_table_uses_mcnemar(rxn, tmp_path):
+    root = rxn["root"]
+    run("compare", root / "best_all_varying.json", root / "random_all_varying.json", "--output", tmp_path / "c.json")
+    m = {x["name"]: x for x in _load(tmp_path / "c.json")["comparisons"][0]["metrics"]}["exact_match_accuracy"]
+    a = [x["exact_match"] for x in _load(root / "best_all_varying.json")["per_sample"]["all_varying"]]
+    b = [x["exact_match"] for x in _load(root / "random_all_varying.json")["per_sample"]["all_varying"]]
+    n10 = sum(x and not y for x, y in zip(a, b, strict=True))
+    n01 = sum(y and not x for x, y in zip(a, b, strict=True))
+    assert m["test"] == "mcnemar_exact" and m["n_units"] == m["n_items"] == len(a)
+    assert m["p_value"] == pytest.approx(stats.binomtest(n10, n10 + n01, 0.5).pvalue)
+
+
+def test_three_results_are_holm_corrected_with_a_leaderboard_of_tie_groups(rxn, tmp_path):
+    outs = rxn["outs"]
+    run("compare", outs["random"], outs["best"], outs["worst"], "--output", tmp_path / "cmp.json")
+    doc = _load(tmp_path / "cmp.json")
+    assert [(c["a"], c["b"]) for c in doc["comparisons"]] == [
+        (outs["random"].name, outs["best"].name), (outs["random"].name, outs["worst"].name),
+        (outs["best"].name, outs["worst"].name)]
+    rows = [{m["name"]: m for m in c["metrics"]}["avg_relative_score"] for c in doc["comparisons"]]
+    assert [r["p_holm"] for r in rows] == pytest.approx(P.holm([r["p_value"] for r in rows]))
+    board = doc["leaderboards"]["avg_relative_score"]
+    assert [r["label"] for r in board] == [outs["best"].name, outs["random"].name, outs["worst"].name]
+    # with dozens of tables best, random and worst answers are far apart: three groups
+    assert [r["group"] for r in board] == [1, 2, 3] and [r["rank_range"] for r in board] == [[1, 1], [2, 2], [3, 3]]
+    assert all(r["indistinguishable_from"] == [] for r in board)
+
+
+def test_a_refusal_is_one_line_naming_what_differs(rxn, tmp_path):
+    outs, root = rxn["outs"], rxn["root"]
+    res = CliRunner().invoke(cli, ["compare", str(outs["best"]), str(MIRA / "expected" / "score.json")], env=ENV)
+    assert res.exit_code == 2
+    assert res.output.count("\n") == 1 and "is a rxn eval (multiple_choice) output" in res.output
+    assert "a mira score output: compare needs outputs of one contract" in res.output
+    # other questions: one line that names the counts and the way out
+    res = CliRunner().invoke(cli, ["compare", str(root / "best_all_varying.json"), str(outs["random"])], env=ENV)
+    assert res.exit_code == 2 and res.output.count("\n") == 1
+    assert "are not on the same items for avg_relative_score" in res.output and "--intersection" in res.output
+    # not an output compare knows; a single result
+    res = CliRunner().invoke(cli, ["compare", str(MIRA / "contract.json"), str(outs["best"])], env=ENV)
+    assert res.exit_code == 2 and "not an output benchscore compare knows" in res.output
+    res = CliRunner().invoke(cli, ["compare", str(outs["best"])], env=ENV)
+    assert res.exit_code == 2 and "at least two results" in res.output
+    # an edited number: the items no longer give it
+    doc = _load(outs["random"])
+    doc["overall"]["avg_relative_score"] += 0.01
+    (tmp_path / "edited.json").write_bytes(orjson.dumps(doc))
+    res = CliRunner().invoke(cli, ["compare", str(outs["best"]), str(tmp_path / "edited.json")], env=ENV)
+    assert res.exit_code == 2 and "the file was changed after it was written" in res.output
+
+
+def test_intersection_compares_the_common_items_and_lists_what_it_dropped(rxn, tmp_path):
+    outs, root = rxn["outs"], rxn["root"]
+    run("compare", root / "best_all_varying.json", outs["random"], "--intersection", "--output", tmp_path / "c.json")
+    doc = _load(tmp_path / "c.json")
+    single = [s["id"] for s in rxn["data"]["single_varying"]]
+    info = doc["intersection"]["avg_relative_score"]
+    assert info == {"items": len(rxn["data"]["all_varying"]), "dropped": {outs["random"].name: single}}
+    m = {x["name"]: x for x in doc["comparisons"][0]["metrics"]}["avg_relative_score"]
+    assert m["a"] == _load(root / "best_all_varying.json")["overall"]["avg_relative_score"]
+    random_av = [x["relative_score"] for x in _load(outs["random"])["per_sample"]["all_varying"]]
+    assert m["b"] == pytest.approx(sum(random_av) / len(random_av))
+
+
+def test_questions_of_another_build_are_refused(rxn, tmp_path):
+    run("rxn", "build-mc", "--bundled", "deoxyfluorination", "--seed", "5", "--output-dir", tmp_path)
+    folder = next(tmp_path.glob("*_multiple_choice"))
+    ids = [s["id"] for s in json.loads((folder / "multiple_choice_all_varying.json").read_text())["samples"]]
+    (tmp_path / "p.json").write_text(json.dumps(dict.fromkeys(ids, 0)))
+    run("rxn", "eval-mc", "--dataset", folder / "multiple_choice_all_varying.json", "--prediction", tmp_path / "p.json",
+        "--output", tmp_path / "other.json")
+    res = CliRunner().invoke(cli, ["compare", str(rxn["root"] / "best_all_varying.json"), str(tmp_path / "other.json")],
+                             env=ENV)
+    assert res.exit_code == 2 and "comes from dataset sha256" in res.output and res.output.count("\n") == 1
+
+
+def _mira_score(tmp_path: Path, name: str, change=None) -> Path:
+    rows = [json.loads(line) for line in (MIRA / "repetitions.jsonl").read_text().splitlines()]
+    if change:
+        change(rows)
+    reps = tmp_path / f"{name}.jsonl"
+    reps.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / f"{name}.json"
+    run("mira", "score", "--contract", MIRA / "contract.json", "--repetitions", reps, "--output", out, "--quiet")
+    return out
+
+
+def test_mira_scores_are_compared_case_by_case(tmp_path):
+    def fail_adv03(rows):
+        for r in rows:
+            if r["case_id"] == "ADV-03" and r["repetition"] in (1, 2):
+                r["deterministic_results"] = {"correct-answer": False}
+
+    a, b = _mira_score(tmp_path, "a"), _mira_score(tmp_path, "b", fail_adv03)
+    run("compare", a, b, "--output", tmp_path / "c.json")
+    rows = {m["name"]: m for m in _load(tmp_path / "c.json")["comparisons"][0]["metrics"]}
+    assert list(rows) == ["task_success", "reliability", "pass_at_1", "stable_at_3", "complete_at_3"]
+    sa, sb = _load(a), _load(b)
+    for name, m in rows.items():
+        assert (m["a"], m["b"]) == (sa["overall"][name]["value"], sb["overall"][name]["value"])
+        assert m["n_items"] == m["n_units"] == 3  # the automated_scored cases, each with its repetitions
+    assert rows["pass_at_1"]["test"] == "mcnemar_exact"
+    assert rows["pass_at_1"]["p_value"] == pytest.approx(stats.binomtest(1, 1, 0.5).pvalue)
+    assert rows["task_success"]["test"] == "sign_flip_permutation_exact"
+    assert [x["item"] for x in rows["task_success"]["items_that_differ_most"]] == ["ADV-03"]
+    # 3 cases of which one differs: half of the 8 sign patterns are as extreme, two-sided p = 1
+    assert rows["task_success"]["p_value"] == 1.0
+
+
+def test_an_incomplete_score_is_compared_only_on_common_cases(tmp_path):
+    a = _mira_score(tmp_path, "a")
+    inc = tmp_path / "inc.json"
+    run("mira", "score", "--contract", MIRA / "contract.json", "--repetitions", MIRA / "repetitions_incomplete.jsonl",
+        "--output", inc, "--quiet")
+    res = CliRunner().invoke(cli, ["compare", str(a), str(inc)], env=ENV)
+    assert res.exit_code == 2 and "nothing to compare" in res.output and "--intersection" in res.output
+    run("compare", a, inc, "--intersection", "--output", tmp_path / "c.json")
+    doc = _load(tmp_path / "c.json")
+    assert doc["intersection"]["task_success"]["dropped"] == {a.name: ["ADV-03"]}
+    assert {m["n_items"] for m in doc["comparisons"][0]["metrics"]} == {2}
+
+
+def test_tcsexam_models_are_compared_task_by_task(tmp_path, pinned_time):
+    from benchscore.tcsexam.commands import run_demo
+
+    out = tmp_path / "demo"
+    run_demo(out)
+    r = run("compare", out / "index.json", "--output", tmp_path / "c.json")
+    doc = _load(tmp_path / "c.json")
+    assert doc["results"] == ["index.json:synthetic-model-a", "index.json:synthetic-model-b"]
+    assert doc["not_compared"]["index"].startswith("null in index.json:synthetic-model-b")
+    rows = {m["name"]: m for m in doc["comparisons"][0]["metrics"]}
+    index = _load(out / "index.json")["models"]
+    assert rows["track_means.solver"]["a"] == index["synthetic-model-a"]["track_means"]["solver"]
+    assert "not compared: index" in r.output
+    # the solver track: 5 tasks all better for a: 2 of 32 sign patterns as extreme
+    assert rows["track_means.solver"]["p_value"] == pytest.approx(2 / 32)
+    # two Solver attempts of one task, instance by instance; another task is refused
+    s = out / "solver-scores" / "synthetic-model-a"
+    run("compare", s / "demo-tsp" / "attempt-1.json", s / "demo-tsp" / "attempt-2.json", "--output", tmp_path / "s.json")
+    (m,) = _load(tmp_path / "s.json")["comparisons"][0]["metrics"]
+    assert m["name"] == "relative_score" and m["n_items"] == _load(s / "demo-tsp" / "attempt-1.json")["scored_instance_count"]
+    res = CliRunner().invoke(cli, ["compare", str(s / "demo-tsp" / "attempt-1.json"), str(s / "demo-sat" / "attempt-1.json")])
+    assert res.exit_code == 2 and "differ in task: demo-tsp vs demo-sat" in res.output
+
+
+def test_the_index_difference_weighs_tasks_as_the_index_does(tmp_path):
+    """Tasks are weighted 30/k per track (10/k for conjectures): the difference of two indexes is
+    the weighted sum of their tasks' differences, and the sign flips act on whole tasks."""
+    tracks = {"theorem": ["t1", "t2", "t3"], "solver": ["s1", "s2"], "construction": ["c1", "c2"],
+              "conjecture": ["o1", "o2"]}
+    (tmp_path / "suite.json").write_text(json.dumps({"suite": "mini", "tracks": tracks}))
+    (tmp_path / "cohort.json").write_text(json.dumps({
+        "suite": "mini", "solver_protocol": "offline", "solver_reference_id": "k3", "adoption_rule": "first",
+        "models": {"a": {"attempts_per_task": 1}, "b": {"attempts_per_task": 1}}}))
+    lines = ["model,track,item,attempt,score,adoption_status,score_status,score_type,solver_protocol"]
+    scores = {"t1": 1, "t2": 0, "t3": 1, "s1": 0.5, "s2": 0.25, "c1": 1.5, "c2": 0.5, "o1": 0, "o2": 1}
+    for model in ("a", "b"):
+        for track, items in tracks.items():
+            for item in items:
+                score = 0 if (model, item) == ("b", "t1") else scores[item]
+                kind = "fixed_reference_relative,offline" if track == "solver" else "original_task_score,"
+                lines.append(f"{model},{track},{item},1,{score},selected,valid,{kind}")
+    (tmp_path / "attempts.csv").write_text("\n".join(lines) + "\n")
+    run("tcsexam", "score", "--suite", tmp_path / "suite.json", "--attempts", tmp_path / "attempts.csv", "--cohort",
+        tmp_path / "cohort.json", "--output", tmp_path / "i.json")
+    run("compare", tmp_path / "i.json", "--output", tmp_path / "c.json")
+    m = {x["name"]: x for x in _load(tmp_path / "c.json")["comparisons"][0]["metrics"]}["index"]
+    assert m["difference"] == pytest.approx(30 / 3 * 1.0)
+    assert m["items_that_differ_most"] == [{"item": "theorem/t1", "a": 1.0, "b": 0.0, "difference": 1.0}]
+    assert m["n_items"] == m["n_units"] == 9 and m["test"] == "sign_flip_permutation_exact"
