@@ -148,6 +148,13 @@ TARGETS = [
     _t("mira judge", "--packets {packets} --base-url {url} --model judge --max-retries 0 --output {out}/v.json",
        {"packets": "mira/packets"}, {"packets/index.json": "json", "packets/FIRST": "json"}),
     _t("mira project", "--score {score} --output {out}/p.json", {"score": "mira/score.json"}, {"score": "json"}),
+    _t("mira from-inspect", "{log} --contract {contract} --mapping {mapping} --output {out}/r.jsonl",
+       {"log": "mira/inspect/agent.eval", "contract": "mira/inspect/contract.json", "mapping": "mira/inspect/mapping.json"},
+       {"log": "zip", "mapping": "json"}, share=0.3),
+    # the shared commands: compare and verify read any output
+    _t("compare", "{a} {b} --output {out}/c.json", {"a": "mira/score.json", "b": "mira/score_b.json"}, {"a": "json"},
+       share=0.5),
+    _t("verify", "{doc}", {"doc": "mira/verify/score.json"}, {"doc": "json"}, share=0.5),
     # rxn
     _t("rxn build-mc", "--tables {tables} --metadata {meta} --output-dir {out}/b",
        {"tables": "rxn/literature_tables.json", "meta": "rxn/metadata.csv"}, {"tables": "json", "meta": "csv"}),
@@ -260,6 +267,13 @@ def _build_corpus(root: Path, url: str) -> None:
         shutil.copyfile(m / name, root / "mira" / name)
     shutil.copyfile(m / "expected" / "score.json", root / "mira/score.json")
     shutil.copyfile(m / "expected" / "public.json", root / "mira/public.json")
+    shutil.copyfile(m / "expected" / "score.json", root / "mira/score_b.json")
+    shutil.copytree(m / "inspect", root / "mira/inspect", ignore=shutil.ignore_patterns("expected", "*.py", "*.md"))
+    (root / "mira/verify").mkdir()
+    for name in ("contract.json", "repetitions.jsonl"):
+        shutil.copyfile(m / name, root / "mira/verify" / name)
+    _invoke("mira", "score", "--contract", root / "mira/verify/contract.json", "--repetitions",
+            root / "mira/verify/repetitions.jsonl", "--output", root / "mira/verify/score.json")
     contract = orjson.loads((m / "contract.json").read_bytes())
     (root / "mira/policy.json").write_bytes(orjson.dumps(contract["calibration_policy"]))
     _invoke("mira", "judge-packets", "--contract", root / "mira/contract.json", "--repetitions",

@@ -159,7 +159,7 @@ def compare(outputs: tuple[str, ...], output: str | None, intersection: bool, re
 
 
 @cli.command()
-@click.argument("outputs", nargs=-1, required=True, type=click.Path(exists=True))
+@click.argument("outputs", nargs=-1, required=True, type=click.Path())
 @click.option("--search", "search", multiple=True, type=click.Path(file_okay=False, exists=True),
               help="A folder to look for inputs in, by sha256 (repeatable).")
 def verify(outputs: tuple[str, ...], search: tuple[str, ...]) -> None:

@@ -391,15 +391,16 @@ def labels_of(paths: Sequence[Path]) -> list[str]:
 def read_outputs(paths: Sequence[Path]) -> list[tuple[str, Any, str]]:
     """``(label, document, sha256)`` of each output file (strict JSON)."""
     from .provenance import sha256_bytes
-    from .readers import loads_json, read_bytes
+    from .readers import loads_json, read_json_bytes
 
     out = []
-    seen: set[Path] = set()
+    seen: set[str] = set()
     for p, label in zip(paths, labels_of(paths), strict=True):
-        if p.resolve() in seen:
+        real = os.path.realpath(p)  # never raises (a link loop is refused by the reader below)
+        if real in seen:
             raise BadInput("given twice", source=p)
-        seen.add(p.resolve())
-        raw = read_bytes(p)
+        seen.add(real)
+        raw = read_json_bytes(p)
         out.append((label, loads_json(raw, p), sha256_bytes(raw)))
     return out
 

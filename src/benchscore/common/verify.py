@@ -36,6 +36,7 @@ import orjson
 
 from .errors import BadInput, BenchscoreError
 from .provenance import sha256_file
+from .readers import loads_json, read_json_bytes
 
 #: where benchscore's bundled data lives (the package folder): inputs named there are found there
 PACKAGE = Path(__file__).resolve().parents[1]
@@ -206,12 +207,12 @@ class Verifier:
     # -- one output ------------------------------------------------------------------------------
 
     def verify(self, path: Path, *, explicit: bool = True) -> Outcome:
-        try:
-            doc = orjson.loads(path.read_bytes())
-        except (OSError, orjson.JSONDecodeError) as exc:
+        try:  # the common reader's door: a regular file within the size and nesting limits, strict JSON
+            doc = loads_json(read_json_bytes(path), path)
+        except BadInput as exc:
             if not explicit:
-                return Outcome(path, SKIPPED, "not JSON")
-            raise BadInput(f"not a JSON output: {exc}", source=path) from None
+                return Outcome(path, SKIPPED, f"not a JSON output ({exc.detail})")
+            raise
         prov = doc.get("provenance") if isinstance(doc, dict) else None
         if not isinstance(prov, dict):
             if not explicit:

@@ -191,13 +191,13 @@ def run_from_inspect(logs: list[Path], contract: Path, mapping: Path, output: Pa
 
     from benchscore.common.atomic import atomic_write_bytes
     from benchscore.common.provenance import sha256_bytes
-    from benchscore.common.readers import read_bytes, validate
+    from benchscore.common.readers import read_json_bytes, validate
 
     from . import formats as F
     from .inspect_logs import convert, require_inspect_ai
     from .records import load_contract, strict_loads
 
-    raw = read_bytes(mapping)
+    raw = read_json_bytes(mapping)
     parsed = validate(F.InspectMapping, strict_loads(raw, mapping), source=mapping)
     loaded = load_contract(contract)
     require_inspect_ai()

@@ -39,7 +39,7 @@ from inspect_ai.solver import TaskState, generate
 
 from benchscore.common.errors import BadInput
 from benchscore.common.provenance import sha256_bytes
-from benchscore.common.readers import loads_json, read_bytes, validate
+from benchscore.common.readers import loads_json, read_bytes, read_json_bytes, validate
 from benchscore.rxn import metrics as V6
 from benchscore.rxn.formats import FibDataset, McDataset
 from benchscore.rxn.from_inspect import METADATA_KEY, TASK_FORMATS
@@ -54,7 +54,7 @@ FIB_METRICS = ("avg_relative_score", "hit_rate", "num_scored", "num_unhit", "num
 @lru_cache(maxsize=8)
 def _load(path: str, sha256: str) -> tuple[str, list[dict[str, Any]], dict[str, dict[str, Any]], dict[str, Any]]:
     """(format, samples, samples by id, fill-in-blank index) of a dataset file whose bytes have ``sha256``."""
-    raw = read_bytes(path)
+    raw = read_json_bytes(path)
     if sha256_bytes(raw) != sha256:
         raise BadInput("the dataset changed since the task was created", source=path)
     data = loads_json(raw, path)
