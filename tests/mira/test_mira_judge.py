@@ -83,7 +83,7 @@ def test_judge_fresh_conversation_per_packet_and_merge(tmp_path: Path) -> None:
     with OpenAITestServer(models=["judge-m"], responder=responder) as srv:
         srv.fail_next(1, status=429, retry_after=0.01)
         res = run("judge", "--packets", packets, "--base-url", srv.base_url, "--model", "judge-m",
-                  "--output", tmp_path / "verdicts.json")
+                  "--output", tmp_path / "verdicts.json", "--constraint", "none")
         assert res.exit_code == 1, res.output  # one answer was not binary: judge_failed, file still written
         bodies = [b for b in srv.requests]
     # one fresh conversation per packet (plus the retried 429): system + one user message, own evidence only
@@ -306,7 +306,7 @@ def test_the_judge_asks_for_one_word_with_a_small_token_cap(tmp_path: Path) -> N
     _, _, packets = _setup(tmp_path)
     with OpenAITestServer(models=["m"], responder=lambda model, msgs: "fail.") as srv:
         res = run("judge", "--packets", packets, "--base-url", srv.base_url, "--model", "m",
-                  "--output", tmp_path / "v.json")
+                  "--output", tmp_path / "v.json", "--constraint", "none")
         bodies = list(srv.requests)
     assert res.exit_code == 0, res.output
     from benchscore.mira.judge import MAX_TOKENS
@@ -318,7 +318,8 @@ def test_the_judge_asks_for_one_word_with_a_small_token_cap(tmp_path: Path) -> N
     out = orjson.loads((tmp_path / "v.json").read_bytes())
     assert {v["verdict"] for v in out["verdicts"]} == {"fail"}
     assert {v["answer"] for v in out["verdicts"]} == {"fail."}  # the raw answer is kept
-    assert out["provenance"]["answer_rule"].startswith("exactly 'pass' or 'fail'")
+    assert "free text (constraint none): exactly 'pass' or 'fail'" in out["provenance"]["answer_rule"]
+    assert out["provenance"]["constraint"] == "none"
     assert out["provenance"]["max_tokens"] == MAX_TOKENS
 
 
@@ -327,7 +328,7 @@ def test_a_call_past_the_timeout_is_judge_failed(tmp_path: Path) -> None:
     with OpenAITestServer(models=["m"], responder=lambda model, msgs: "pass") as srv:
         srv.delay_next(1, seconds=1.0)
         res = run("judge", "--packets", packets, "--base-url", srv.base_url, "--model", "m", "--max-retries", "0",
-                  "--timeout", "0.2", "--output", tmp_path / "v.json")
+                  "--timeout", "0.2", "--output", tmp_path / "v.json", "--constraint", "none")
     assert res.exit_code == 1, res.output
     out = orjson.loads((tmp_path / "v.json").read_bytes())
     assert [v["verdict"] for v in out["verdicts"]] == ["judge_failed", "pass", "pass"]

@@ -28,8 +28,11 @@ Behaviour worth knowing:
   :class:`CallRecord` names the ``constraint`` its answer was produced under. An answer is never
   repaired: :meth:`AnswerFormat.read` accepts exactly a JSON text the schema allows, or nothing.
 - Log-likelihoods (:meth:`LLMClient.loglikelihoods`): ``POST /v1/completions`` with ``echo`` and
-  ``logprobs``, the sum of the log-probabilities of each continuation's tokens after the context;
-  :meth:`LLMClient.check_prompt_logprobs` refuses an endpoint that cannot return them.
+  ``logprobs``, the sum of the log-probabilities of each continuation's tokens after the context,
+  once :meth:`LLMClient.logprobs_method` has checked that the endpoint's prompt log-probabilities are
+  aligned with their tokens (else the continuation is generated under a grammar that forces it, and
+  its tokens' log-probabilities are summed); an endpoint that can do neither is refused
+  (:class:`NoPromptLogprobs`).
 """
 
 from __future__ import annotations
@@ -330,6 +333,8 @@ class ContinuationScore(BaseModel):
     loglikelihood: float | None
     tokens: int
     straddles_context: bool = False
+    #: echo (prompt log-probabilities) or forced (the continuation generated under a grammar)
+    method: str = "echo"
     record: CallRecord
 
 
@@ -414,7 +419,7 @@ class LLMClient:
         self._lock = threading.Lock()
         self._probe_lock = threading.Lock()
         self._constraints: dict[str, ConstraintProbe] = {}
-        self._logprobs_checked: set[str] = set()
+        self._logprobs_method: dict[str, str] = {}
         #: every model call this client started (answers and probes): the audit holds one record for each
         self.calls_issued = 0
         headers = {"Accept": "application/json"}
@@ -646,13 +651,15 @@ class LLMClient:
             return probe
 
     def completion(self, model: str, prompt: str, *, max_tokens: int = 1, echo: bool = False,
-                   logprobs: int | None = None, temperature: float = 0.0,
+                   logprobs: int | None = None, temperature: float = 0.0, grammar: str | None = None,
                    purpose: str | None = None) -> tuple[dict[str, Any], CallRecord]:
         """One ``POST /v1/completions``; returns ``choices[0]`` and the record (raises :class:`LLMError`)."""
         body: dict[str, Any] = {"model": model, "prompt": prompt, "max_tokens": max_tokens,
                                 "temperature": temperature, "echo": echo}
         if logprobs is not None:
             body["logprobs"] = logprobs
+        if grammar is not None:
+            body["grammar"] = grammar
 
         def choice(payload: dict[str, Any]) -> dict[str, Any]:
             try:
@@ -665,42 +672,93 @@ class LLMClient:
 
         reserved = len(prompt) // 4 + 8 + max_tokens
         value, _, rec = self._post("/completions", model, body, psha=prompt_sha256([{"prompt": prompt}]),
-                                   reserved=reserved, constraint="none", purpose=purpose, extract=choice)
+                                   reserved=reserved, constraint="grammar" if grammar else "none", purpose=purpose,
+                                   extract=choice)
         return value, rec
 
-    def check_prompt_logprobs(self, model: str) -> None:
-        """Raise :class:`NoPromptLogprobs` unless ``/v1/completions`` with ``echo`` returns a log-probability
-        for every prompt token after the first (checked once per model, audited as ``logprobs-probe``)."""
-        if model in self._logprobs_checked:
-            return
+    def logprobs_method(self, model: str) -> str:
+        """How this endpoint gives ``log P(continuation | context)`` for ``model``, checked once:
+
+        ``echo``: ``/completions`` with ``echo`` returns every prompt token's log-probability, and the one it
+        gives the second token of a probe equals the log-probability the same endpoint reports when it
+        generates that token (so the prompt's log-probabilities are aligned with their tokens);
+        ``forced``: echo is missing or misaligned (llama-cpp-python 0.3 shifts them by one token for a model
+        without a BOS token), but the endpoint generates under a GBNF ``grammar`` and reports the generated
+        tokens' log-probabilities: the continuation is generated under a grammar that allows only it, and its
+        tokens' log-probabilities (the model's own, before the grammar) are summed. Neither:
+        :class:`NoPromptLogprobs`. The probe calls are audited (``purpose`` ``logprobs-probe``)."""
+        known = self._logprobs_method.get(model)
+        if known is not None:
+            return known
+        context = "One, two, three, four, five,"
         try:
-            choice, _ = self.completion(model, "The capital of France is Paris", echo=True, logprobs=1,
-                                        purpose="logprobs-probe")
+            gen, _ = self.completion(model, context, max_tokens=1, logprobs=1, purpose="logprobs-probe")
         except (ModelNotFound, ModelMismatch):
             raise
         except CallFailed as exc:
-            raise NoPromptLogprobs(f"{self.endpoint} cannot return prompt log-probabilities for {model} "
-                                   f"(POST /completions with echo and logprobs: {exc.record.error if exc.record else exc})",
-                                   exc.record) from None
-        tokens = _prompt_logprobs(choice)
-        if tokens is None or len(tokens[0]) < 2 or any(lp is None for lp in tokens[1][1:]):
-            raise NoPromptLogprobs(f"{self.endpoint} returns no log-probability for the prompt's tokens of {model} "
-                                   "(POST /completions with echo and logprobs answered without logprobs.token_logprobs)")
-        self._logprobs_checked.add(model)
+            raise NoPromptLogprobs(f"{self.endpoint} cannot return log-probabilities for {model} (POST /completions "
+                                   f"with logprobs: {exc.record.error if exc.record else exc})", exc.record) from None
+        g = _prompt_logprobs(gen)
+        if g is None or not g[0] or g[1][0] is None:
+            raise NoPromptLogprobs(f"{self.endpoint} returns no log-probabilities for {model} "
+                                   "(POST /completions with logprobs answered without logprobs.token_logprobs)")
+        token, expected = g[0][0], float(g[1][0])
+        method = None
+        try:
+            echoed, _ = self.completion(model, context + token, max_tokens=1, echo=True, logprobs=1,
+                                        purpose="logprobs-probe")
+            e = _prompt_logprobs(echoed)
+        except CallFailed:
+            e = None
+        if e is not None:
+            at = [i for i, off in enumerate(e[2]) if off == len(context) and e[0][i] == token]
+            if at and e[1][at[0]] is not None and abs(float(e[1][at[0]]) - expected) <= 1e-3 + 1e-3 * abs(expected):
+                method = "echo"
+        if method is None:
+            try:
+                forced, _ = self.completion(model, context, max_tokens=len(token) + 2, logprobs=1,
+                                            grammar="root ::= " + _gbnf_literal(token), purpose="logprobs-probe")
+                f = _prompt_logprobs(forced)
+            except CallFailed:
+                f = None
+            if f is not None and f[0] and f[0][0] == token and f[1][0] is not None \
+                    and abs(float(f[1][0]) - expected) <= 1e-3 + 1e-3 * abs(expected):
+                method = "forced"
+        if method is None:
+            raise NoPromptLogprobs(f"{self.endpoint} cannot score a continuation for {model}: its prompt "
+                                   "log-probabilities (echo) are missing or misaligned with their tokens, and it does not "
+                                   "generate under a grammar with log-probabilities")
+        self._logprobs_method[model] = method
+        return method
+
+    def check_prompt_logprobs(self, model: str) -> str:
+        """:meth:`logprobs_method` (kept as the name a caller checks with)."""
+        return self.logprobs_method(model)
 
     def loglikelihoods(self, model: str, context: str, continuations: Sequence[str]) -> list[ContinuationScore]:
         """``log P(continuation | context)`` for each continuation, as lm-evaluation-harness scores a base model.
 
-        One ``/completions`` call per continuation, prompt ``context + continuation``, ``echo`` and ``logprobs``:
-        the sum of ``token_logprobs`` of the tokens that start at or after ``len(context)`` (character offsets,
-        ``text_offset``); a token that starts before the boundary and ends after it counts too and the score
-        says so (``straddles_context``). The logprobs capability must have been checked
-        (:meth:`check_prompt_logprobs`). A call that fails raises :class:`LLMError`; an answer without usable
-        logprobs is a :class:`CallFailed`."""
-        self.check_prompt_logprobs(model)
+        One ``/completions`` call per continuation. ``echo`` (see :meth:`logprobs_method`): prompt
+        ``context + continuation``, the sum of ``token_logprobs`` of the tokens that start at or after
+        ``len(context)`` (character offsets, ``text_offset``); a token that starts before the boundary and
+        ends after it counts too and the score says so (``straddles_context``). ``forced``: prompt ``context``,
+        a grammar that allows only the continuation, the sum of the generated tokens' log-probabilities.
+        A call that fails raises :class:`LLMError`; an answer without usable logprobs is a :class:`CallFailed`."""
+        method = self.logprobs_method(model)
         out = []
         boundary = len(context)
         for cont in continuations:
+            if method == "forced":
+                choice, rec = self.completion(model, context, max_tokens=len(cont) + 4, logprobs=1,
+                                              grammar="root ::= " + _gbnf_literal(cont))
+                parsed = _prompt_logprobs(choice)
+                if parsed is None or "".join(parsed[0]) != cont or any(lp is None for lp in parsed[1]):
+                    raise CallFailed(f"{model}: the forced continuation came back as "
+                                     f"{''.join(parsed[0]) if parsed else 'no tokens'!r}, not {cont!r}", rec)
+                total = math.fsum(float(lp) for lp in parsed[1] if lp is not None)
+                out.append(ContinuationScore(continuation=cont, loglikelihood=total, tokens=len(parsed[0]),
+                                             method=method, record=rec))
+                continue
             choice, rec = self.completion(model, context + cont, echo=True, logprobs=1)
             parsed = _prompt_logprobs(choice)
             if parsed is None:
@@ -718,7 +776,7 @@ class LLMClient:
                     total += float(lp)
                     count += 1
             out.append(ContinuationScore(continuation=cont, loglikelihood=total if count else None, tokens=count,
-                                         straddles_context=straddles, record=rec))
+                                         straddles_context=straddles, method=method, record=rec))
         return out
 
 
