@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# A first real leaderboard: every model the live gateway serves answers the same questions of every
+# bundled multiple-choice set (and the fill-in-blank sets) with structured output, `rxn eval-mc` /
+# `rxn eval-fib` score them, the mira judge runs with each model on the demo packets, and
+# `benchscore report` draws it all on one page.
+#
+#   scripts/live-gateway.sh start
+#   scripts/live-leaderboard.sh            # writes out/leaderboard/ (report.html, evaluations, verdicts, timings)
+#
+# Environment: LIMIT (questions per set, default 20), FIB_LIMIT (default 4), OUT (default out/leaderboard),
+# MODELS (space-separated ids; default: every model GET /v1/models lists), BENCHSCORE_LIVE_URL
+# (default http://127.0.0.1:8090/v1), SETS (MC question types; default all six), BENCHSCORE_VENV.
+#
+# Calls are ordered by model (the llama-cpp-python gateway holds one model at a time and reloads on a switch).
+# Step 5 (`benchscore compare`: the models side by side with intervals and tie groups) runs only where
+# `benchscore compare --help` answers; until that command exists the report shows the three evaluations
+# next to each other and this script says so.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+VENV=${BENCHSCORE_VENV:-.venv}
+BS="$VENV/bin/benchscore"
+URL=${BENCHSCORE_LIVE_URL:-http://127.0.0.1:8090/v1}
+OUT=${OUT:-out/leaderboard}
+LIMIT=${LIMIT:-20}
+FIB_LIMIT=${FIB_LIMIT:-4}
+SETS=${SETS:-"single_varying all_varying single_varying_reference all_varying_reference single_varying_reference_control all_varying_reference_control"}
+export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-1767225600}
+t0=$(date +%s)
+
+if [ -z "${MODELS:-}" ]; then
+  MODELS=$("$VENV/bin/python" - "$URL" <<'PY'
+import sys
+from benchscore.common.llm import LLMClient
+with LLMClient(sys.argv[1], max_retries=1, timeout=120) as c:
+    print(" ".join(c.list_models()))
+PY
+)
+fi
+echo "leaderboard: models $MODELS at $URL; $LIMIT questions per MC set, $FIB_LIMIT per FIB set"
+
+# 1. the question sets: every bundled dataset, the default seed (byte-identical for everyone)
+rm -rf "$OUT/sets"
+"$BS" rxn build-mc --output-dir "$OUT/sets" >/dev/null
+"$BS" rxn build-fib --output-dir "$OUT/sets" >/dev/null
+MC=$(ls -d "$OUT"/sets/*_multiple_choice)
+FIB=$(ls -d "$OUT"/sets/*_fill_in_blank)
+"$BS" mira judge-packets --contract examples/mira/contract.json \
+  --repetitions examples/mira/repetitions_unjudged.jsonl --output-dir "$OUT/packets.tmp" >/dev/null
+rm -rf "$OUT/packets" && mv "$OUT/packets.tmp" "$OUT/packets"
+
+outputs=()
+for m in $MODELS; do
+  mdir="$OUT/$m"
+  mkdir -p "$mdir"
+  ts=$(date +%s)
+  # 2. every MC set, then the FIB sets, structured where the gateway enforces a schema (--constraint auto)
+  mc_args=() mc_preds=()
+  for q in $SETS; do
+    ds="$MC/multiple_choice_$q.json"
+    "$BS" rxn predict --dataset "$ds" --base-url "$URL" --model "$m" --limit "$LIMIT" --timeout 600 \
+      --output "$mdir/pred_mc_$q.json" >"$mdir/predict_mc_$q.log" 2>&1 || echo "  $m $q: predict exit $? (see $mdir/predict_mc_$q.log)"
+    "$BS" rxn eval-mc --dataset "$ds" --prediction "$mdir/pred_mc_$q.json" --output "$mdir/eval_mc_$q.json" >/dev/null
+    outputs+=("$mdir/eval_mc_$q.json")
+  done
+  for q in all_blank all_blank_reference; do
+    ds="$FIB/fill_in_blank_$q.json"
+    "$BS" rxn predict --dataset "$ds" --base-url "$URL" --model "$m" --limit "$FIB_LIMIT" --timeout 600 \
+      --output "$mdir/pred_fib_$q.json" >"$mdir/predict_fib_$q.log" 2>&1 || echo "  $m $q: predict exit $? (see $mdir/predict_fib_$q.log)"
+    "$BS" rxn eval-fib --dataset "$ds" --prediction "$mdir/pred_fib_$q.json" --output "$mdir/eval_fib_$q.json" >/dev/null
+    outputs+=("$mdir/eval_fib_$q.json")
+  done
+  # 3. the mira judge on the demo packets (exit 1 when a packet is judge_failed: reported, not fatal)
+  "$BS" mira judge --packets "$OUT/packets" --base-url "$URL" --model "$m" --timeout 600 \
+    --output "$mdir/verdicts.json" >"$mdir/judge.log" 2>&1 || echo "  $m: mira judge exit $? (judge_failed packets; see $mdir/judge.log)"
+  # the verdicts scored with the demo's repetitions: the report draws that score (incomplete where judge_failed)
+  "$BS" mira score --contract examples/mira/contract.json --repetitions examples/mira/repetitions_unjudged.jsonl \
+    --verdicts "$mdir/verdicts.json" --output "$mdir/mira_score.json" --quiet
+  outputs+=("$mdir/mira_score.json")
+  echo "$m: $(( $(date +%s) - ts )) s"
+done
+
+# 4. one line per model and set: the leaderboard table (also in $OUT/leaderboard.md)
+"$VENV/bin/python" - "$OUT" $MODELS <<'PY'
+import json, sys
+from pathlib import Path
+out, models = Path(sys.argv[1]), sys.argv[2:]
+rows = ["| model | set | avg_relative_score | exact_match_accuracy | invalid | samples answered |",
+        "| --- | --- | ---: | ---: | ---: | ---: |"]
+for m in models:
+    for f in sorted((out / m).glob("eval_mc_*.json")):
+        o = json.loads(f.read_text())["overall"]
+        answered = o["num_samples"] - o["num_missing"]
+        rows.append(f"| {m} | {f.stem[8:]} | {o['avg_relative_score']:.3f} | {o['exact_match_accuracy']:.3f} | "
+                    f"{o['num_invalid']} | {answered} |")
+    v = json.loads((out / m / "verdicts.json").read_text())["verdicts"] if (out / m / "verdicts.json").exists() else []
+    counts = {k: sum(x["verdict"] == k for x in v) for k in ("pass", "fail", "judge_failed")}
+    rows.append(f"| {m} | mira judge (demo packets) | pass {counts['pass']}, fail {counts['fail']}, "
+                f"judge_failed {counts['judge_failed']} | | | {len(v)} |")
+(out / "leaderboard.md").write_text("\n".join(rows) + "\n")
+print("\n".join(rows))
+PY
+
+# 5. the models side by side with intervals and tie groups: `benchscore compare` (issue 16)
+if "$BS" compare --help >/dev/null 2>&1; then
+  echo "benchscore compare: see its --help for the arguments; run it on the per-model eval_mc_*.json files:"
+  for q in $SETS; do
+    args=()
+    for m in $MODELS; do args+=("$OUT/$m/eval_mc_$q.json"); done
+    # TODO(issue 16): the exact compare arguments are defined by that command; this call assumes
+    # `benchscore compare OUTPUTS... --output FILE`, and a failure says so instead of stopping the board
+    if "$BS" compare "${args[@]}" --output "$OUT/compare_mc_$q.json" >"$OUT/compare_mc_$q.log" 2>&1; then
+      outputs+=("$OUT/compare_mc_$q.json")
+    else
+      echo "  compare on $q failed (see $OUT/compare_mc_$q.log): adapt step 5 to the command's arguments"
+    fi
+  done
+else
+  echo "NOT DONE: benchscore compare does not exist in this checkout (issue 16); the report shows each model's evaluations side by side instead"
+fi
+
+# 6. the page
+"$BS" report "${outputs[@]}" --title "benchscore live leaderboard: $MODELS" --output "$OUT/report.html" >/dev/null
+echo "wrote $OUT/report.html and $OUT/leaderboard.md in $(( $(date +%s) - t0 )) s"
