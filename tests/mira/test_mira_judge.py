@@ -333,3 +333,52 @@ def test_a_call_past_the_timeout_is_judge_failed(tmp_path: Path) -> None:
     out = orjson.loads((tmp_path / "v.json").read_bytes())
     assert [v["verdict"] for v in out["verdicts"]] == ["judge_failed", "pass", "pass"]
     assert out["verdicts"][0]["reason"].startswith("judge call failed") and "timeout" in out["verdicts"][0]["reason"]
+
+
+# -- issue 20: the verdict under the endpoint's schema constraint --------------------------------------------
+
+
+def test_the_judge_asks_for_the_verdict_object_under_the_probed_constraint(tmp_path: Path) -> None:
+    _, _, packets = _setup(tmp_path)
+    verdicts = iter(['{"verdict": "fail"}', '{"verdict":"pass"}'])
+
+    def answer(model, messages, schema):
+        if "probe" in schema["properties"]:  # the constraint probe
+            return '{"probe": "benchscore-constraint-probe"}'
+        assert schema == {"type": "object", "properties": {"verdict": {"type": "string", "enum": ["pass", "fail"]}},
+                          "required": ["verdict"], "additionalProperties": False}
+        return next(verdicts)
+
+    with OpenAITestServer(models=["m"], constraints=("json_object_schema",), unsupported_constraint="reject",
+                          constrained_responder=answer) as srv:
+        srv.violate_schema_next(1, text='```json\n{"verdict": "pass"}\n```', skip=3)  # probe, then rep 1, 2 pass
+        res = run("judge", "--packets", packets, "--base-url", srv.base_url, "--model", "m",
+                  "--output", tmp_path / "v.json")
+        judged = [b for b in srv.requests if b["messages"][0]["role"] == "system"]
+    assert res.exit_code == 1, res.output
+    out = orjson.loads((tmp_path / "v.json").read_bytes())
+    assert [v["verdict"] for v in out["verdicts"]] == ["fail", "pass", "judge_failed"]
+    third = out["verdicts"][2]
+    assert third["answer"] == '```json\n{"verdict": "pass"}\n```'  # kept as written, never repaired into a pass
+    assert "json_object_schema constraint (never repaired)" in third["reason"]
+    assert all(v["call"]["constraint"] == "json_object_schema" for v in out["verdicts"])
+    assert out["provenance"]["constraint"] == "json_object_schema"
+    assert [t["mode"] for t in out["provenance"]["constraint_probe"]] == ["json_schema", "json_object_schema"]
+    from benchscore.mira.judge import VERDICT_FORMAT
+
+    for body in judged:
+        assert body["response_format"] == {"type": "json_object", "schema": VERDICT_FORMAT.schema}
+        assert body["max_tokens"] == VERDICT_FORMAT.max_tokens and '{"verdict": "pass"}' in body["messages"][0]["content"]
+
+
+def test_the_judge_falls_back_to_one_word_where_nothing_is_enforced(tmp_path: Path) -> None:
+    _, _, packets = _setup(tmp_path)
+    with OpenAITestServer(models=["m"], responder=lambda model, msgs: "pass") as srv:
+        res = run("judge", "--packets", packets, "--base-url", srv.base_url, "--model", "m",
+                  "--output", tmp_path / "v.json")
+        last = srv.requests[-1]
+    assert res.exit_code == 0, res.output
+    out = orjson.loads((tmp_path / "v.json").read_bytes())
+    assert out["provenance"]["constraint"] == "none" and {v["verdict"] for v in out["verdicts"]} == {"pass"}
+    assert "response_format" not in last and "grammar" not in last and last["max_tokens"] == 4
+    assert [t["outcome"].split(":")[0] for t in out["provenance"]["constraint_probe"]] == ["ignored"] * 3

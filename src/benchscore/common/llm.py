@@ -587,9 +587,11 @@ class LLMClient:
         With ``answer_format``, the answer is asked for under ``constraint`` (default: the mode
         :meth:`constraint_for` found for ``model``; ``none`` sends no constraint) and the record names it.
         The text is returned as the model wrote it: reading it is :meth:`AnswerFormat.read`'s job."""
-        mode = "none"
-        if answer_format is not None:
-            mode = constraint if constraint is not None else self.constraint_for(model).mode
+        mode = "none" if answer_format is None else None
+        if constraint is not None:
+            mode = constraint  # also the label of a probe call, whose constraint fields come in ``extra``
+        elif mode is None:
+            mode = self.constraint_for(model).mode
         body: dict[str, Any] = {"model": model, "messages": list(messages), "temperature": temperature}
         if max_tokens is not None:
             body["max_tokens"] = max_tokens
@@ -683,9 +685,10 @@ class LLMClient:
         gives the second token of a probe equals the log-probability the same endpoint reports when it
         generates that token (so the prompt's log-probabilities are aligned with their tokens);
         ``forced``: echo is missing or misaligned (llama-cpp-python 0.3 shifts them by one token for a model
-        without a BOS token), but the endpoint generates under a GBNF ``grammar`` and reports the generated
-        tokens' log-probabilities: the continuation is generated under a grammar that allows only it, and its
-        tokens' log-probabilities (the model's own, before the grammar) are summed. Neither:
+        without a BOS token), but the endpoint generates under a GBNF ``grammar`` (a probe forces a word the
+        model would not write, `` zebra``, and gets it back with a log-probability per token): the continuation
+        is generated under a grammar that allows only it, and its tokens' log-probabilities (llama.cpp's: the
+        model's own, before the grammar masks the others) are summed. Neither:
         :class:`NoPromptLogprobs`. The probe calls are audited (``purpose`` ``logprobs-probe``)."""
         known = self._logprobs_method.get(model)
         if known is not None:
@@ -714,15 +717,15 @@ class LLMClient:
             at = [i for i, off in enumerate(e[2]) if off == len(context) and e[0][i] == token]
             if at and e[1][at[0]] is not None and abs(float(e[1][at[0]]) - expected) <= 1e-3 + 1e-3 * abs(expected):
                 method = "echo"
-        if method is None:
+        if method is None:  # a continuation the model would not write unforced: it comes back only under the grammar
+            target = " zebra" if token.strip() != "zebra" else " seven"
             try:
-                forced, _ = self.completion(model, context, max_tokens=len(token) + 2, logprobs=1,
-                                            grammar="root ::= " + _gbnf_literal(token), purpose="logprobs-probe")
+                forced, _ = self.completion(model, context, max_tokens=len(target) + 2, logprobs=1,
+                                            grammar="root ::= " + _gbnf_literal(target), purpose="logprobs-probe")
                 f = _prompt_logprobs(forced)
             except CallFailed:
                 f = None
-            if f is not None and f[0] and f[0][0] == token and f[1][0] is not None \
-                    and abs(float(f[1][0]) - expected) <= 1e-3 + 1e-3 * abs(expected):
+            if f is not None and "".join(f[0]) == target and all(lp is not None for lp in f[1]):
                 method = "forced"
         if method is None:
             raise NoPromptLogprobs(f"{self.endpoint} cannot score a continuation for {model}: its prompt "

@@ -17,7 +17,10 @@ with the first alternative of every group (:func:`first_sentence`).
 
 ``/v1/completions`` tokenises the prompt into whitespace-led words and gives each token the
 log-probability ``token_logprob(model, text_before, token)`` (default -1.0; the first token none);
-``completion_logprobs="none"`` answers without ``logprobs``, ``"reject"`` with HTTP 400.
+``completion_logprobs="none"`` answers without ``logprobs``, ``"reject"`` with HTTP 400;
+``misaligned_echo`` shifts the echoed prompt log-probabilities by one token (what llama-cpp-python 0.3
+does for a model without a BOS token). With ``grammar`` among ``constraints``, a completion under a
+grammar generates :func:`first_sentence` of it (one token per whitespace-led word).
 
     with OpenAITestServer(models=["m1", "m2"], responder=lambda model, msgs: "pass") as srv:
         client = LLMClient(srv.base_url)
@@ -113,6 +116,7 @@ class OpenAITestServer:
         completion_logprobs: str = "yes",
         unknown_model: str = "error",
         answer_as: dict[str, str] | None = None,
+        misaligned_echo: bool = False,
     ) -> None:
         if unsupported_constraint not in ("ignore", "reject"):
             raise ValueError("unsupported_constraint is 'ignore' or 'reject'")
@@ -131,9 +135,11 @@ class OpenAITestServer:
         self.completion_logprobs = completion_logprobs
         self.unknown_model = unknown_model
         self.answer_as = dict(answer_as or {})
+        self.misaligned_echo = misaligned_echo
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self._script: deque[tuple[str, Any]] = deque()
+        self._violations: deque[str | None] = deque()
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -159,10 +165,11 @@ class OpenAITestServer:
         with self._lock:
             self._script.extend(("delay", seconds) for _ in range(n))
 
-    def violate_schema_next(self, n: int = 1, *, text: str = '{"verdict": "maybe"}') -> None:
-        """The next ``n`` enforced (constrained) answers are ``text``, whatever the schema says."""
+    def violate_schema_next(self, n: int = 1, *, text: str = '{"verdict": "maybe"}', skip: int = 0) -> None:
+        """After ``skip`` more, the next ``n`` enforced (constrained) answers are ``text``, whatever the schema says
+        (other requests, free-text ones included, do not use them up)."""
         with self._lock:
-            self._script.extend(("violate", text) for _ in range(n))
+            self._violations.extend([None] * skip + [text] * n)
 
     def _pop(self) -> tuple[str, Any] | None:
         with self._lock:
@@ -284,10 +291,12 @@ def _make_handler(server: OpenAITestServer) -> type[BaseHTTPRequestHandler]:
                                                              "Input should be 'text' or 'json_object'"}}))
                     return
                 mode = "none"
+            with server._lock:
+                violation = server._violations.popleft() if mode != "none" and server._violations else None
             if mode == "none":
                 text = server.responder(model, messages)
-            elif action is not None and action[0] == "violate":
-                text = action[1]
+            elif violation is not None:
+                text = violation
             elif mode == "grammar":
                 sentence = first_sentence(body["grammar"])
                 if sentence is None:
@@ -331,17 +340,29 @@ def _make_handler(server: OpenAITestServer) -> type[BaseHTTPRequestHandler]:
                 self._send(400, orjson.dumps({"error": {"message": "echo with logprobs is not supported"}}))
                 return
             generated = " ok"
-            text = (prompt + generated) if body.get("echo") else generated
+            if isinstance(body.get("grammar"), str):
+                if "grammar" not in server.constraints and server.unsupported_constraint == "reject":
+                    self._send(500, orjson.dumps({"error": {"message": "grammar is not supported"}}))
+                    return
+                if "grammar" in server.constraints:
+                    generated = first_sentence(body["grammar"]) or generated
+            echo = bool(body.get("echo"))
+            text = (prompt + generated) if echo else generated
             choice: dict[str, Any] = {"index": 0, "text": text, "finish_reason": "length", "logprobs": None}
             if body.get("logprobs") is not None and server.completion_logprobs == "yes":
-                tokens = [t for t in _TOKEN.findall(prompt) if t] if body.get("echo") else []
-                tokens.append(generated)
-                offsets, logprobs, pos = [], [], 0
-                for i, tok in enumerate(tokens):
+                prompt_tokens = [t for t in _TOKEN.findall(prompt) if t] if echo else []
+                tokens = prompt_tokens + [t for t in _TOKEN.findall(generated) if t]
+                full = prompt + generated
+                pos = 0 if echo else len(prompt)
+                offsets, logprobs = [], []
+                for tok in tokens:
                     offsets.append(pos)
-                    logprobs.append(None if i == 0 and body.get("echo") else
-                                    float(server.token_logprob(model, (prompt + generated)[:pos], tok)))
+                    logprobs.append(float(server.token_logprob(model, full[:pos], tok)))
                     pos += len(tok)
+                if echo and server.misaligned_echo:  # token i reported with token i+1's value
+                    logprobs = logprobs[1:] + [-0.5]
+                if echo:
+                    logprobs[0] = None
                 choice["logprobs"] = {"tokens": tokens, "token_logprobs": logprobs, "text_offset": offsets,
                                       "top_logprobs": None}
             answer = {"id": f"cmpl-{len(server.requests)}", "object": "text_completion", "model": answered_as,
