@@ -10,7 +10,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from benchscore.common.testserver import OpenAITestServer
-from benchscore.swarm.accept.s07 import CONSENSUS_CANDIDATES, read_vote, replay_responder, run_s07, vote_format
+from benchscore.swarm.accept.s07 import (
+    CONSENSUS_CANDIDATES,
+    read_vote,
+    replay_responder,
+    run_s07,
+    vote_format,
+)
 from benchscore.swarm.consensus import (
     ConsensusParams,
     ConsensusSwarm,
