@@ -79,23 +79,31 @@ for m in $MODELS; do
   echo "$m: $(( $(date +%s) - ts )) s"
 done
 
-# 4. one line per model and set: the leaderboard table (also in $OUT/leaderboard.md)
+# 4. one line per model and set: the leaderboard table (also in $OUT/leaderboard.md). eval-mc scores the whole
+# set (the questions not asked count as missing); the table's figures are over the questions asked.
 "$VENV/bin/python" - "$OUT" $MODELS <<'PY'
 import json, sys
 from pathlib import Path
 out, models = Path(sys.argv[1]), sys.argv[2:]
-rows = ["| model | set | avg_relative_score | exact_match_accuracy | invalid | samples answered |",
-        "| --- | --- | ---: | ---: | ---: | ---: |"]
+rows = ["| model | set | asked | invalid | relative score (mean over asked) | exact match (asked) | answered under |",
+        "| --- | --- | ---: | ---: | ---: | ---: | --- |"]
 for m in models:
-    for f in sorted((out / m).glob("eval_mc_*.json")):
-        o = json.loads(f.read_text())["overall"]
-        answered = o["num_samples"] - o["num_missing"]
-        rows.append(f"| {m} | {f.stem[8:]} | {o['avg_relative_score']:.3f} | {o['exact_match_accuracy']:.3f} | "
-                    f"{o['num_invalid']} | {answered} |")
+    for f in sorted((out / m).glob("eval_*.json")):
+        doc = json.loads(f.read_text())
+        recs = [r for rs in doc["per_sample"].values() for r in rs if r["status"] != "missing"]
+        scored = [r["relative_score"] for r in recs if r["relative_score"] is not None]
+        exact = [r.get("exact_match") for r in recs if "exact_match" in r]
+        audit = json.loads((out / m / f"pred_{f.stem[5:]}.audit.json").read_text())
+        mode = audit["runs"][-1].get("constraint", {}).get("mode", "?")
+        rel = f"{sum(scored) / len(scored):.3f}" if scored else "-"
+        em = f"{sum(1 for e in exact if e) / len(exact):.3f}" if exact else "-"
+        rows.append(f"| {m} | {f.stem[5:]} | {len(recs)} | {sum(r['status'] == 'invalid' for r in recs)} | {rel} | "
+                    f"{em} | {mode} |")
     v = json.loads((out / m / "verdicts.json").read_text())["verdicts"] if (out / m / "verdicts.json").exists() else []
     counts = {k: sum(x["verdict"] == k for x in v) for k in ("pass", "fail", "judge_failed")}
-    rows.append(f"| {m} | mira judge (demo packets) | pass {counts['pass']}, fail {counts['fail']}, "
-                f"judge_failed {counts['judge_failed']} | | | {len(v)} |")
+    rows.append(f"| {m} | mira judge (demo packets) | {len(v)} | {counts['judge_failed']} judge_failed | "
+                f"pass {counts['pass']}, fail {counts['fail']} | | "
+                f"{v[0]['call'].get('constraint', '?') if v and v[0].get('call') else '?'} |")
 (out / "leaderboard.md").write_text("\n".join(rows) + "\n")
 print("\n".join(rows))
 PY

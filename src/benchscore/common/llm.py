@@ -322,6 +322,8 @@ class ConstraintProbe(BaseModel):
     model: str
     mode: str
     tried: list[dict[str, str]]
+    #: the probe calls' latencies added up (seconds)
+    latency_s: float = 0.0
 
 
 class ContinuationScore(BaseModel):
@@ -631,6 +633,7 @@ class LLMClient:
                 return known
             tried: list[dict[str, str]] = []
             chosen = "none"
+            spent = 0.0
             for mode in CONSTRAINT_MODES:
                 try:
                     r = self.chat(model, PROBE_MESSAGES, max_tokens=PROBE_FORMAT.max_tokens,
@@ -642,13 +645,15 @@ class LLMClient:
                         raise CallFailed(f"{model}: the constraint probe could not reach {self.endpoint}: {exc}",
                                          exc.record) from None
                     tried.append({"mode": mode, "outcome": f"rejected: {exc.record.error}"[:200]})
+                    spent += exc.record.latency_s
                     continue
+                spent += r.record.latency_s
                 if PROBE_FORMAT.read(r.text) is not None:
                     tried.append({"mode": mode, "outcome": "enforced"})
                     chosen = mode
                     break
                 tried.append({"mode": mode, "outcome": "ignored: answered " + repr(r.text[:80])})
-            probe = ConstraintProbe(model=model, mode=chosen, tried=tried)
+            probe = ConstraintProbe(model=model, mode=chosen, tried=tried, latency_s=round(spent, 6))
             self._constraints[model] = probe
             return probe
 
