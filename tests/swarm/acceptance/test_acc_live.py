@@ -31,7 +31,7 @@ def test_s07_s08_live_matrix_is_labelled_live_and_honest(live_gateway, tmp_path)
     out = tmp_path / "matrix-live.json"
     r = CliRunner().invoke(_cli, ["accept", "all", "--quick", "--base-url", base_url, "--store",
                                   f"sqlite:///{tmp_path}/live.db", "--blobs", str(tmp_path / "blobs"),
-                                  "--output", str(out)])
+                                  "--timeout", "600", "--output", str(out)])
     assert r.exit_code in (0, 1), r.output  # what the small models give is reported as it is
     m = orjson.loads(out.read_bytes())
     assert m["scenarios"]["S07"]["mode"] == m["scenarios"]["S08"]["mode"] == "live"
