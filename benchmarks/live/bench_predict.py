@@ -40,24 +40,26 @@ from benchscore.rxn.prompts import render
 GOAL_OVERHEAD = 0.05
 
 
-def build_dataset(root: Path) -> Path:
+def build_dataset(root: Path, question_type: str = "all_varying") -> Path:
     loaded, meta = load_inputs((), ("deoxyfluorination",), None)
     folder, _ = run_build_mc(root, loaded, meta, seed=DEFAULT_SEED, max_options=DEFAULT_MAX_OPTIONS, command="bench")
-    return folder / "multiple_choice_all_varying.json"
+    return folder / f"multiple_choice_{question_type}.json"
 
 
 def run_predict(dataset: Path, out: Path, base_url: str, model: str, n: int, max_tokens: int,
-                concurrency: int) -> dict:
+                concurrency: int, constraint: str = "auto") -> dict:
     t0 = time.perf_counter()
     r = CliRunner().invoke(cli, ["rxn", "predict", "--dataset", str(dataset), "--base-url", base_url, "--model",
                                  model, "--output", str(out), "--limit", str(n), "--max-tokens", str(max_tokens),
-                                 "--concurrency", str(concurrency)])
+                                 "--concurrency", str(concurrency), "--constraint", constraint, "--timeout", "600"])
     wall = time.perf_counter() - t0
     if r.exit_code not in (0, 1):
         sys.exit(f"rxn predict failed: {r.stderr or r.output}")
     audit = json.loads(out.with_name(f"{out.stem}.audit.json").read_text())
     latencies = [c["record"]["latency_s"] for c in audit["calls"]]
-    return {"wall": wall, "run_wall": audit["runs"][-1]["wall_time_s"], "latency_sum": sum(latencies),
+    probe = (audit["runs"][-1].get("constraint") or {}).get("latency_s", 0.0)
+    return {"wall": wall, "run_wall": audit["runs"][-1]["wall_time_s"], "latency_sum": sum(latencies) + probe,
+            "probe_s": probe, "mode": (audit["runs"][-1].get("constraint") or {}).get("mode"),
             "asked": audit["summary"]["asked"], "failed": audit["summary"]["failed"],
             "tokens_out": audit["summary"]["tokens_out"]}
 
@@ -102,6 +104,10 @@ def main() -> None:
     ap.add_argument("--questions", type=int, default=16)
     ap.add_argument("--max-tokens", type=int, default=16)
     ap.add_argument("--concurrency", default="1,4,16")
+    ap.add_argument("--constraint", default="auto", choices=["auto", "none"],
+                    help="auto: structured answers where the server enforces a schema (the probe's calls count as "
+                         "model time); none: free text")
+    ap.add_argument("--set", default="all_varying", help="the MC question type (default all_varying)")
     args = ap.parse_args()
     levels = [int(c) for c in args.concurrency.split(",")]
 
@@ -114,18 +120,19 @@ def main() -> None:
         sys.exit(f"the live server at {args.base_url} is not usable ({exc}); start it: scripts/live-gateway.sh start")
 
     with tempfile.TemporaryDirectory() as tmp:
-        dataset = build_dataset(Path(tmp))
+        dataset = build_dataset(Path(tmp), args.set)
         samples = json.loads(dataset.read_text())["samples"][: args.questions]
         n = len(samples)
         # warm-up: the command's modules are imported once per process, not per run
-        run_predict(dataset, Path(tmp) / "warm-up.json", args.base_url, model, 1, args.max_tokens, 1)
-        runs = {c: run_predict(dataset, Path(tmp) / f"pred-c{c}.json", args.base_url, model, n, args.max_tokens, c)
-                for c in levels}
+        run_predict(dataset, Path(tmp) / "warm-up.json", args.base_url, model, 1, args.max_tokens, 1, args.constraint)
+        runs = {c: run_predict(dataset, Path(tmp) / f"pred-c{c}.json", args.base_url, model, n, args.max_tokens, c,
+                               args.constraint) for c in levels}
         clients = compare_clients([render(s) for s in samples], args.base_url, model, args.max_tokens)
 
     rows = [(f"rxn predict --concurrency {c}", r["asked"], r["failed"], r["wall"], r["latency_sum"],
              r["asked"] / r["wall"], r["tokens_out"]) for c, r in runs.items()]
-    print_table(f"{model} at {args.base_url}: {n} questions, --max-tokens {args.max_tokens}",
+    print_table(f"{model} at {args.base_url}: {n} questions of {args.set}, --max-tokens {args.max_tokens}, "
+                f"answered under {runs[levels[0]]['mode']}",
                 ("path", "asked", "failed", "wall s", "sum of call latencies s", "predictions/s", "tokens out"),
                 rows, digits=3)
     ratio = clients["ours"] / clients["plain"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchscore.common.llm import LLMClient, MinuteBudget
+from benchscore.common.llm import AnswerFormat, LLMClient, MinuteBudget
 
 pytestmark = pytest.mark.live
 
@@ -23,8 +23,19 @@ def test_discovery_chat_usage_and_audit_record(live_gateway):
     assert sum(budget.windows.values()) == usage["total_tokens"]  # the reservation was replaced by the real usage
 
 
-def test_the_gateway_serves_one_model_as_the_readme_says(live_gateway):
-    """README: the script serves ONE model under one id (S07's three distinct models must then fail)."""
-    url, model = live_gateway
-    with LLMClient(url, max_retries=0) as client:
-        assert client.list_models() == [model]
+def test_the_gateway_serves_three_models_each_answering_under_a_schema(live_gateway):
+    """README: the script serves three distinct models (issue 20); each is probed once and answers under
+    llama-cpp-python's json_object + schema (its json_schema is an HTTP 500), an answer the schema allows."""
+    url, _ = live_gateway
+    fmt = AnswerFormat("v", {"verdict": ["pass", "fail"]})
+    with LLMClient(url, max_retries=0, timeout=300) as client:
+        models = client.list_models()
+        assert models == ["smollm2-135m-instruct", "gemma-3-270m", "qwen2.5-coder-0.5b-instruct"]
+        for model in models:
+            probe = client.constraint_for(model)
+            assert probe.mode == "json_object_schema", probe
+            assert probe.tried[0]["mode"] == "json_schema" and probe.tried[0]["outcome"].startswith("rejected: HTTP 500")
+            r = client.chat(model, [{"role": "user", "content": 'Is 2 + 2 = 4? Reply {"verdict": "pass"} or '
+                                     '{"verdict": "fail"}.'}], answer_format=fmt, max_tokens=fmt.max_tokens)
+            assert fmt.read(r.text) is not None, r.text
+            assert r.record.constraint == "json_object_schema" and r.record.answered_model == model

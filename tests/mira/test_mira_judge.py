@@ -83,7 +83,7 @@ def test_judge_fresh_conversation_per_packet_and_merge(tmp_path: Path) -> None:
     with OpenAITestServer(models=["judge-m"], responder=responder) as srv:
         srv.fail_next(1, status=429, retry_after=0.01)
         res = run("judge", "--packets", packets, "--base-url", srv.base_url, "--model", "judge-m",
-                  "--output", tmp_path / "verdicts.json")
+                  "--output", tmp_path / "verdicts.json", "--constraint", "none")
         assert res.exit_code == 1, res.output  # one answer was not binary: judge_failed, file still written
         bodies = [b for b in srv.requests]
     # one fresh conversation per packet (plus the retried 429): system + one user message, own evidence only
@@ -306,7 +306,7 @@ def test_the_judge_asks_for_one_word_with_a_small_token_cap(tmp_path: Path) -> N
     _, _, packets = _setup(tmp_path)
     with OpenAITestServer(models=["m"], responder=lambda model, msgs: "fail.") as srv:
         res = run("judge", "--packets", packets, "--base-url", srv.base_url, "--model", "m",
-                  "--output", tmp_path / "v.json")
+                  "--output", tmp_path / "v.json", "--constraint", "none")
         bodies = list(srv.requests)
     assert res.exit_code == 0, res.output
     from benchscore.mira.judge import MAX_TOKENS
@@ -318,7 +318,8 @@ def test_the_judge_asks_for_one_word_with_a_small_token_cap(tmp_path: Path) -> N
     out = orjson.loads((tmp_path / "v.json").read_bytes())
     assert {v["verdict"] for v in out["verdicts"]} == {"fail"}
     assert {v["answer"] for v in out["verdicts"]} == {"fail."}  # the raw answer is kept
-    assert out["provenance"]["answer_rule"].startswith("exactly 'pass' or 'fail'")
+    assert "free text (constraint none): exactly 'pass' or 'fail'" in out["provenance"]["answer_rule"]
+    assert out["provenance"]["constraint"] == "none"
     assert out["provenance"]["max_tokens"] == MAX_TOKENS
 
 
@@ -327,7 +328,7 @@ def test_a_call_past_the_timeout_is_judge_failed(tmp_path: Path) -> None:
     with OpenAITestServer(models=["m"], responder=lambda model, msgs: "pass") as srv:
         srv.delay_next(1, seconds=1.0)
         res = run("judge", "--packets", packets, "--base-url", srv.base_url, "--model", "m", "--max-retries", "0",
-                  "--timeout", "0.2", "--output", tmp_path / "v.json")
+                  "--timeout", "0.2", "--output", tmp_path / "v.json", "--constraint", "none")
     assert res.exit_code == 1, res.output
     out = orjson.loads((tmp_path / "v.json").read_bytes())
     assert [v["verdict"] for v in out["verdicts"]] == ["judge_failed", "pass", "pass"]
@@ -380,3 +381,52 @@ def test_two_judge_packets_racing_for_one_folder_have_one_winner(tmp_path: Path)
         index = orjson.loads((folder / "index.json").read_bytes())
         assert sorted(p.name for p in folder.iterdir()) == sorted(["index.json", *(e["file"] for e in index["packets"])])
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")], "a temporary folder was left"
+
+
+# -- issue 20: the verdict under the endpoint's schema constraint --------------------------------------------
+
+
+def test_the_judge_asks_for_the_verdict_object_under_the_probed_constraint(tmp_path: Path) -> None:
+    _, _, packets = _setup(tmp_path)
+    verdicts = iter(['{"verdict": "fail"}', '{"verdict":"pass"}'])
+
+    def answer(model, messages, schema):
+        if "probe" in schema["properties"]:  # the constraint probe
+            return '{"probe": "benchscore-constraint-probe"}'
+        assert schema == {"type": "object", "properties": {"verdict": {"type": "string", "enum": ["pass", "fail"]}},
+                          "required": ["verdict"], "additionalProperties": False}
+        return next(verdicts)
+
+    with OpenAITestServer(models=["m"], constraints=("json_object_schema",), unsupported_constraint="reject",
+                          constrained_responder=answer) as srv:
+        srv.violate_schema_next(1, text='```json\n{"verdict": "pass"}\n```', skip=3)  # probe, then rep 1, 2 pass
+        res = run("judge", "--packets", packets, "--base-url", srv.base_url, "--model", "m",
+                  "--output", tmp_path / "v.json")
+        judged = [b for b in srv.requests if b["messages"][0]["role"] == "system"]
+    assert res.exit_code == 1, res.output
+    out = orjson.loads((tmp_path / "v.json").read_bytes())
+    assert [v["verdict"] for v in out["verdicts"]] == ["fail", "pass", "judge_failed"]
+    third = out["verdicts"][2]
+    assert third["answer"] == '```json\n{"verdict": "pass"}\n```'  # kept as written, never repaired into a pass
+    assert "json_object_schema constraint (never repaired)" in third["reason"]
+    assert all(v["call"]["constraint"] == "json_object_schema" for v in out["verdicts"])
+    assert out["provenance"]["constraint"] == "json_object_schema"
+    assert [t["mode"] for t in out["provenance"]["constraint_probe"]] == ["json_schema", "json_object_schema"]
+    from benchscore.mira.judge import VERDICT_FORMAT
+
+    for body in judged:
+        assert body["response_format"] == {"type": "json_object", "schema": VERDICT_FORMAT.schema}
+        assert body["max_tokens"] == VERDICT_FORMAT.max_tokens and '{"verdict": "pass"}' in body["messages"][0]["content"]
+
+
+def test_the_judge_falls_back_to_one_word_where_nothing_is_enforced(tmp_path: Path) -> None:
+    _, _, packets = _setup(tmp_path)
+    with OpenAITestServer(models=["m"], responder=lambda model, msgs: "pass") as srv:
+        res = run("judge", "--packets", packets, "--base-url", srv.base_url, "--model", "m",
+                  "--output", tmp_path / "v.json")
+        last = srv.requests[-1]
+    assert res.exit_code == 0, res.output
+    out = orjson.loads((tmp_path / "v.json").read_bytes())
+    assert out["provenance"]["constraint"] == "none" and {v["verdict"] for v in out["verdicts"]} == {"pass"}
+    assert "response_format" not in last and "grammar" not in last and last["max_tokens"] == 4
+    assert [t["outcome"].split(":")[0] for t in out["provenance"]["constraint_probe"]] == ["ignored"] * 3

@@ -21,6 +21,31 @@ EX = Path(__file__).resolve().parents[2] / "examples" / "mira"
 
 
 @pytest.mark.live
+def test_the_constrained_judge_answers_pass_or_fail_with_every_model(live_gateway, tmp_path: Path) -> None:
+    """Issue 20: under llama-cpp-python's json_object + schema every answer is a verdict, for each served model."""
+    from benchscore.common.llm import LLMClient
+    from benchscore.mira.judge import VERDICT_FORMAT
+
+    base_url, _ = live_gateway
+    packets = tmp_path / "packets"
+    assert run("judge-packets", "--contract", EX / "contract.json", "--repetitions",
+               EX / "repetitions_unjudged.jsonl", "--output-dir", packets).exit_code == 0
+    with LLMClient(base_url) as client:
+        models = client.list_models()
+    for model in models:
+        out = tmp_path / f"{model}.json"
+        res = run("judge", "--packets", packets, "--base-url", base_url, "--model", model, "--timeout", "300",
+                  "--output", out)
+        assert res.exit_code == 0, res.output  # no judge_failed: every constrained answer is pass or fail
+        doc = orjson.loads(out.read_bytes())
+        assert doc["provenance"]["constraint"] == "json_object_schema"
+        for v in doc["verdicts"]:
+            assert v["verdict"] in ("pass", "fail") and v["call"]["constraint"] == "json_object_schema"
+            assert VERDICT_FORMAT.read(v["answer"]) == {"verdict": v["verdict"]}
+        print(f"\nlive constrained judge {model}: {Counter(v['verdict'] for v in doc['verdicts'])}")
+
+
+@pytest.mark.live
 def test_mira_judge_on_the_demo_packets_against_the_live_model(live_gateway, tmp_path: Path) -> None:
     base_url, model = live_gateway
     packets = tmp_path / "packets"
@@ -30,8 +55,8 @@ def test_mira_judge_on_the_demo_packets_against_the_live_model(live_gateway, tmp
     index = orjson.loads((packets / "index.json").read_bytes())
     assert index["packets"], "the demo has judge criteria"
 
-    res = run("judge", "--packets", packets, "--base-url", base_url, "--model", model, "--timeout", "120",
-              "--output", tmp_path / "v.json")
+    res = run("judge", "--packets", packets, "--base-url", base_url, "--model", model, "--timeout", "300",
+              "--output", tmp_path / "v.json", "--constraint", "none")
     assert res.exit_code in (0, 1), res.output
     out = orjson.loads((tmp_path / "v.json").read_bytes())
     verdicts = out["verdicts"]

@@ -187,7 +187,7 @@ def test_judge_prints_verdict_counts_and_every_judge_failed_reason(tmp_path: Pat
     with OpenAITestServer(models=["m"], responder=responder) as srv:
         srv.fail_next(1, status=500, retry_after=0)
         res = run("judge", "--packets", tmp_path / "p", "--base-url", srv.base_url, "--model", "m",
-                  "--max-retries", "0", "--output", tmp_path / "v.json")
+                  "--max-retries", "0", "--output", tmp_path / "v.json", "--constraint", "none")
     assert res.exit_code == 1
     out = orjson.loads((tmp_path / "v.json").read_bytes())
     t = tables(res.stdout)

@@ -22,6 +22,10 @@ from benchscore.rxn.answers import parse_fib_answer, parse_mc_answer
     ('3: {"catalyst": "cat-C", "temperature": "80 °C"}', 3),  # an echoed option line: its index
     ("all_varying:buchwald_hartwig_01 -> 6", 6),
     ("(0)", 0),
+    ("**2**", 2),
+    ("**Answer:** 1", 1),
+    ("I choose option 4 because it has the best base.", 4),
+    ("answer = 2", 2),
 ])
 def test_mc_answers_that_name_an_index(text, expected):
     assert parse_mc_answer(text, "all_varying:buchwald_hartwig_01") == expected
@@ -40,6 +44,15 @@ def test_mc_answers_that_name_an_index(text, expected):
     '"option 2" is in quotes only',
     '{"answer": "2"}',
     '{"answer": true}',
+    # issue 20: a first integer inside arithmetic or prose is not an option index (no later integer is taken)
+    "- 0.15 * 2 = 4...",
+    "- 0.15x + 24 = 38",
+    "The yield is 0.8 * 3 = 2.4, so option 1",
+    "2 + 1 = 3",
+    "The answer is 2 + 1",
+    "There are 3 options and the best is 2",
+    "Step 1: compare the yields. Option 2 wins.",
+    "x = 2",
 ])
 def test_mc_answers_without_an_index_are_unparseable(text):
     assert parse_mc_answer(text) is None

@@ -51,8 +51,12 @@ def serve(table: dict[str, str], **kw) -> OpenAITestServer:
 
 
 def predict(srv, dataset, output, *extra, expect=0, env=None):
+    """``rxn predict`` against the test server; free text (``--constraint none``) unless ``extra`` says otherwise."""
+    extra = tuple(map(str, extra))
+    if "--constraint" not in extra and "--method" not in extra:
+        extra += ("--constraint", "none")
     args = ["rxn", "predict", "--dataset", str(dataset), "--base-url", srv.base_url, "--model", MODEL,
-            "--output", str(output), *map(str, extra)]
+            "--output", str(output), *extra]
     r = CliRunner().invoke(cli, args, env={"SOURCE_DATE_EPOCH": EPOCH, **(env or {})})
     assert r.exit_code == expect, (r.output, r.stderr)
     return r

@@ -1,9 +1,26 @@
 """A local OpenAI-compatible server for tests and replay runs (127.0.0.1 only, never the network).
 
-It serves ``GET /v1/models`` and ``POST /v1/chat/completions`` like NewAPI: an unknown model is
-answered with HTTP 200 and ``{"error": {"code": "model_not_found"}}``. Tests script trouble
-with :meth:`OpenAITestServer.fail_next` (429 or 5xx with ``retry-after``), :meth:`malformed_next`,
-:meth:`missing_usage_next` and :meth:`delay_next`.
+It serves ``GET /v1/models``, ``POST /v1/chat/completions`` and ``POST /v1/completions`` like NewAPI:
+an unknown model is answered with HTTP 200 and ``{"error": {"code": "model_not_found"}}`` (or, with
+``unknown_model="default"``, from the first model, as llama-cpp-python's server does; ``answer_as``
+makes a listed model answer under another id). Tests script trouble with
+:meth:`OpenAITestServer.fail_next` (429 or 5xx with ``retry-after``), :meth:`malformed_next`,
+:meth:`missing_usage_next`, :meth:`delay_next` and :meth:`violate_schema_next`.
+
+Structured answers: ``constraints`` lists the modes it enforces (``json_schema``,
+``json_object_schema``, ``grammar``; see :data:`benchscore.common.llm.CONSTRAINT_MODES`); a request
+under another mode is rejected with HTTP 500 (``unsupported_constraint="reject"``, as
+llama-cpp-python answers ``json_schema``) or answered as free text (``"ignore"``, as a server that
+drops unknown fields). An enforced answer is ``constrained_responder(model, messages, schema)``
+(default: the first allowed value of every field); under a grammar, the sentence the grammar gives
+with the first alternative of every group (:func:`first_sentence`).
+
+``/v1/completions`` tokenises the prompt into whitespace-led words and gives each token the
+log-probability ``token_logprob(model, text_before, token)`` (default -1.0; the first token none);
+``completion_logprobs="none"`` answers without ``logprobs``, ``"reject"`` with HTTP 400;
+``misaligned_echo`` shifts the echoed prompt log-probabilities by one token (what llama-cpp-python 0.3
+does for a model without a BOS token). With ``grammar`` among ``constraints``, a completion under a
+grammar generates :func:`first_sentence` of it (one token per whitespace-led word).
 
     with OpenAITestServer(models=["m1", "m2"], responder=lambda model, msgs: "pass") as srv:
         client = LLMClient(srv.base_url)
@@ -11,6 +28,7 @@ with :meth:`OpenAITestServer.fail_next` (429 or 5xx with ``retry-after``), :meth
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -20,6 +38,49 @@ from typing import Any
 import orjson
 
 Responder = Callable[[str, list[dict[str, Any]]], str]
+ConstrainedResponder = Callable[[str, list[dict[str, Any]], dict[str, Any]], str]
+TokenLogprob = Callable[[str, str, str], float]
+
+_TOKEN = re.compile(r"\s*\S+|\s+$")
+
+
+def first_allowed(model: str, messages: list[dict[str, Any]], schema: dict[str, Any]) -> str:
+    """The default enforced answer: every field's first allowed value, in canonical JSON."""
+    return orjson.dumps({k: v["enum"][0] for k, v in schema["properties"].items()}).decode()
+
+
+_GBNF = re.compile(r'"(?:[^"\\]|\\.)*"|[()|]')
+
+
+def first_sentence(grammar: str) -> str | None:
+    """The sentence a grammar of benchscore's form (``root ::= "lit" ("a" | "b") "lit" ...``) gives when
+    every group takes its first alternative; None for any other grammar."""
+    if not grammar.startswith("root ::= "):
+        return None
+    out, depth, taken = [], 0, False
+    for tok in _GBNF.findall(grammar[len("root ::= "):]):
+        if tok == "(":
+            depth, taken = depth + 1, False
+        elif tok == ")":
+            depth -= 1
+        elif tok == "|":
+            continue
+        elif depth == 0 or not taken:
+            out.append(orjson.loads(tok))
+            taken = depth > 0
+    return "".join(out) if depth == 0 else None
+
+
+def _schema_of(body: dict[str, Any]) -> tuple[str, dict[str, Any] | None]:
+    """(constraint mode, schema) of a request; ("none", None) without one (a grammar carries no schema)."""
+    rf = body.get("response_format")
+    if isinstance(rf, dict) and rf.get("type") == "json_schema":
+        return "json_schema", (rf.get("json_schema") or {}).get("schema")
+    if isinstance(rf, dict) and rf.get("type") == "json_object":
+        return "json_object_schema", rf.get("schema")
+    if isinstance(body.get("grammar"), str):
+        return "grammar", None
+    return "none", None
 
 
 class _QuietServer(ThreadingHTTPServer):
@@ -48,14 +109,37 @@ class OpenAITestServer:
         *,
         api_key: str | None = None,
         cost_per_token: float | None = None,
+        constraints: Sequence[str] = (),
+        unsupported_constraint: str = "ignore",
+        constrained_responder: ConstrainedResponder | None = None,
+        token_logprob: TokenLogprob | None = None,
+        completion_logprobs: str = "yes",
+        unknown_model: str = "error",
+        answer_as: dict[str, str] | None = None,
+        misaligned_echo: bool = False,
     ) -> None:
+        if unsupported_constraint not in ("ignore", "reject"):
+            raise ValueError("unsupported_constraint is 'ignore' or 'reject'")
+        if completion_logprobs not in ("yes", "none", "reject"):
+            raise ValueError("completion_logprobs is 'yes', 'none' or 'reject'")
+        if unknown_model not in ("error", "default"):
+            raise ValueError("unknown_model is 'error' or 'default'")
         self.models = list(models)
         self.responder: Responder = responder or (lambda model, messages: "ok")
         self.api_key = api_key
         self.cost_per_token = cost_per_token
+        self.constraints = set(constraints)
+        self.unsupported_constraint = unsupported_constraint
+        self.constrained_responder: ConstrainedResponder = constrained_responder or first_allowed
+        self.token_logprob: TokenLogprob = token_logprob or (lambda model, before, token: -1.0)
+        self.completion_logprobs = completion_logprobs
+        self.unknown_model = unknown_model
+        self.answer_as = dict(answer_as or {})
+        self.misaligned_echo = misaligned_echo
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self._script: deque[tuple[str, Any]] = deque()
+        self._violations: deque[str | None] = deque()
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -80,6 +164,12 @@ class OpenAITestServer:
         """The next ``n`` completions wait ``seconds`` before answering (to provoke client timeouts)."""
         with self._lock:
             self._script.extend(("delay", seconds) for _ in range(n))
+
+    def violate_schema_next(self, n: int = 1, *, text: str = '{"verdict": "maybe"}', skip: int = 0) -> None:
+        """After ``skip`` more, the next ``n`` enforced (constrained) answers are ``text``, whatever the schema says
+        (other requests, free-text ones included, do not use them up)."""
+        with self._lock:
+            self._violations.extend([None] * skip + [text] * n)
 
     def _pop(self) -> tuple[str, Any] | None:
         with self._lock:
@@ -157,7 +247,8 @@ def _make_handler(server: OpenAITestServer) -> type[BaseHTTPRequestHandler]:
             raw = self.rfile.read(length)
             if not self._authorised():
                 return
-            if self.path.rstrip("/") != "/v1/chat/completions":
+            route = self.path.rstrip("/")
+            if route not in ("/v1/chat/completions", "/v1/completions"):
                 self._send(404, orjson.dumps({"error": {"message": f"no route {self.path}"}}))
                 return
             try:
@@ -182,31 +273,51 @@ def _make_handler(server: OpenAITestServer) -> type[BaseHTTPRequestHandler]:
                 return
             model = body.get("model")
             if model not in server.models:
-                self._send(
-                    200,
-                    orjson.dumps(
-                        {
-                            "error": {
-                                "code": "model_not_found",
-                                "type": "new_api_error",
-                                "message": f"model {model} not found",
-                            }
-                        }
-                    ),
-                )
+                if server.unknown_model == "default" and server.models:
+                    model = server.models[0]
+                else:
+                    self._send(200, orjson.dumps({"error": {"code": "model_not_found", "type": "new_api_error",
+                                                            "message": f"model {model} not found"}}))
+                    return
+            answered_as = server.answer_as.get(model, model)
+            if route == "/v1/completions":
+                self._completion(body, model, answered_as, action)
                 return
             messages = body.get("messages", [])
-            text = server.responder(model, messages)
+            mode, schema = _schema_of(body)
+            if mode != "none" and mode not in server.constraints:
+                if server.unsupported_constraint == "reject":
+                    self._send(500, orjson.dumps({"error": {"message": f"unsupported constraint {mode}: "
+                                                             "Input should be 'text' or 'json_object'"}}))
+                    return
+                mode = "none"
+            with server._lock:
+                violation = server._violations.popleft() if mode != "none" and server._violations else None
+            if mode == "none":
+                text = server.responder(model, messages)
+            elif violation is not None:
+                text = violation
+            elif mode == "grammar":
+                sentence = first_sentence(body["grammar"])
+                if sentence is None:
+                    self._send(400, orjson.dumps({"error": {"message": "a grammar this test server cannot read"}}))
+                    return
+                text = sentence
+            else:
+                text = server.constrained_responder(model, messages, schema or {"properties": {}})
             prompt_tokens = sum(count_tokens(str(m.get("content", ""))) for m in messages)
-            completion_tokens = count_tokens(text)
             answer: dict[str, Any] = {
                 "id": f"chatcmpl-{len(server.requests)}",
                 "object": "chat.completion",
-                "model": model,
+                "model": answered_as,
                 "choices": [
                     {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
                 ],
             }
+            self._finish(answer, prompt_tokens, count_tokens(text), action)
+
+        def _finish(self, answer: dict[str, Any], prompt_tokens: int, completion_tokens: int,
+                    action: tuple[str, Any] | None) -> None:
             if action is None or action[0] != "no_usage":
                 usage: dict[str, Any] = {
                     "prompt_tokens": prompt_tokens,
@@ -217,5 +328,45 @@ def _make_handler(server: OpenAITestServer) -> type[BaseHTTPRequestHandler]:
                     usage["cost"] = round(server.cost_per_token * usage["total_tokens"], 10)
                 answer["usage"] = usage
             self._send(200, orjson.dumps(answer))
+
+        def _completion(self, body: dict[str, Any], model: str, answered_as: str,
+                        action: tuple[str, Any] | None) -> None:
+            prompt = body.get("prompt")
+            if not isinstance(prompt, str):
+                self._send(400, orjson.dumps({"error": {"message": "prompt must be a string"}}))
+                return
+            wants = body.get("logprobs") is not None and bool(body.get("echo"))
+            if wants and server.completion_logprobs == "reject":
+                self._send(400, orjson.dumps({"error": {"message": "echo with logprobs is not supported"}}))
+                return
+            generated = " ok"
+            if isinstance(body.get("grammar"), str):
+                if "grammar" not in server.constraints and server.unsupported_constraint == "reject":
+                    self._send(500, orjson.dumps({"error": {"message": "grammar is not supported"}}))
+                    return
+                if "grammar" in server.constraints:
+                    generated = first_sentence(body["grammar"]) or generated
+            echo = bool(body.get("echo"))
+            text = (prompt + generated) if echo else generated
+            choice: dict[str, Any] = {"index": 0, "text": text, "finish_reason": "length", "logprobs": None}
+            if body.get("logprobs") is not None and server.completion_logprobs == "yes":
+                prompt_tokens = [t for t in _TOKEN.findall(prompt) if t] if echo else []
+                tokens = prompt_tokens + [t for t in _TOKEN.findall(generated) if t]
+                full = prompt + generated
+                pos = 0 if echo else len(prompt)
+                offsets, logprobs = [], []
+                for tok in tokens:
+                    offsets.append(pos)
+                    logprobs.append(float(server.token_logprob(model, full[:pos], tok)))
+                    pos += len(tok)
+                if echo and server.misaligned_echo:  # token i reported with token i+1's value
+                    logprobs = logprobs[1:] + [-0.5]
+                if echo:
+                    logprobs[0] = None
+                choice["logprobs"] = {"tokens": tokens, "token_logprobs": logprobs, "text_offset": offsets,
+                                      "top_logprobs": None}
+            answer = {"id": f"cmpl-{len(server.requests)}", "object": "text_completion", "model": answered_as,
+                      "choices": [choice]}
+            self._finish(answer, count_tokens(prompt), 1, action)
 
     return Handler

@@ -388,48 +388,67 @@ def read_packets(folder: Path) -> tuple[list[F.JudgePacket], str]:
 @click.option("--timeout", default=30.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
               help="Seconds to wait for one answer (a small model on a busy CPU can need tens of seconds).")
 @click.option("--output", required=True, type=_file, help="Verdicts JSON to write.")
+@click.option("--constraint", type=click.Choice(["auto", "none"]), default="auto", show_default=True,
+              help="auto: ask for {\"verdict\": ...} under the schema constraint the endpoint enforces (probed "
+                   "once), free text where it enforces none; none: free text (one word).")
 @_quiet
 def judge(packets_dir: Path, base_url: str, model: str, api_key_env: str, max_retries: int, timeout: float,
-          output: Path, quiet: bool) -> None:
+          output: Path, constraint: str, quiet: bool) -> None:
     """Judge every packet in a fresh conversation; answers other than pass/fail are judge_failed.
 
-    The model is asked for exactly one word (at most 4 tokens); `pass` or `fail`, after stripping
-    surrounding whitespace and one trailing period, is a verdict; anything else is judge_failed.
-    Exit 0 when every packet got a pass/fail verdict, 1 when any is judge_failed (the verdicts
-    file is still written), 2 on bad input or an unreachable endpoint.
+    Where the endpoint enforces a JSON schema (probed once: response_format json_schema, json_object with
+    schema, or a grammar), the model answers {"verdict": "pass"} or {"verdict": "fail"} under it; else
+    it is asked for exactly one word (at most 4 tokens), and `pass` or `fail`, after stripping
+    surrounding whitespace and one trailing period, is a verdict. Anything else is judge_failed (never
+    repaired). Exit 0 when every packet got a pass/fail verdict, 1 when any is judge_failed (the
+    verdicts file is still written), 2 on bad input or an unreachable endpoint.
     """
     from benchscore.common.atomic import atomic_write_json
-    from benchscore.common.llm import LLMError, ModelNotFound, connect
+    from benchscore.common.errors import ServiceUnavailable
+    from benchscore.common.llm import LLMError, ModelMismatch, ModelNotFound, connect
     from benchscore.common.provenance import provenance
     from benchscore.common.report import progress
 
-    from .judge import ANSWER_RULE, MAX_TOKENS, judge_packet
+    from .judge import ANSWER_RULE, VERDICT_FORMAT, judge_packet, max_tokens
 
     packets, contract_sha256 = read_packets(packets_dir)
     client = connect(base_url, model, api_key_env=api_key_env, role="judge", max_retries=max_retries,
                      timeout=timeout)
     verdicts = []
     with client, progress(disable=quiet) as bar:
+        probe = None
+        mode = "none"
+        if constraint == "auto":
+            try:
+                probe = client.constraint_for(model)
+            except (ModelNotFound, ModelMismatch) as exc:
+                raise BadInput(f"model {model!r} is not served by {client.endpoint}: {exc}", field="--model") from None
+            except LLMError as exc:
+                raise ServiceUnavailable(f"judge endpoint: {exc}") from None
+            mode = probe.mode
         task = bar.add_task("judging", total=len(packets))
 
         def chat(messages: list[dict[str, str]]) -> tuple[str | None, dict[str, Any] | None, str | None]:
             try:
-                res = client.chat(model, messages, temperature=0.0, max_tokens=MAX_TOKENS)
-            except ModelNotFound as exc:
-                raise BadInput(f"model {model!r} is not served by {client.endpoint}", field="--model") from exc
+                res = client.chat(model, messages, temperature=0.0, max_tokens=max_tokens(mode),
+                                  answer_format=VERDICT_FORMAT if mode != "none" else None, constraint=mode)
+            except (ModelNotFound, ModelMismatch) as exc:
+                raise BadInput(f"model {model!r} is not served by {client.endpoint}: {exc}", field="--model") from exc
             except LLMError as exc:
                 return None, exc.record.model_dump(mode="json") if exc.record else None, str(exc)
             return res.text, res.record.model_dump(mode="json"), None
 
         for p in packets:
-            verdicts.append(judge_packet(p, chat))
+            verdicts.append(judge_packet(p, chat, mode))
             bar.advance(task)
     out = {
         "model": model,
         "verdicts": verdicts,
         "provenance": provenance(f"mira:judge/{model}", {"packets_index": packets_dir / "index.json"},
                                  extra={"endpoint": client.endpoint, "contract_sha256": contract_sha256,
-                                        "temperature": 0.0, "max_tokens": MAX_TOKENS, "answer_rule": ANSWER_RULE}),
+                                        "temperature": 0.0, "max_tokens": max_tokens(mode), "constraint": mode,
+                                        "constraint_probe": probe.tried if probe is not None else "not probed "
+                                        "(--constraint none)", "answer_rule": ANSWER_RULE}),
     }
     atomic_write_json(output, out)
     failed = sum(1 for v in verdicts if v["verdict"] == "judge_failed")

@@ -3,8 +3,11 @@
 A packet holds one (repetition, judge criterion): the frozen binary question, the user-visible
 prompt and that repetition's own evidence, nothing else (no other repetition, no private
 fixtures, no hidden evaluator details, no raw trajectory). Each packet is judged in a fresh
-conversation that asks for exactly one word, with at most :data:`MAX_TOKENS` tokens; the answer is
-a verdict only under :data:`ANSWER_RULE`, anything else is ``judge_failed``.
+conversation. Where the endpoint enforces a schema (``benchscore.common.llm.LLMClient.constraint_for``)
+the judge asks for :data:`VERDICT_FORMAT`, ``{"verdict": "pass"}`` or ``{"verdict": "fail"}``, under
+that constraint; otherwise (``none``) for exactly one word, with at most :data:`MAX_TOKENS` tokens.
+The answer is a verdict only under :data:`ANSWER_RULE`, anything else is ``judge_failed``: a
+constrained answer outside the schema is never repaired.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import Any
 import orjson
 
 from benchscore.common.errors import BadInput
+from benchscore.common.llm import AnswerFormat
 from benchscore.common.provenance import sha256_bytes
 
 from .formats import Case, JudgePacket, JudgeVerdict
@@ -24,11 +28,25 @@ SYSTEM_PROMPT = (
     "repetition, the task's user-visible prompt and that repetition's own evidence. Judge only from this "
     "packet. Reply with exactly one word, pass or fail, and nothing else."
 )
-#: The completion cap of a judge call: room for one word (and a period), not for an essay.
+SYSTEM_PROMPT_STRUCTURED = (
+    "You are the Semantic Judge of the Mira benchmark. You receive one frozen binary question about one "
+    "repetition, the task's user-visible prompt and that repetition's own evidence. Judge only from this "
+    'packet. Reply with the JSON object {"verdict": "pass"} or {"verdict": "fail"} and nothing else.'
+)
+#: The completion cap of a free-text judge call: room for one word (and a period), not for an essay.
 MAX_TOKENS = 4
+#: The judge's answer where the endpoint enforces a schema (the seed's binary rule: pass | fail).
+VERDICT_FORMAT = AnswerFormat("mira_verdict", {"verdict": ["pass", "fail"]})
 #: When an answer is a verdict (the seed's binary rule: v0.1 only allows pass | fail).
-ANSWER_RULE = ("exactly 'pass' or 'fail' (lowercase) once surrounding whitespace and one trailing period are "
-               "stripped; any other answer, and a failed call, is judge_failed")
+ANSWER_RULE = ("under a constraint (json_schema, json_object_schema, grammar): exactly one JSON object "
+               '{"verdict": "pass"} or {"verdict": "fail"}, never repaired; free text (constraint none): exactly '
+               "'pass' or 'fail' (lowercase) once surrounding whitespace and one trailing period are stripped; any "
+               "other answer, and a failed call, is judge_failed")
+
+
+def max_tokens(constraint: str) -> int:
+    """The completion cap of a judge call under ``constraint``."""
+    return MAX_TOKENS if constraint == "none" else VERDICT_FORMAT.max_tokens
 
 
 def packet_id(case_id: str, repetition: int, criterion_id: str) -> str:
@@ -89,14 +107,22 @@ def build_packets(contract_sha256: str, cases: dict[str, Case], records: list[di
     return out
 
 
-def user_message(packet: JudgePacket) -> str:
+def user_message(packet: JudgePacket, constraint: str = "none") -> str:
     evidence = "\n\n".join(f"### {name}\n{text}" for name, text in sorted(packet.evidence.items())) or "(no evidence)"
+    ask = ("Reply with exactly one word, `pass` or `fail`, and nothing else." if constraint == "none" else
+           'Reply with {"verdict": "pass"} or {"verdict": "fail"} and nothing else.')
     return (
         f"## Task prompt (user-visible)\n{packet.prompt}\n\n"
         f"## Evidence of this repetition only\n{evidence}\n\n"
         f"## Frozen question\n{packet.question}\n\n"
-        "Reply with exactly one word, `pass` or `fail`, and nothing else."
+        f"{ask}"
     )
+
+
+def messages_for(packet: JudgePacket, constraint: str = "none") -> list[dict[str, str]]:
+    """The fresh conversation that judges ``packet`` under ``constraint``."""
+    system = SYSTEM_PROMPT if constraint == "none" else SYSTEM_PROMPT_STRUCTURED
+    return [{"role": "system", "content": system}, {"role": "user", "content": user_message(packet, constraint)}]
 
 
 def parse_answer(text: str) -> str | None:
@@ -108,16 +134,28 @@ def parse_answer(text: str) -> str | None:
     return word if word in ("pass", "fail") else None
 
 
-def judge_packet(packet: JudgePacket, chat: Callable[[list[dict[str, str]]], tuple[str | None, dict[str, Any] | None, str | None]]) -> dict[str, Any]:
-    """Judge one packet in a fresh conversation; ``chat(messages) -> (text, call_record, error)``."""
-    messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user_message(packet)}]
-    text, call, error = chat(messages)
-    verdict = parse_answer(text) if text is not None else None
+def read_verdict(text: str, constraint: str) -> str | None:
+    """The verdict of an answer produced under ``constraint`` (:data:`ANSWER_RULE`), else None."""
+    if constraint == "none":
+        return parse_answer(text)
+    value = VERDICT_FORMAT.read(text)
+    return value["verdict"] if value is not None else None
+
+
+def judge_packet(packet: JudgePacket, chat: Callable[[list[dict[str, str]]], tuple[str | None, dict[str, Any] | None, str | None]],
+                 constraint: str = "none") -> dict[str, Any]:
+    """Judge one packet in a fresh conversation; ``chat(messages) -> (text, call_record, error)`` asks under
+    ``constraint`` (the mode the endpoint enforces, ``none`` for free text)."""
+    text, call, error = chat(messages_for(packet, constraint))
+    verdict = read_verdict(text, constraint) if text is not None else None
     reason = None
     if text is None:
         reason = f"judge call failed: {error}"
-    elif verdict is None:
+    elif verdict is None and constraint == "none":
         reason = "answer is not exactly 'pass' or 'fail' (after stripping whitespace and one trailing period)"
+    elif verdict is None:
+        reason = (f'answer is not the JSON object {{"verdict": "pass"|"fail"}} asked for under the {constraint} '
+                  "constraint (never repaired)")
     return JudgeVerdict(
         packet_id=packet.packet_id,
         packet_sha256=packet.sha256,

@@ -19,6 +19,14 @@ _QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')
 #: ``bh-1``, ``2018-03-24``), a percentage or a temperature (``80 °C``)
 _STANDALONE_INT = re.compile(r"(?<![\w\-])(?<![0-9][.,:])([0-9]+)(?![\w\-]|[.,:][0-9])(?!\s*[%°])")
 _DECODER = json.JSONDecoder()
+#: what may stand before an index at the start of an answer: markup and punctuation, no word, no number
+_LEAD = re.compile(r"[\s*_`>#(\[\-–.:]*")
+#: an answer cue right before the index: "Option 3", "answer: 3", "The answer is #3", "I choose option 3", "-> 6"
+_CUE = re.compile(r"(?:\b(?:option|answer|index|choice|choose|chose|pick|select)(?:\s+(?:is|=|number|no\.?))?"
+                  r"|->|=>|→)[\s*_`:#(\[]*$", re.IGNORECASE)
+#: arithmetic around a number: an operator (or an `x` between numbers) before or after it, spaces allowed
+_ARITH_BEFORE = re.compile(r"(?:[+/=×÷^<>]|(?<!\*)\*|[0-9.]\s*[x−-])\s*$")
+_ARITH_AFTER = re.compile(r"^\s*(?:[+/=×÷^<>−]|\*(?!\*)|-\s*[0-9]|x\s*[0-9(])")
 
 
 def _strip_fences(text: str) -> str:
@@ -50,7 +58,11 @@ def parse_mc_answer(text: str, sample_id: str = "") -> int | None:
 
     In order: the whole answer (code fences ignored) as an integer; the first JSON object with exactly
     one entry whose value is an integer; the first stand-alone integer outside JSON objects and
-    double-quoted strings, with the sample id removed first.
+    double-quoted strings (the sample id removed first), and only when it opens the answer (markup and
+    punctuation aside: ``**2**``, ``(0)``, ``3: {...}``) or follows an answer cue (``Option 3``,
+    ``The answer is 2``, ``-> 6``), and is not part of arithmetic (an operator, or an ``x`` between
+    numbers, on either side). A first integer inside arithmetic or prose is not an index: the answer is
+    unparseable (invalid), and no later integer is looked for.
     """
     body = _strip_fences(text)
     if re.fullmatch(r"[0-9]+", body):
@@ -69,7 +81,15 @@ def parse_mc_answer(text: str, sample_id: str = "") -> int | None:
         plain = plain.replace(sample_id, " ")
     plain = _QUOTED.sub(" ", plain)
     match = _STANDALONE_INT.search(plain)
-    return int(match.group(1)) if match else None
+    if match is None:
+        return None
+    before, after = plain[:match.start(1)], plain[match.end(1):]
+    cue = _CUE.search(before) is not None
+    if _ARITH_AFTER.search(after) or (not cue and _ARITH_BEFORE.search(before)):
+        return None  # the first integer sits in arithmetic ("0.15 * 2 = 4", "0.15x + 24 = 38"): not an index
+    if not (cue or _LEAD.fullmatch(before)):
+        return None  # the first integer sits in prose ("There are 3 options, the best is 2"): not an index
+    return int(match.group(1))
 
 
 def parse_fib_answer(text: str, query_keys: Sequence[str]) -> dict[str, Any] | None:

@@ -389,10 +389,21 @@ _file = click.Path(dir_okay=False, path_type=Path)
               help="Retries per call on 429/5xx/timeouts (backoff honours retry-after).")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True,
               help="Seconds per HTTP request.")
+@click.option("--method", type=click.Choice(["generate", "loglikelihood"]), default="generate", show_default=True,
+              help="generate: the model writes its answer; loglikelihood (multiple choice): each option's text is "
+                   "scored as a continuation of the prompt (POST /completions with logprobs), the argmax answers.")
+@click.option("--constraint", type=click.Choice(["auto", "none"]), default="auto", show_default=True,
+              help="generate: auto asks for the answer's JSON schema under the constraint the endpoint enforces "
+                   "(probed once), free text where it enforces none; none: free text.")
 def predict_cmd(dataset: Path, base_url: str, model: str, output: Path, audit: Path | None, prompt: Path | None,
                 api_key_env: str, limit: int | None, concurrency: int, tpm: int | None, max_tokens: int,
-                temperature: float, max_retries: int, timeout: float) -> None:
+                temperature: float, max_retries: int, timeout: float, method: str, constraint: str) -> None:
     """Ask a model every question of a dataset; write its predictions (the eval-mc / eval-fib format) and an audit.
+
+    With --method generate, the answer is asked for as a JSON object under the schema constraint the
+    endpoint enforces (probed once: response_format json_schema, json_object with schema, or a grammar),
+    else as free text. With --method loglikelihood (multiple choice), every option is scored and the
+    most likely one answers; an endpoint that cannot return log-probabilities is refused.
 
     Exit 0 when every question asked got an answer (parseable or not), 1 when some calls failed (their
     questions stay without a prediction: run the same command again to ask them), 2 on bad input, an
@@ -400,8 +411,15 @@ def predict_cmd(dataset: Path, base_url: str, model: str, output: Path, audit: P
     """
 
     from benchscore.common.cli import Interrupted, refuse_overwriting_inputs
-    from benchscore.common.errors import BadInput
-    from benchscore.common.llm import MinuteBudget, ModelNotFound, connect
+    from benchscore.common.errors import BadInput, ServiceUnavailable
+    from benchscore.common.llm import (
+        LLMError,
+        MinuteBudget,
+        ModelMismatch,
+        ModelNotFound,
+        NoPromptLogprobs,
+        connect,
+    )
     from benchscore.common.provenance import created_at, sha256_bytes
     from benchscore.common.readers import loads_json, read_json_bytes, validate
     from benchscore.common.report import print_line, print_table, progress
@@ -416,6 +434,9 @@ def predict_cmd(dataset: Path, base_url: str, model: str, output: Path, audit: P
         raise BadInput("expected a dataset of a build (format rxn-multiple-choice or rxn-fill-in-blank)",
                        source=dataset, field="format")
     doc = validate(McDataset if kind == "rxn-multiple-choice" else FibDataset, data, source=dataset)
+    if method == "loglikelihood" and kind != "rxn-multiple-choice":
+        raise BadInput("--method loglikelihood scores the options of multiple-choice questions; this is a "
+                       "fill-in-blank dataset (use --method generate)", field="--method")
     samples: list[dict[str, Any]] = data["samples"]
     ids = [s["id"] for s in samples]
     if len(set(ids)) != len(ids):
@@ -427,24 +448,52 @@ def predict_cmd(dataset: Path, base_url: str, model: str, output: Path, audit: P
     refuse_overwriting_inputs([p for p in (dataset, prompt) if p is not None], [("the audit", audit)])
     ds_info = P.dataset_info(dataset.name, doc.question_type, len(samples), raw)
     prompt_info = {"source": source, "sha256": sha256_bytes(prompt_raw)}
-    previous, prior = P.open_previous(output, audit, ids=ids, model=model, dataset=ds_info, prompt=prompt_info)
+    previous, prior = P.open_previous(output, audit, ids=ids, model=model, dataset=ds_info, prompt=prompt_info,
+                                      method=method)
     todo = [(s, p) for s, p in zip(selected, prompts, strict=True) if s["id"] not in previous]
 
     budget = MinuteBudget(tpm) if tpm else None
     client = connect(base_url, model, api_key_env=api_key_env, role="model", timeout=timeout,
                      max_retries=max_retries, budget=budget)
 
+    # what the endpoint can do, found once before any question (a refusal writes nothing)
+    try:
+        if method == "loglikelihood":
+            how = client.logprobs_method(model)
+            mode, probe_info = "loglikelihood", {"mode": "loglikelihood", "method": how}
+        elif constraint == "auto":
+            probe = client.constraint_for(model)
+            mode, probe_info = probe.mode, probe.model_dump()
+        else:
+            mode, probe_info = "none", {"mode": "none", "tried": "not probed (--constraint none)"}
+    except NoPromptLogprobs as exc:
+        client.close()
+        raise BadInput(f"--method loglikelihood: {exc}", field="--method") from None
+    except (ModelNotFound, ModelMismatch) as exc:
+        client.close()
+        raise BadInput(f"model {model!r} is not served by {client.endpoint}: {exc}", field="--model") from None
+    except LLMError as exc:
+        client.close()
+        raise ServiceUnavailable(f"model endpoint: {exc}") from None
+
     settings = {"limit": limit, "concurrency": concurrency, "tpm": tpm, "max_tokens": max_tokens,
-                "temperature": temperature, "max_retries": max_retries, "timeout": timeout}
+                "temperature": temperature, "max_retries": max_retries, "timeout": timeout, "method": method,
+                "constraint": constraint}
     recorder = P.Recorder(output, audit, order=ids, predictions=previous, prior=prior, model=model,
                           dataset=ds_info, prompt=prompt_info, dataset_raw=raw, prompt_raw=prompt_raw,
                           run={"started_at": created_at(), "endpoint": client.endpoint, "settings": settings,
+                               "constraint": probe_info,
                                "selected": len(selected), "skipped_already_answered": len(selected) - len(todo)})
     if budget is not None:
         recorder.tpm_windows = budget.windows
 
-    def chat(messages: list[dict[str, str]]):
-        return client.chat(model, messages, max_tokens=max_tokens, temperature=temperature)
+    def chat(messages: list[dict[str, str]], **kw: Any):
+        return client.chat(model, messages, temperature=temperature, **({"max_tokens": max_tokens} | kw))
+
+    def ask_one(sample: dict[str, Any], text: str) -> P.Outcome:
+        if method == "loglikelihood":
+            return P.ask_loglikelihood(sample, text, lambda ctx, conts: client.loglikelihoods(model, ctx, conts))
+        return P.ask(sample, text, chat, mode)
 
     try:
         with client, progress() as bar:
@@ -454,10 +503,13 @@ def predict_cmd(dataset: Path, base_url: str, model: str, output: Path, audit: P
                 recorder.add(outcome)
                 bar.advance(task)
 
-            P.ask_all(todo, chat, concurrency=concurrency, on_outcome=on_outcome)
+            P.ask_all(todo, ask_one, concurrency=concurrency, on_outcome=on_outcome)
     except BaseException as exc:
         if recorder.run["asked"]:
             recorder.save()
+        if isinstance(exc, ModelMismatch):
+            raise BadInput(f"{exc}; the answers so far are saved" if recorder.run["asked"] else str(exc),
+                           field="--model") from None
         if isinstance(exc, ModelNotFound):
             raise BadInput(f"model {model!r} is no longer served by {client.endpoint}"
                            f"{'; the answers so far are saved' if recorder.run['asked'] else ''}",
@@ -477,6 +529,7 @@ def predict_cmd(dataset: Path, base_url: str, model: str, output: Path, audit: P
             ("tokens out", r["tokens_out"]), ("total tokens", r["total_tokens"]),
             ("wall time (s)", r["wall_time_s"]), ("questions per second", rate),
             ("predictions in the file", len(recorder.predictions))]
+    rows.insert(0, ("answered under", mode if method == "generate" else f"loglikelihood ({probe_info['method']})"))
     print_table(f"rxn predict: {dataset.name} with {model} (run {r['run']})", ("count", "value"), rows, digits=3)
     print_line(f"wrote {output} and {audit}")
     evaluate = "eval-mc" if kind == "rxn-multiple-choice" else "eval-fib"

@@ -112,15 +112,23 @@ CONVENTIONS: tuple[tuple[str, str], ...] = (
      "an id that is not a sample id refuses the file (exit 2). MC: missing and invalid score 0 and stay in the "
      "denominator. FIB: unhit predictions leave the denominator of `avg_relative_score`; missing and invalid "
      "stay in it with 0."),
-    ("model answers (`rxn predict`)", "MC: the whole answer as an integer; else the first JSON object in it with "
-     "exactly one entry whose value is an integer (`{\"answer\": 2}`, `{\"<sample id>\": 2}`); else the first "
-     "stand-alone integer outside JSON objects and double-quoted strings, the sample id removed (not part of a "
-     "word, a SMILES, a decimal, a ratio or time, a hyphenated name or date, a percentage or temperature: "
-     "`Option 3.` -> 3, `3: {...}` -> 3; `C1=CC`, `0.5`, `20:1`, `2-MeTHF`, `80 °C` give none). FIB: the "
-     "first JSON object whose keys are exactly the query keys, also when wrapped in one outer key "
-     "(`{\"<sample id>\": {...}}`); its values are kept as written (text instead of an index is then invalid). "
-     "Code fences are ignored. No match = unparseable: the raw answer text is written as the prediction, so the "
-     "evaluators count it invalid; nothing is guessed."),
+    ("model answers (`rxn predict`, free text)", "MC: the whole answer as an integer; else the first JSON object "
+     "in it with exactly one entry whose value is an integer (`{\"answer\": 2}`, `{\"<sample id>\": 2}`); else the "
+     "first stand-alone integer outside JSON objects and double-quoted strings, the sample id removed (not part "
+     "of a word, a SMILES, a decimal, a ratio or time, a hyphenated name or date, a percentage or temperature: "
+     "`C1=CC`, `0.5`, `20:1`, `2-MeTHF`, `80 °C` give none), and only when it opens the answer (markup and "
+     "punctuation aside) or follows an answer cue (option, answer, index, choice, choose, pick, select, `->`) "
+     "and is not part of arithmetic (an operator `+ * / = × ÷ ^ < >` or a minus before a number, or an `x` "
+     "between numbers, on either side). Read: `2`, `**2**`, `(0)`, `Option 3.`, `**Answer:** 1`, `The answer "
+     "is 2`, `I choose option 4 because ...`, `3: {...}`, `<sample id> -> 6`. Not read (invalid; no later "
+     "integer is looked for): `- 0.15 * 2 = 4...`, `- 0.15x + 24 = 38`, `The answer is 2 + 1`, `x = 2` "
+     "(arithmetic), `There are 3 options and the best is 2`, `Step 1: compare ... Option 2 wins.` (prose: the "
+     "first integer is not an answer). FIB: the first JSON object whose keys are exactly the query keys, also "
+     "when wrapped in one outer key (`{\"<sample id>\": {...}}`); its values are kept as written (text instead "
+     "of an index is then invalid). Code fences are ignored. No match = unparseable: the raw answer text is "
+     "written as the prediction, so the evaluators count it invalid; nothing is guessed. Under a schema "
+     "constraint none of this applies: the answer must be exactly the JSON object the schema allows, never "
+     "repaired (docs: *Predict with a real model*)."),
 )
 
 

@@ -327,6 +327,11 @@ class PredictCall(Format):
     error: str | None = None
     record: dict[str, Any] | None = Field(
         None, description="benchscore.common.llm.CallRecord: model, prompt_sha256, tokens, latency, status, attempts")
+    constraint: str | None = Field(
+        None, description="what the answer was produced under: json_schema, json_object_schema, grammar, none (free "
+                          "text) or loglikelihood (null in audits written before issue 20)")
+    option_loglikelihoods: list[dict[str, Any]] | None = Field(
+        None, description="--method loglikelihood: per option its index, log-likelihood, tokens, method and call record")
 
 
 class PredictCounts(Format):
@@ -351,6 +356,9 @@ class PredictRun(PredictCounts):
     skipped_already_answered: int = Field(ge=0)
     complete: bool = Field(description="false while the run is going on, or when it was interrupted or crashed")
     tpm_windows: dict[str, int] | None = Field(None, description="tokens per wall-clock minute under --tpm")
+    constraint: dict[str, Any] | None = Field(
+        None, description="the constraint probe: mode used and every mode tried (--method generate), or the "
+                          "log-likelihood method (echo or forced)")
 
 
 class PredictSummary(PredictCounts):

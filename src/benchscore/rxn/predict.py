@@ -3,9 +3,15 @@ evaluator's format, and keep an audit record of every call.
 
 - The prompt of a question is the dataset's own template (``prompt_<question_type>.txt`` beside the
   dataset, or ``--prompt``, else the built-in one) filled by :func:`benchscore.rxn.prompts.render`.
-- An answer is read by :mod:`benchscore.rxn.answers`. ``answered``: the prediction read from it;
+- ``--method generate``: where the endpoint enforces a schema (probed once per model,
+  ``LLMClient.constraint_for``) the question asks for :func:`answer_format` under that constraint and
+  the answer is read by ``AnswerFormat.read`` alone (exactly the JSON object, never repaired); else it
+  is free text, read by :mod:`benchscore.rxn.answers`. ``answered``: the prediction read from it;
   ``unparseable``: the raw text is the prediction, so the evaluators count it invalid; ``failed``: the
   call failed after the client's retries and nothing is written for it (the next run asks again).
+- ``--method loglikelihood`` (multiple choice only): every option's text is scored as a continuation of
+  the prompt (``LLMClient.loglikelihoods``) and the prediction is the argmax (ties: the lowest index);
+  every option's log-likelihood is in the audit.
 - The prediction file is an output that the command *extends*: ids already answered in it are not
   asked again, new answers are added, and it is replaced atomically (audit first, then predictions)
   every :data:`SAVE_EVERY_S` seconds, at the end and on Ctrl-C. It stays a plain
@@ -26,18 +32,36 @@ from typing import Any
 
 from benchscore.common.atomic import atomic_write_json
 from benchscore.common.errors import BadInput
-from benchscore.common.llm import CallRecord, ChatResult, LLMError, ModelNotFound
+from benchscore.common.llm import (
+    AnswerFormat,
+    CallRecord,
+    ChatResult,
+    ContinuationScore,
+    LLMError,
+    ModelMismatch,
+    ModelNotFound,
+)
 from benchscore.common.provenance import provenance, sha256_bytes
 from benchscore.common.readers import loads_json, read_bytes, read_json_bytes, validate
 
 from .answers import parse_fib_answer, parse_mc_answer
 from .formats import PredictAudit
-from .prompts import TEMPLATES, render
+from .prompts import LOGLIKELIHOOD_CUE, TEMPLATES, option_text, render, structured_suffix
 
 #: the prediction file and its audit are saved at most this often while questions are answered
 SAVE_EVERY_S = 2.0
 
-Chat = Callable[[list[dict[str, str]]], ChatResult]
+Chat = Callable[..., ChatResult]
+Score = Callable[[str, list[str]], list[ContinuationScore]]
+
+
+def answer_format(sample: dict[str, Any]) -> AnswerFormat:
+    """The answer's schema: MC ``{"option": i}`` with ``i`` an option index of the question; FIB an object
+    with exactly the query keys, each an index of that key's candidates."""
+    if "options" in sample:
+        return AnswerFormat("rxn_multiple_choice", {"option": list(range(len(sample["options"])))})
+    values = sample["input"]["candidate_values"]
+    return AnswerFormat("rxn_fill_in_blank", {k: [c["index"] for c in values[k]] for k in sample["query_keys"]})
 
 
 def default_audit_path(output: Path) -> Path:
@@ -85,10 +109,19 @@ class Outcome:
     answer_text: str | None
     error: str | None
     record: CallRecord | None
+    constraint: str | None = None
+    #: --method loglikelihood: every option's score, each with its call record
+    option_loglikelihoods: tuple[dict[str, Any], ...] | None = None
+    records: tuple[CallRecord, ...] = ()
 
 
-def read_answer(sample: dict[str, Any], text: str) -> tuple[str, Any]:
+def read_answer(sample: dict[str, Any], text: str, constraint: str = "none") -> tuple[str, Any]:
     """(status, prediction) for a model's answer text (see the module docstring)."""
+    if constraint != "none":
+        value = answer_format(sample).read(text)
+        if value is None:
+            return "unparseable", text
+        return "answered", value["option"] if "options" in sample else value
     if "options" in sample:
         parsed: Any = parse_mc_answer(text, sample["id"])
     else:
@@ -96,25 +129,61 @@ def read_answer(sample: dict[str, Any], text: str) -> tuple[str, Any]:
     return ("answered", parsed) if parsed is not None else ("unparseable", text)
 
 
-def ask(sample: dict[str, Any], prompt: str, chat: Chat) -> Outcome:
-    """Ask one question; a failed call is an outcome, an unknown model is raised (it ends the run)."""
+def ask(sample: dict[str, Any], prompt: str, chat: Chat, constraint: str = "none") -> Outcome:
+    """Ask one question under ``constraint``; a failed call is an outcome, an unknown model is raised (it
+    ends the run)."""
+    messages = [{"role": "user", "content": prompt if constraint == "none" else prompt + structured_suffix(sample)}]
     try:
-        result = chat([{"role": "user", "content": prompt}])
-    except ModelNotFound:
+        if constraint == "none":
+            result = chat(messages)
+        else:
+            fmt = answer_format(sample)
+            result = chat(messages, answer_format=fmt, constraint=constraint, max_tokens=fmt.max_tokens)
+    except (ModelNotFound, ModelMismatch):
         raise
     except LLMError as exc:
-        return Outcome(sample["id"], "failed", None, None, str(exc), exc.record)
-    status, prediction = read_answer(sample, result.text)
-    return Outcome(sample["id"], status, prediction, result.text, None, result.record)
+        return Outcome(sample["id"], "failed", None, None, str(exc), exc.record, constraint)
+    status, prediction = read_answer(sample, result.text, constraint)
+    return Outcome(sample["id"], status, prediction, result.text, None, result.record, constraint)
 
 
-def ask_all(questions: Sequence[tuple[dict[str, Any], str]], chat: Chat, *, concurrency: int,
-            on_outcome: Callable[[Outcome], None]) -> None:
-    """Ask ``questions`` (sample, prompt) on ``concurrency`` threads; ``on_outcome`` runs in the calling
-    thread as each answer arrives. On any exception (Ctrl-C) the questions not yet started are cancelled."""
+def argmax_option(scores: Sequence[float | None]) -> int | None:
+    """The index of the highest log-likelihood (ties: the lowest index); None when no option has one."""
+    best: int | None = None
+    for i, s in enumerate(scores):
+        if s is not None and (best is None or s > scores[best]):  # type: ignore[operator]
+            best = i
+    return best
+
+
+def ask_loglikelihood(sample: dict[str, Any], prompt: str, score: Score) -> Outcome:
+    """Score every option's text as the continuation of ``prompt`` + :data:`LOGLIKELIHOOD_CUE`; the argmax is
+    the prediction. A failed call fails the question (no prediction)."""
+    try:
+        scores = score(prompt + LOGLIKELIHOOD_CUE, [" " + option_text(o) for o in sample["options"]])
+    except (ModelNotFound, ModelMismatch):
+        raise
+    except LLMError as exc:
+        return Outcome(sample["id"], "failed", None, None, str(exc), exc.record, "loglikelihood")
+    values = [s.loglikelihood for s in scores]
+    best = argmax_option(values)
+    per = tuple({"option": i, "loglikelihood": s.loglikelihood, "tokens": s.tokens, "method": s.method,
+                 "straddles_context": s.straddles_context, "record": s.record.model_dump(mode="json")}
+                for i, s in enumerate(scores))
+    if best is None:
+        return Outcome(sample["id"], "unparseable", "no option has a log-likelihood", None, None, None,
+                       "loglikelihood", per, tuple(s.record for s in scores))
+    return Outcome(sample["id"], "answered", best, None, None, None, "loglikelihood", per,
+                   tuple(s.record for s in scores))
+
+
+def ask_all(questions: Sequence[tuple[dict[str, Any], str]], ask_one: Callable[[dict[str, Any], str], Outcome], *,
+            concurrency: int, on_outcome: Callable[[Outcome], None]) -> None:
+    """Ask ``questions`` (sample, prompt) with ``ask_one`` on ``concurrency`` threads; ``on_outcome`` runs in the
+    calling thread as each answer arrives. On any exception (Ctrl-C) the questions not yet started are cancelled."""
     pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="rxn-predict")
     try:
-        futures = [pool.submit(ask, sample, prompt, chat) for sample, prompt in questions]
+        futures = [pool.submit(ask_one, sample, prompt) for sample, prompt in questions]
         for future in as_completed(futures):
             on_outcome(future.result())
     finally:
@@ -127,7 +196,7 @@ def _read_previous(path: Path) -> Any:
 
 
 def open_previous(output: Path, audit: Path, *, ids: Sequence[str], model: str, dataset: dict[str, Any],
-                  prompt: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
+                  prompt: dict[str, Any], method: str = "generate") -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The predictions and audit of earlier runs (resume), checked to belong to this dataset, prompt and model."""
     exists = os.path.lexists  # a link that leads nowhere (dangling, a loop) is read, and refused as such
     previous = _read_previous(output) if exists(output) else {}
@@ -145,7 +214,8 @@ def open_previous(output: Path, audit: Path, *, ids: Sequence[str], model: str, 
     if prior is not None:
         validate(PredictAudit, prior, source=audit)
     if prior is not None:
-        for what, mine, theirs in (("model", model, prior["model"]),
+        methods = {r.get("settings", {}).get("method", "generate") for r in prior["runs"]}
+        for what, mine, theirs in (("method", method, ", ".join(sorted(methods))), ("model", model, prior["model"]),
                                    ("dataset", dataset["sha256"], prior["dataset"]["sha256"]),
                                    ("prompt template", prompt["sha256"], prior["prompt"]["sha256"])):
             if mine != theirs:
@@ -183,10 +253,13 @@ class Recorder:
 
     def add(self, outcome: Outcome) -> None:
         record = outcome.record.model_dump(mode="json") if outcome.record is not None else None
-        self.calls.append((self._position[outcome.sample_id], {
+        call: dict[str, Any] = {
             "run": self.run["run"], "sample_id": outcome.sample_id, "status": outcome.status,
             "prediction": outcome.prediction, "answer_text": outcome.answer_text, "error": outcome.error,
-            "record": record}))
+            "record": record, "constraint": outcome.constraint}
+        if outcome.option_loglikelihoods is not None:
+            call["option_loglikelihoods"] = list(outcome.option_loglikelihoods)
+        self.calls.append((self._position[outcome.sample_id], call))
         r = self.run
         r["asked"] += 1
         r[outcome.status] += 1
@@ -194,10 +267,10 @@ class Recorder:
             self.first_error = self.first_error or outcome.error
         else:
             self.predictions[outcome.sample_id] = outcome.prediction
-        if record is not None:
-            r["tokens_in"] += record["tokens_in"] or 0
-            r["tokens_out"] += record["tokens_out"] or 0
-            r["total_tokens"] += record["total_tokens"] or 0
+        for rec in [record] if record is not None else [x.model_dump(mode="json") for x in outcome.records]:
+            r["tokens_in"] += rec["tokens_in"] or 0
+            r["tokens_out"] += rec["tokens_out"] or 0
+            r["total_tokens"] += rec["total_tokens"] or 0
         if self._clock() - self._last_save >= SAVE_EVERY_S:
             self.save()
 

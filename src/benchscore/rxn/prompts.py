@@ -4,6 +4,11 @@ Placeholders in braces are filled from the sample's ``input``: ``{reaction}``,
 ``{constant_conditions}``, ``{yield_measure}``, and per type ``{target_key}``,
 ``{fixed_conditions}``, ``{options}``, ``{reference_conditions}``, ``{query_keys}``,
 ``{candidate_values}``. :func:`render` fills a template from one sample.
+
+Where the endpoint enforces a schema, ``rxn predict`` appends :func:`structured_suffix` (the JSON object
+the constraint allows); for ``--method loglikelihood`` the context is the prompt followed by
+:data:`LOGLIKELIHOOD_CUE`, and each option's text (:func:`option_text`, as the prompt lists it, after one
+space) is scored as its continuation.
 """
 
 from __future__ import annotations
@@ -97,3 +102,21 @@ def render(sample: dict[str, Any], template: str | None = None) -> str:
             f"{k}: " + _js({c["index"]: c["value"] for c in vals}) for k, vals in inp["candidate_values"].items()
         )
     return (TEMPLATES[sample["question_type"]] if template is None else template).format(**fields)
+
+
+#: what follows the prompt in ``--method loglikelihood``: each option's text is scored after it
+LOGLIKELIHOOD_CUE = "\nThe best option is:"
+
+
+def option_text(option: Any) -> str:
+    """An option as the prompt lists it after its index (JSON: a value or a condition group)."""
+    return _js(option)
+
+
+def structured_suffix(sample: dict[str, Any]) -> str:
+    """The answer instruction appended where the endpoint enforces the answer's schema."""
+    if "options" in sample:
+        return ('\nReply with the JSON object {"option": <index>} and nothing else; the index is one of '
+                f"0..{len(sample['options']) - 1}.")
+    keys = ", ".join(f'"{k}": <index>' for k in sample["query_keys"])
+    return f"\nReply with the JSON object {{{keys}}} and nothing else."

@@ -7,12 +7,19 @@ Each candidate ``j`` carries a consensus score ``S_j`` (0 at the start). Every r
    reviser answers each round's challenges with revisions, which replace the subject text;
 3. every reviewer votes for one candidate: ``S_candidate += max(0, confidence_a) * weight_a``,
    ``weight_a`` the weight of the reviewer's role;
-4. ``leader = argmax_j S_j`` (ties: the candidate listed first),
+4. ``leader = argmax_j S_j`` (ties: the candidate listed first; no leader, ``None``, when every
+   ``S_j`` is 0: a round in which nobody scored has nobody ahead),
    ``leader_share = S_leader / sum_j max(0, S_j)`` (0 when that sum is 0),
-   ``margin = S_leader - S_second`` (``S_second = 0`` with one candidate),
+   ``margin = S_leader - S_second`` (``S_second = 0`` with one candidate; 0 without a leader),
    ``consensus_converged = leader_share >= threshold and margin >= min_margin``, both ``>=``
    through :func:`~benchscore.swarm.scoring.at_least` (values within 1e-9 of a threshold meet it:
    votes 0.3 and 0.1 give the seed's margin 0.2, not 0.19999999999999998).
+
+Refinement of seed section 7 (issue 20), :func:`vote_quorum`: a vote is ``ok`` (it names a candidate),
+``unparseable`` (the answer named none: recorded as such, ``candidate`` null, no increment) or
+``call_failed``; a round converges only when its ``ok`` votes are a strict majority of its votes
+(``2 * ok > votes``), so that one parseable vote among three unparseable ones cannot carry a
+"consensus": ``converged = vote_quorum and consensus_converged``.
 
 The run stops at the first converged round (not before ``min_rounds``) or after
 ``max_rounds``. Every round's scores, votes, challenges and revisions are kept in a
@@ -26,7 +33,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Literal, Protocol
 
 from pydantic import Field
 
@@ -54,11 +61,16 @@ S09_QUESTIONING_CONSENSUS = ConsensusParams(threshold=0.7, min_margin=0.2, evapo
 
 
 class Vote(Format):
+    """One reviewer's vote; ``status`` ``unparseable`` / ``call_failed`` votes name no candidate and add nothing."""
+
     agent: str
     role: str
-    candidate: str
+    candidate: str | None
     confidence: float
     rationale: str = ""
+    status: Literal["ok", "unparseable", "call_failed"] = "ok"
+    #: the constraint the vote's answer was produced under (json_object_schema, ..., none), where a model voted
+    constraint: str | None = None
 
 
 class Challenge(Format):
@@ -82,10 +94,13 @@ class ConsensusRound(Format):
     challenges: tuple[Challenge, ...] = ()
     revisions: tuple[Revision, ...] = ()
     scores: dict[str, float]
-    leader: str
+    leader: str | None
     leader_share: float
     margin: float
     converged: bool
+    #: votes that named a candidate, and whether they are a strict majority (:func:`vote_quorum`)
+    valid_votes: int | None = None
+    quorum: bool = True
 
 
 class ConsensusResult(Format):
@@ -122,17 +137,26 @@ def vote_increment(confidence: float, role_weight: float) -> float:
     return max(0.0, confidence) * role_weight
 
 
-def leader_stats(scores: Mapping[str, float]) -> tuple[str, float, float]:
-    """``(leader, leader_share, margin)`` of seed section 7 (see the module docstring for ties and zeros)."""
+def leader_stats(scores: Mapping[str, float]) -> tuple[str | None, float, float]:
+    """``(leader, leader_share, margin)`` of seed section 7 (see the module docstring for ties and zeros):
+    no leader (``None``, share 0, margin 0) when no candidate has a positive score."""
     if not scores:
         raise ValueError("leader_stats needs at least one candidate")
     order = list(scores)
-    leader = max(order, key=lambda j: (scores[j], -order.index(j)))
     positive = math.fsum(max(0.0, s) for s in scores.values())
-    share = scores[leader] / positive if positive > 0 else 0.0
+    if positive <= 0:
+        return None, 0.0, 0.0
+    leader = max(order, key=lambda j: (scores[j], -order.index(j)))
+    share = scores[leader] / positive
     others = sorted((scores[j] for j in order if j != leader), reverse=True)
     second = others[0] if others else 0.0
     return leader, share, scores[leader] - second
+
+
+def vote_quorum(valid_votes: int, votes: int) -> bool:
+    """``2 * valid_votes > votes``: the votes that named a candidate are a strict majority of the round's votes
+    (issue 20's refinement of seed section 7: a round of mostly unparseable votes does not converge)."""
+    return 2 * valid_votes > votes
 
 
 def consensus_converged(leader_share: float, margin: float, *, threshold: float, min_margin: float) -> bool:
@@ -206,6 +230,11 @@ class ConsensusSwarm:
         out = dict(scores)
         increments = []
         for v in votes:
+            if v.status != "ok":
+                if v.candidate is not None:
+                    raise ValueError(f"{v.agent}: a {v.status} vote names no candidate")
+                increments.append(0.0)
+                continue
             if v.candidate not in out:
                 raise ValueError(f"{v.agent} voted for unknown candidate {v.candidate!r}")
             if v.role not in self.role_weights:
@@ -235,12 +264,14 @@ class ConsensusSwarm:
         votes = [rev.vote(ctx) for rev in reviewers]
         new_scores, increments = self._tally(evaporated, votes)
         leader, share, margin = leader_stats(new_scores)
-        converged = r >= self.min_rounds and consensus_converged(
+        valid = sum(v.status == "ok" for v in votes)
+        quorum = vote_quorum(valid, len(votes))
+        converged = r >= self.min_rounds and quorum and leader is not None and consensus_converged(
             share, margin, threshold=self.params.threshold, min_margin=self.params.min_margin)
         record = ConsensusRound(
             round=r, scores_after_evaporation=evaporated, votes=tuple(votes), vote_increments=tuple(increments),
             challenges=tuple(challenges), revisions=tuple(revisions), scores=new_scores, leader=leader,
-            leader_share=share, margin=margin, converged=converged,
+            leader_share=share, margin=margin, converged=converged, valid_votes=valid, quorum=quorum,
         )
         return record, subject
 

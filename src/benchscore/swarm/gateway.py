@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from benchscore.common.errors import BenchscoreError
-from benchscore.common.llm import CallRecord, ChatResult, LLMClient, LLMError, TokenBudget
+from benchscore.common.llm import AnswerFormat, CallRecord, ChatResult, LLMClient, LLMError, TokenBudget
 from benchscore.common.models import Format
 
 DEFAULT_API_KEY_ENV = "BENCHSCORE_GATEWAY_API_KEY"
@@ -183,8 +183,8 @@ class ModelGateway:
 
     @property
     def calls_issued(self) -> int:
-        with self._lock:
-            return self._issued
+        """Every call the client started: answers, fingerprint probes and constraint probes."""
+        return self.client.calls_issued
 
     def discover(self) -> list[str]:
         """``GET /v1/models``; the list is kept in :attr:`discovered`."""
@@ -229,11 +229,18 @@ class ModelGateway:
         return ModelSelection(discovered=tuple(self.discovered), identities=tuple(identities), distinct_models=distinct)
 
     def chat(self, model: str, messages: Sequence[dict[str, Any]], *, max_tokens: int | None = None,
-             temperature: float = 0.0) -> ChatResult:
-        """One budgeted, audited chat call (raises :class:`~benchscore.common.llm.LLMError`)."""
+             temperature: float = 0.0, answer_format: AnswerFormat | None = None,
+             constraint: str | None = None) -> ChatResult:
+        """One budgeted, audited chat call (raises :class:`~benchscore.common.llm.LLMError`); with
+        ``answer_format``, under the constraint the endpoint enforces for ``model`` (probed once, audited)."""
         with self._lock:
             self._issued += 1
-        return self.client.chat(model, messages, max_tokens=max_tokens, temperature=temperature)
+        return self.client.chat(model, messages, max_tokens=max_tokens, temperature=temperature,
+                                answer_format=answer_format, constraint=constraint)
+
+    def constraint_for(self, model: str) -> str:
+        """The constraint mode the endpoint enforces for ``model`` (``none``: free text), probed once."""
+        return self.client.constraint_for(model).mode
 
     def close(self) -> None:
         self.client.close()

@@ -98,7 +98,7 @@ def test_formula_pieces():
     assert evaporate({"a": 1.0, "b": 0.5}, 0.82) == {"a": 0.82, "b": 0.41}
     assert vote_increment(-0.4, 2.0) == 0.0 and vote_increment(0.5, 1.2) == pytest.approx(0.6)
     assert leader_stats({"a": 3.0, "b": 1.0}) == ("a", 0.75, 2.0)
-    assert leader_stats({"a": 0.0, "b": 0.0}) == ("a", 0.0, 0.0)
+    assert leader_stats({"a": 0.0, "b": 0.0}) == (None, 0.0, 0.0)  # issue 20: nobody scored, nobody leads
     assert leader_stats({"only": 1.0}) == ("only", 1.0, 1.0)
     assert leader_stats({"a": 1.0, "b": 1.0})[0] == "a"  # ties: listed first
     assert consensus_converged(0.7, 0.25, threshold=0.7, min_margin=0.25)
@@ -109,6 +109,9 @@ def test_formula_pieces():
 @given(st.dictionaries(st.sampled_from("abcdef"), st.floats(0, 100), min_size=1))
 def test_leader_stats_properties(scores):
     leader, share, margin = leader_stats(scores)
+    if not any(v > 0 for v in scores.values()):  # issue 20: all-zero scores have no leader
+        assert (leader, share, margin) == (None, 0.0, 0.0)
+        return
     assert scores[leader] == max(scores.values())
     assert 0.0 <= share <= 1.0 + 1e-12 and margin >= 0
     if sum(scores.values()) > 0:

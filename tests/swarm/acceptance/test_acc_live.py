@@ -1,8 +1,8 @@
-"""Issue 11: S07 and S08 live against the real local model server (``scripts/live-gateway.sh``:
-llama.cpp serving SmolLM2-135M-Instruct). Asserts structure and honesty, never that the model is
+"""Issues 11 and 20: S07 and S08 live against the real local model server (``scripts/live-gateway.sh``:
+llama.cpp serving three distinct models). Asserts structure and honesty, never that the models are
 good: the matrix labels S07/S08 ``live``, the model IO audit holds one record per real call with
-token counts, the one served model (under however many aliases) fails the distinct-models check,
-and every FAIL carries its reason, in the JSON and on the terminal."""
+token counts, the three served models pass the distinct-models check, the votes are recorded with
+their constraint, and every FAIL carries its reason, in the JSON and on the terminal."""
 
 from __future__ import annotations
 
@@ -31,8 +31,8 @@ def test_s07_s08_live_matrix_is_labelled_live_and_honest(live_gateway, tmp_path)
     out = tmp_path / "matrix-live.json"
     r = CliRunner().invoke(_cli, ["accept", "all", "--quick", "--base-url", base_url, "--store",
                                   f"sqlite:///{tmp_path}/live.db", "--blobs", str(tmp_path / "blobs"),
-                                  "--output", str(out)])
-    assert r.exit_code == 1, r.output  # one model: S07 cannot pass, so neither can the closed loop
+                                  "--timeout", "600", "--output", str(out)])
+    assert r.exit_code in (0, 1), r.output  # what the small models give is reported as it is
     m = orjson.loads(out.read_bytes())
     assert m["scenarios"]["S07"]["mode"] == m["scenarios"]["S08"]["mode"] == "live"
     assert not any(x.startswith(("S07", "S08")) for x in m["not_live"])
@@ -51,7 +51,12 @@ def test_s07_s08_live_matrix_is_labelled_live_and_honest(live_gateway, tmp_path)
 
     s07 = {c["id"].split(".", 1)[1]: c for c in m["checks"] if c["id"].startswith("S07.")}
     distinct = s07["three_distinct_models_from_discovery"]
-    assert distinct["verdict"] == "FAIL" and distinct["evidence"]["distinct_models"] == 1, distinct
+    assert distinct["verdict"] == "PASS" and distinct["evidence"]["distinct_models"] == 3, distinct
+    assert sorted(distinct["evidence"]["distinct_models_used"]) == sorted(listed)
+    votes = [v for r in m["consensus"]["S07"]["rounds"] for v in r["votes"]]
+    assert votes and all(v["status"] in ("ok", "unparseable", "call_failed") for v in votes)
+    assert all(v["constraint"] == "json_object_schema" for v in votes if v["status"] != "call_failed")
+    print(f"\nS07 live: {[(c['id'], c['verdict']) for c in m['checks'] if c['id'].startswith('S07.')]}")
     quality = s07["all_outputs_pass_quality_gate"]["evidence"]["quality"]
     assert quality and all(0.0 <= q["Q"] <= 1.0 for q in quality.values())  # scored as it is, pass or not
     assert m["consensus"]["S07"]["preset"] == "S07_quality" and m["consensus"]["S07"]["rounds"]

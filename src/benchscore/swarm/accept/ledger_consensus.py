@@ -30,6 +30,7 @@ from ..consensus import (
     evaporate,
     leader_stats,
     vote_increment,
+    vote_quorum,
 )
 
 VOTE = "consensus_vote"
@@ -118,19 +119,24 @@ def consensus_from_ledger(
         new = dict(evaporated)
         increments = []
         for v in slot["votes"]:
+            if v.status != "ok" or v.candidate is None:  # unparseable / failed: recorded, adds nothing
+                increments.append(0.0)
+                continue
             inc = vote_increment(v.confidence, role_weights[v.role])
             new[v.candidate] += inc
             increments.append(inc)
         leader, share, margin = leader_stats(new)
-        converged = r >= min_rounds and consensus_converged(share, margin, threshold=params.threshold,
-                                                            min_margin=params.min_margin)
+        valid = sum(v.status == "ok" and v.candidate is not None for v in slot["votes"])
+        quorum = vote_quorum(valid, len(slot["votes"]))
+        converged = r >= min_rounds and quorum and leader is not None and consensus_converged(
+            share, margin, threshold=params.threshold, min_margin=params.min_margin)
         if slot["revisions"]:
             subject = slot["revisions"][-1].revised_text
         history.append(ConsensusRound(
             round=r, scores_after_evaporation=evaporated, votes=tuple(slot["votes"]),
             vote_increments=tuple(increments), challenges=tuple(slot["challenges"]),
             revisions=tuple(slot["revisions"]), scores=new, leader=leader, leader_share=share, margin=margin,
-            converged=converged,
+            converged=converged, valid_votes=valid, quorum=quorum,
         ))
         scores = new
     last = history[-1] if history else None

@@ -40,6 +40,7 @@ import orjson
 from pydantic import Field
 
 from benchscore.common.errors import BadInput
+from benchscore.common.llm import AnswerFormat
 from benchscore.common.models import Format
 from benchscore.common.readers import read_bytes
 from benchscore.swarm import Agent, BlobStore, Outcome, TaskSpec, audit_pool, open_pool
@@ -262,9 +263,34 @@ def _step_handler(pool, gateway: ModelGateway, source: PinnedSource, excerpts: d
     return handle
 
 
+#: a vote's confidence under a constraint: one of eleven steps 0, 0.1, ..., 1
+VOTE_CONFIDENCES = tuple(round(i / 10, 1) for i in range(11))
+
+
+def vote_format(candidates: Sequence[str]) -> AnswerFormat:
+    """The vote's schema where the endpoint enforces one: ``{"vote": <candidate>, "confidence": <0..1 by 0.1>}``."""
+    return AnswerFormat("s07_vote", {"vote": list(candidates), "confidence": [float(c) for c in VOTE_CONFIDENCES]})
+
+
+def read_vote(answer: str, candidates: Sequence[str], constraint: str) -> tuple[str, float] | None:
+    """(candidate, confidence) of a vote answer, or None (unparseable). Under a constraint: exactly the JSON
+    object of :func:`vote_format` (never repaired); free text: ``VOTE: <candidate> CONFIDENCE: <0..1>``."""
+    if constraint != "none":
+        value = vote_format(candidates).read(answer)
+        return (value["vote"], float(value["confidence"])) if value is not None else None
+    m = re.search(r"VOTE:\s*(\w+)\s+CONFIDENCE:\s*([0-9.]+)", answer)
+    if not m or m.group(1) not in candidates:
+        return None
+    conf = min(1.0, max(0.0, float(m.group(2)))) if re.fullmatch(r"\d+(\.\d+)?", m.group(2)) else 0.0
+    return m.group(1), conf
+
+
 @dataclass
 class ModelReviewer:
-    """A quality reviewer backed by one discovered model; parses ``VOTE: x CONFIDENCE: y``."""
+    """A quality reviewer backed by one discovered model. Where the endpoint enforces a schema it votes
+    ``{"vote": ..., "confidence": ...}`` under it, else it answers ``VOTE: x CONFIDENCE: y`` in free text;
+    an answer that names no candidate is an ``unparseable`` vote (recorded with what the model said, adding
+    nothing), a failed call a ``call_failed`` vote."""
 
     name: str
     role: str
@@ -274,22 +300,32 @@ class ModelReviewer:
 
     def vote(self, ctx: RoundContext) -> Vote:
         tally = ", ".join(f"{k}={v:.3f}" for k, v in ctx.scores.items())
+        try:
+            constraint = self.gateway.constraint_for(self.model)
+        except Exception as exc:  # noqa: BLE001 - the probe failed: the vote is a failed call, recorded as such
+            return Vote(agent=self.name, role=self.role, candidate=None, confidence=0.0, status="call_failed",
+                        rationale=f"constraint probe failed: {type(exc).__name__}")
+        ask = (f"Answer with the JSON object {{\"vote\": <{'|'.join(ctx.candidates)}>, \"confidence\": <0..1>}}."
+               if constraint != "none" else
+               f"Answer with one line 'VOTE: <{'|'.join(ctx.candidates)}> CONFIDENCE: <0..1>', then one reason.")
         messages = [{"role": "user", "content": (
             f"Round {ctx.round} of a quality consensus on a 7-step review of fastapi/fastapi 0.115.0. "
-            f"Current scores after evaporation: {tally}.\nFinal chain output:\n{self.chain_text}\n\n"
-            f"Answer with one line 'VOTE: <{'|'.join(ctx.candidates)}> CONFIDENCE: <0..1>', then one reason.")}]
+            f"Current scores after evaporation: {tally}.\nFinal chain output:\n{self.chain_text}\n\n{ask}")}]
+        fmt = vote_format(ctx.candidates) if constraint != "none" else None
         try:
-            answer = self.gateway.chat(self.model, messages, max_tokens=120).text
-        except Exception as exc:  # noqa: BLE001 - a failed call is a zero-weight vote, recorded as such
-            return Vote(agent=self.name, role=self.role, candidate="revise_chain", confidence=0.0,
-                        rationale=f"call failed: {type(exc).__name__}")
-        m = re.search(r"VOTE:\s*(\w+)\s+CONFIDENCE:\s*([0-9.]+)", answer)
-        if not m or m.group(1) not in ctx.candidates:
-            return Vote(agent=self.name, role=self.role, candidate="revise_chain", confidence=0.0,
-                        rationale="unparseable vote: " + " ".join(answer.split())[:TEXT_HEAD_CHARS])
-        conf = min(1.0, max(0.0, float(m.group(2)))) if re.fullmatch(r"\d+(\.\d+)?", m.group(2)) else 0.0
-        return Vote(agent=self.name, role=self.role, candidate=m.group(1), confidence=conf,
-                    rationale=answer.splitlines()[-1][:200])
+            answer = self.gateway.chat(self.model, messages, max_tokens=fmt.max_tokens if fmt else 120,
+                                       answer_format=fmt, constraint=constraint if fmt else None).text
+        except Exception as exc:  # noqa: BLE001 - a failed call is a vote with no candidate, recorded as such
+            return Vote(agent=self.name, role=self.role, candidate=None, confidence=0.0, status="call_failed",
+                        rationale=f"call failed: {type(exc).__name__}", constraint=constraint)
+        parsed = read_vote(answer, ctx.candidates, constraint)
+        if parsed is None:
+            return Vote(agent=self.name, role=self.role, candidate=None, confidence=0.0, status="unparseable",
+                        rationale="unparseable vote: " + " ".join(answer.split())[:TEXT_HEAD_CHARS],
+                        constraint=constraint)
+        candidate, conf = parsed
+        return Vote(agent=self.name, role=self.role, candidate=candidate, confidence=conf,
+                    rationale=(answer.splitlines()[-1] if answer.strip() else "")[:200], constraint=constraint)
 
 
 # -- evidence and evaluation ---------------------------------------------------------------------
