@@ -145,8 +145,12 @@ def _roles(fig: Figure) -> dict[int, tuple[str, int]]:
     """id(text) -> (role, axes index) for the texts whose role the figure's structure tells."""
     roles: dict[int, tuple[str, int]] = {}
     for i, ax in enumerate(fig.axes):
-        for role, texts in (("xtick", ax.xaxis.get_ticklabels()), ("ytick", ax.yaxis.get_ticklabels()),
-                            ("title", [ax.title, ax._left_title, ax._right_title]),
+        for role, axis in (("xtick", ax.xaxis), ("ytick", ax.yaxis)):
+            shown = ax.axison and axis.get_visible()
+            drawn = {id(x) for t in axis._update_ticks() for x in (t.label1, t.label2)} if shown else set()  # in view
+            for t in [*axis.get_ticklabels(minor=False, which="both"), *axis.get_ticklabels(minor=True, which="both")]:
+                roles[id(t)] = (role if id(t) in drawn else "", i)
+        for role, texts in (("title", [ax.title, ax._left_title, ax._right_title]),
                             ("axis-label", [ax.xaxis.label, ax.yaxis.label])):
             for t in texts:
                 roles[id(t)] = (role, i)
@@ -171,6 +175,8 @@ def _record_texts(fig: Figure) -> tuple[list[dict[str, Any]], list[dict[str, Any
         if not t.get_visible() or not t.get_text().strip() or t.figure is None:
             continue
         role, axes = roles.get(id(t), ("text", -1))
+        if not role:  # a tick label outside the axis' view is not drawn
+            continue
         t.set_gid(f"bs-t{len(texts)}")
         texts.append({"text": t.get_text(), "role": role, "axes": axes,
                       **getattr(t, "_benchscore_meaning", {})})
