@@ -427,12 +427,13 @@ def table_kv(pairs: Sequence[tuple[str, Any]]) -> Raw:
                f'<th scope="col">value</th></tr></thead><tbody>{body}</tbody></table></div>')
 
 
-def numbers(out: Output, *, omit: Iterable[str] = (), note: str = "") -> Raw:
+def numbers(out: Output, *, omit: Iterable[str] = (), note: str = "", folded: bool = False) -> Raw:
     """Every scalar of an output as tables, by JSON path, without knowing its format.
 
     Records (a list of objects, or an object of objects) become one table with a row each; small
     nested objects become dotted columns; long lists get a table of their own. ``omit`` names keys
-    never copied into the report (``note`` says why).
+    never copied into the report (``note`` says why). The block starts folded when it is large, or
+    when ``folded`` (a page with many outputs of one kind).
     """
     skip = frozenset(omit)
     blocks: list[tuple[str, Raw, int]] = []
@@ -441,7 +442,7 @@ def numbers(out: Output, *, omit: Iterable[str] = (), note: str = "") -> Raw:
     total = sum(n for _, _, n in blocks)
     inner = "".join(f'<div class="path"><h5><code>{esc(p)}</code></h5>{t}</div>' for p, t, _ in blocks)
     extra = f"<p>{esc(note)}</p>" if note else ""
-    opened = " open" if total <= _OPEN_ROWS else ""
+    opened = " open" if total <= _OPEN_ROWS and not folded else ""
     return Raw(f'<details class="numbers"{opened}><summary>Every value in <code>{esc(out.label)}</code> '
                f"({total} rows in {len(blocks)} tables, by JSON path)</summary>{extra}{inner}</details>")
 

@@ -542,7 +542,7 @@ def _l01_series_figure(per_second: list[float], mean: Any, run_time: Any = None)
     if isinstance(mean, int | float):
         ax.axhline(mean, color="black", linestyle="--", linewidth=1)
         ax.text(1.01, mean, f"mean\n{mean:g}/s", ha="left", va="center", fontsize=7, transform=ax.get_yaxis_transform())
-    ax.set_xlim(0, max(n, 1))
+    ax.set_xlim(0, sum(widths) or 1)
     ax.set_ylim(0, max([*rates, mean if isinstance(mean, int | float) else 0]) * 1.15 or 1)
     ax.set_xlabel("second of the run")
     ax.set_ylabel("tasks completed per second")

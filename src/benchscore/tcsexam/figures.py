@@ -250,7 +250,7 @@ def _solver_scores(outputs: Sequence[Output]) -> str:
     blocks.append(html.table(["output", "task", "direction", "relative_score", "scored", "instances",
                               "instances not ok (status)", "unscored_instances", "reference_id"], rows,
                              caption="solver-score outputs"))
-    blocks.extend(html.numbers(o) for o in ordered)
+    blocks.extend(html.numbers(o, folded=len(ordered) > 3) for o in ordered)  # the table above summarises them
     return html.article(f"solver scores ({len(outputs)} tcsexam solver-score outputs)", blocks, sources=ordered)
 
 
