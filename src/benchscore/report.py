@@ -1,12 +1,15 @@
 """The HTML report: which domain drew an output, one page per set of outputs, the demo's pages.
 
-Each domain's ``figures`` module recognises its own outputs (``kind_of``) and draws them
-(``render``); :mod:`benchscore.common.html` holds the page machinery. This module only wires them,
+Each domain's ``figures`` module recognises its own outputs (``kind_of``), draws them (``render``)
+and says in a row or two what each one scores, its headline numbers and status (``summary_rows``,
+for the summary table that opens every page); :mod:`benchscore.common.html` holds the page
+machinery. This module only wires them,
 like the umbrella CLI (and, like it, it may import every domain).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import os
 import warnings
@@ -61,7 +64,16 @@ def read_outputs(paths: list[tuple[Path, str]], *, strict: bool) -> dict[str, li
             if strict:
                 raise html.unknown_kind(path, doc, [f"{k} ({cmd})" for n in SECTIONS
                                                     for k, cmd in figures(n).KINDS.items()])
+    for name, outs in found.items():  # the kinds in each domain's own order (mira: the score before its projection)
+        order = list(figures(name).KINDS)
+        outs.sort(key=lambda o: order.index(o.kind))
     return found
+
+
+def summary_rows(found: dict[str, list[html.Output]]) -> list[html.SummaryRow]:
+    """Every output's rows of the summary table, from each domain's ``summary_rows`` hook."""
+    return [dataclasses.replace(row, domain=name) for name, outs in found.items() for o in outs
+            for row in figures(name).summary_rows(o)]
 
 
 def report_page(found: dict[str, list[html.Output]], title: str, *, back: str | None = None) -> str:
@@ -71,7 +83,8 @@ def report_page(found: dict[str, list[html.Output]], title: str, *, back: str | 
         warnings.simplefilter("ignore", UserWarning)
         sections = [html.Section(name, figures(name).TITLE, figures(name).render(outs))
                     for name, outs in found.items() if outs]
-    return html.page(title, sections, [o for outs in found.values() for o in outs], back=back)
+    return html.page(title, sections, [o for outs in found.values() for o in outs], back=back,
+                     summary=html.summary_table(summary_rows(found)))
 
 
 def _ignore_sigint() -> None:
@@ -101,4 +114,6 @@ def demo_report(out: Path, names: tuple[str, ...]) -> None:
     else:
         done = dict(_demo_page(out, name) for name in names)
     entries: list[Any] = [(name, figures(name).TITLE, f"{name}.html", done[name]) for name in names]
-    atomic_write_text(out / "index.html", html.index_page("benchscore demo report", entries))
+    rows = summary_rows({name: done[name] for name in names})
+    atomic_write_text(out / "index.html", html.index_page(
+        "benchscore demo report", entries, html.summary_table(rows, href={n: f"{n}.html" for n in names})))

@@ -6,32 +6,11 @@ browser a failure. Chromium is Debian's; playwright only drives it (never `playw
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 PAGES = ("index.html", "tcsexam.html", "mira.html", "rxn.html", "swarm.html")
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not CHROMIUM.exists():
-        reason = f"{CHROMIUM} is not installed (apt-get install chromium)"
-        if os.environ.get("BENCHSCORE_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"{reason}; BENCHSCORE_REQUIRE_BROWSER=1")
-        pytest.skip(reason)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
 
 
 def _not_one_colour(png: Path) -> bool:

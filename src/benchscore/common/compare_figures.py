@@ -29,6 +29,19 @@ def kind_of(doc: Any) -> str | None:
     return "compare" if isinstance(doc, dict) and doc.get("format") == "benchscore-compare" else None
 
 
+def summary_rows(out: Output) -> list[html.SummaryRow]:
+    """The summary table's row of a comparison (the report's hook): how many differences its intervals support."""
+    doc = out.doc
+    metrics = [m for pair in doc.get("comparisons", []) for m in pair.get("metrics", [])]
+    supported = sum(1 for m in metrics if m.get("ci95") and (m["ci95"][0] > 0 or m["ci95"][1] < 0))
+    skipped = doc.get("not_compared") or {}
+    return [html.SummaryRow(
+        out, f"{doc.get('kind')}: {', '.join(map(str, doc.get('results', [])))}",
+        [html.Headline("differences whose 95 % interval excludes 0", f"{supported} of {len(metrics)}")],
+        "complete", ("not compared: " + "; ".join(f"{k}: {v}" for k, v in skipped.items())) if skipped else None,
+        what="compare")]
+
+
 def render(outputs: Sequence[Output]) -> list[str]:
     return [_one(o) for o in outputs]
 

@@ -198,9 +198,13 @@ def _prov_line(out: Output) -> str:
 
 
 def provenance_block(sources: Sequence[Output]) -> Raw:
-    """What a figure was drawn from: per output file its sha256, metric/contract/reference ids, its inputs."""
-    items = "".join(f"<li>{_prov_line(o)}</li>" for o in sources)
-    return Raw(f'<div class="prov"><span class="prov-title">Drawn from</span><ul>{items}</ul></div>')
+    """What a figure was drawn from, folded (one click opens it): per output file (each once) its
+    sha256, metric/contract/reference ids, its inputs."""
+    unique = list({o.anchor: o for o in sources}.values())
+    items = "".join(f"<li>{_prov_line(o)}</li>" for o in unique)
+    names = ", ".join(o.label for o in unique[:3]) + (f" and {len(unique) - 3} more" if len(unique) > 3 else "")
+    return Raw(f'<details class="prov"><summary><span class="prov-title">Drawn from</span> {esc(names)} '
+               f"(sha256 and inputs)</summary><ul>{items}</ul></details>")
 
 
 # ---- figures -------------------------------------------------------------------------------------
@@ -214,12 +218,112 @@ def _own_ids(svg: str, key: str) -> str:
     return re.sub(r"url\(#([^)]+)\)", rf"url(#{prefix}\1)", svg)
 
 
-def figure(svg: str, title: str, explanation: str, sources: Sequence[Output]) -> Raw:
-    """A ``<figure>``: the inline SVG, a title, a short explanation of what it shows, its provenance."""
+def figure(svg: str, title: str, explanation: str, sources: Sequence[Output], *,
+           counts: tuple[str, str] | None = None) -> Raw:
+    """A ``<figure>``: the inline SVG, a title, a short explanation of what it shows, its provenance
+    (folded). ``counts = (row column, series column)`` says that the figure's count labels
+    (:func:`benchscore.common.plot.data_label` with ``count``) count the rows of the table below it
+    by those two columns; the report's browser test checks that they agree."""
     svg = _own_ids(svg, "\0".join([title, *(o.anchor for o in sources)]))
     svg = svg.replace("<svg ", f'<svg role="img" aria-label="{esc(title)}" ', 1)
-    return Raw(f'<figure><div class="plot">{svg}</div><figcaption><strong>{esc(title)}</strong> '
+    attr = f' data-counts="{esc(counts[0])}|{esc(counts[1])}"' if counts else ""
+    return Raw(f'<figure{attr}><div class="plot">{svg}</div><figcaption><strong>{esc(title)}</strong> '
                f"{esc(explanation)}{provenance_block(sources)}</figcaption></figure>")
+
+
+# ---- the summary table: every output's answer first ---------------------------------------------
+#: statuses that need no reason beside them
+DONE_STATUSES = frozenset({"complete", "PASS"})
+
+
+@dataclass(frozen=True)
+class Headline:
+    """One headline number of an output: its name, value, unit ('%' or '') and 95 % interval record
+    (``{"ci95": [low, high], "ci_method": ...}`` or ``{"ci95": None, "ci_reason": ...}``, or None)."""
+
+    name: str
+    value: Any
+    unit: str = ""
+    interval: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class SummaryRow:
+    """One row of the summary table that opens every page: what an output scores, its headline
+    numbers, its status and, for anything short of complete or PASS, the one-line reason.
+
+    Each domain's ``figures.summary_rows(output)`` gives an output's rows (the report's hook)."""
+
+    output: Output
+    scores: str
+    headline: Sequence[Headline]
+    status: str
+    reason: str | None = None
+    what: str = ""
+    domain: str = ""
+
+
+def number(value: Any, unit: str = "") -> str:
+    """A number for reading: 4 significant digits (integers whole), '-' for None."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return fmt(value)
+    text = str(value) if isinstance(value, int) else format(value, ".4g")
+    return f"{text}{' ' if unit and unit != '%' else ''}{unit}" if unit else text
+
+
+def _headline_html(h: Headline) -> str:
+    value = f'<span class="value">{esc(number(h.value, h.unit))}</span>'
+    interval = ""
+    rec = h.interval or {}
+    if rec.get("ci95"):
+        low, high = rec["ci95"]
+        interval = (f' <span class="ci" title="95 % interval, {esc(rec.get("ci_method", ""))}">'
+                    f"[{esc(number(low))}, {esc(number(high))}]</span>")
+    elif rec.get("ci_reason"):
+        interval = f' <span class="ci" title="{esc(rec["ci_reason"])}">[no interval]</span>'
+    return f'<span class="headline-item">{esc(h.name)} {value}{interval}</span>'
+
+
+def summary_table(rows: Sequence[SummaryRow], *, href: Mapping[str, str] | None = None) -> Raw:
+    """The table that opens a page: a row per result (``href``: domain -> the page holding it, for the
+    index). A status short of complete or PASS always shows its reason (or says none was recorded)."""
+    if not rows:
+        return paragraph("No output of a kind the report draws.")
+    body = []
+    domain = None
+    for r in rows:
+        if r.domain != domain and r.domain:
+            domain = r.domain
+            body.append(f'<tr class="group"><th scope="rowgroup" colspan="4">{esc(domain)}</th></tr>')
+        link = f"{(href or {}).get(r.domain, '')}#{r.output.anchor}"
+        kind = f"{r.what}: " if r.what else ""
+        cls = state_class(r.status) or ("pass" if r.status in DONE_STATUSES else "warn")
+        status = f'<td class="{cls} status"><span class="mark">{esc(r.status)}</span></td>'
+        if r.status in DONE_STATUSES:
+            reason = f'<td class="note">{esc(r.reason)}</td>' if r.reason else "<td></td>"
+        else:
+            reason = (f'<td class="{"reason" if cls == "fail" else "note-warn"}">'
+                      f'{esc(r.reason) if r.reason else "<em>no reason recorded in the output</em>"}</td>')
+        heads = "<br>".join(_headline_html(h) for h in r.headline) or "-"
+        body.append(f'<tr><th scope="row"><a href="{esc(link)}">{esc(r.output.label)}</a>'
+                    f'<br><span class="scores">{esc(kind)}{esc(r.scores)}</span></th>'
+                    f'<td class="headline">{heads}</td>{status}{reason}</tr>')
+    head = "".join(f'<th scope="col">{c}</th>' for c in
+                   ("result: the output, what it scores", "headline numbers [95 % interval]", "status",
+                    "reason (for anything short of complete or PASS)"))
+    return Raw(f'<div class="scroll summary"><table class="summary"><caption>Summary: every result on this page '
+               f"(the figures and every value follow)</caption><colgroup><col class=\"c-result\"><col class=\"c-head\">"
+               f'<col class="c-status"><col class="c-reason"></colgroup><thead><tr>{head}</tr></thead>'
+               f"<tbody>{''.join(body)}</tbody></table></div>")
+
+
+def big_number(value: Any, label: str, detail: str = "", level: str = "info") -> Raw:
+    """A score shown large (e.g. the swarm's compliance score), with what it is beside it."""
+    extra = f' <span class="note">{esc(detail)}</span>' if detail else ""
+    return Raw(f'<p class="big-number {esc(level)}"><span class="big">{esc(number(value))}</span> '
+               f"<strong>{esc(label)}</strong>{extra}</p>")
 
 
 # ---- every scalar of an output, as tables ------------------------------------------------------
@@ -323,12 +427,13 @@ def table_kv(pairs: Sequence[tuple[str, Any]]) -> Raw:
                f'<th scope="col">value</th></tr></thead><tbody>{body}</tbody></table></div>')
 
 
-def numbers(out: Output, *, omit: Iterable[str] = (), note: str = "") -> Raw:
+def numbers(out: Output, *, omit: Iterable[str] = (), note: str = "", folded: bool = False) -> Raw:
     """Every scalar of an output as tables, by JSON path, without knowing its format.
 
     Records (a list of objects, or an object of objects) become one table with a row each; small
     nested objects become dotted columns; long lists get a table of their own. ``omit`` names keys
-    never copied into the report (``note`` says why).
+    never copied into the report (``note`` says why). The block starts folded when it is large, or
+    when ``folded`` (a page with many outputs of one kind).
     """
     skip = frozenset(omit)
     blocks: list[tuple[str, Raw, int]] = []
@@ -337,7 +442,7 @@ def numbers(out: Output, *, omit: Iterable[str] = (), note: str = "") -> Raw:
     total = sum(n for _, _, n in blocks)
     inner = "".join(f'<div class="path"><h5><code>{esc(p)}</code></h5>{t}</div>' for p, t, _ in blocks)
     extra = f"<p>{esc(note)}</p>" if note else ""
-    opened = " open" if total <= _OPEN_ROWS else ""
+    opened = " open" if total <= _OPEN_ROWS and not folded else ""
     return Raw(f'<details class="numbers"{opened}><summary>Every value in <code>{esc(out.label)}</code> '
                f"({total} rows in {len(blocks)} tables, by JSON path)</summary>{extra}{inner}</details>")
 
@@ -378,8 +483,26 @@ figure { margin: 1rem 0 1.4rem; padding: .6rem; border: 1px solid var(--line); b
 .plot svg { display: block; max-width: 100%; height: auto; margin: 0 auto; }
 figcaption { font-size: .9rem; margin-top: .4rem; }
 .prov { font-size: .75rem; color: var(--muted); margin-top: .4rem; overflow-wrap: anywhere; }
+.prov > summary { cursor: pointer; }
 .prov ul { margin: .1rem 0 .1rem 1rem; padding: 0; }
 .prov-title { font-weight: bold; }
+table.summary { font-size: .85rem; width: 100%; table-layout: fixed; }
+table.summary col.c-result { width: 36%; } table.summary col.c-head { width: 27%; }
+table.summary col.c-status { width: 9%; } table.summary col.c-reason { width: 28%; }
+table.summary th[scope="row"] { font-weight: normal; overflow-wrap: anywhere; }
+table.summary th[scope="row"] a { font-weight: bold; }
+table.summary .scores { color: var(--muted); font-size: .8rem; }
+table.summary tr.group th { background: #f0f0f0; font-size: .9rem; }
+table.summary td.headline { overflow-wrap: anywhere; }
+.headline-item { display: inline-block; }
+table.summary td.status { white-space: nowrap; }
+.headline-item .value { font-weight: bold; font-variant-numeric: tabular-nums; }
+.ci { color: var(--muted); font-variant-numeric: tabular-nums; }
+.note-warn { color: #5a3700; }
+.big-number { margin: .6rem 0; padding: .4rem .8rem; border-left: 6px solid #0072B2; background: var(--bg-info); }
+.big-number.fail { border-color: var(--fail); background: var(--bg-fail); }
+.big-number.warn { border-color: #E69F00; background: var(--bg-warn); }
+.big-number .big { font-size: 2.6rem; font-weight: bold; line-height: 1; vertical-align: middle; margin-right: .4rem; }
 code { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: .9em; }
 .scroll { overflow-x: auto; max-width: 100%; }
 table { border-collapse: collapse; margin: .3rem 0 .8rem; font-size: .85rem; }
@@ -401,7 +524,7 @@ details.numbers { margin: .6rem 0 1.2rem; }
 details.numbers > summary { cursor: pointer; font-weight: bold; }
 .deviation { background: var(--bg-warn); border: 2px solid #E69F00; padding: .4rem .8rem; border-radius: 4px; }
 footer { margin-top: 3rem; padding: 1rem 1.2rem 2rem; color: var(--muted); font-size: .8rem; border-top: 1px solid var(--line); }
-@media print { details.numbers { display: block; } }
+@media print { details.numbers, details.prov { display: block; } }
 """
 
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
@@ -420,8 +543,10 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
-def page(title: str, sections: Sequence[Section], outputs: Sequence[Output], *, back: str | None = None) -> str:
-    """A whole report page: header with a table of contents, one section per domain, a footer."""
+def page(title: str, sections: Sequence[Section], outputs: Sequence[Output], *, back: str | None = None,
+         summary: str = "") -> str:
+    """A whole report page: header with a table of contents, the summary table (``summary``, see
+    :func:`summary_table`), one section per domain, a footer."""
     toc = "".join(f'<li><a href="#{_slug(s.domain)}">{esc(s.title)}</a></li>' for s in sections)
     up = f'<p><a href="{esc(back)}">&larr; all domains</a></p>' if back else ""
     header = (f"<header>{up}<h1>{esc(title)}</h1><p>Built from {len(outputs)} JSON output(s) of benchscore "
@@ -431,20 +556,23 @@ def page(title: str, sections: Sequence[Section], outputs: Sequence[Output], *, 
               f"<nav aria-label=\"contents\"><ul>{toc}</ul></nav></header>")
     body = "".join(f'<section id="{_slug(s.domain)}"><h2>{esc(s.title)}</h2>{"".join(s.blocks)}</section>'
                    for s in sections)
-    return _document(title, f"{header}<main>{body}</main>{_footer()}")
+    return _document(title, f"{header}<main>{summary}{body}</main>{_footer()}")
 
 
-def index_page(title: str, entries: Sequence[tuple[str, str, str, Sequence[Output]]]) -> str:
-    """The demo's index: per domain (name, title, href, outputs) a link and the outputs it draws."""
+def index_page(title: str, entries: Sequence[tuple[str, str, str, Sequence[Output]]], summary: str = "") -> str:
+    """The demo's index: the summary table of every result (``summary``), then per domain (name,
+    title, href, outputs) a link and the outputs it draws."""
     items = []
     for domain, heading_text, href, outs in entries:
         kinds = bullet_list([Raw(f"<code>{esc(o.label)}</code> ({esc(o.kind)})") for o in outs]) if outs else \
             paragraph("no output of a kind the report draws")
         items.append(f'<section id="{_slug(domain)}"><h2><a href="{esc(href)}">{esc(heading_text)}</a></h2>{kinds}'
                      "</section>")
-    header = (f"<header><h1>{esc(title)}</h1><p>One page per domain, each built by <code>benchscore report</code> "
-              "from the JSON outputs the demo wrote.</p></header>")
-    return _document(title, f"{header}<main>{''.join(items)}</main>{_footer()}")
+    links = " &middot; ".join(f'<a href="{esc(href)}">{esc(domain)}</a>' for domain, _, href, _ in entries)
+    header = (f"<header><h1>{esc(title)}</h1><p>One page per domain ({links}), each built by <code>benchscore "
+              "report</code> from the JSON outputs the demo wrote. The table below gives every result's answer; "
+              "a row's link opens it on its domain's page.</p></header>")
+    return _document(title, f"{header}<main>{summary}{''.join(items)}</main>{_footer()}")
 
 
 def _footer() -> str:

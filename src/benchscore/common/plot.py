@@ -8,6 +8,12 @@
 - A label longer than :data:`MAX_LABEL` characters is drawn shortened (ending in an ellipsis).
 - Colours are the Okabe-Ito palette (distinguishable with the common colour-vision
   deficiencies); PASS/FAIL-like states also differ in hatch or marker, never in colour alone.
+- Every text the figure draws is recorded when it is drawn: :func:`to_svg` gives each one its own
+  group id (``bs-tN``) and lists them on the ``<svg>`` as ``data-texts`` (JSON: the string, its role
+  -- ``xtick``, ``ytick``, ``legend``, ``title`` or ``text`` --, its axes, and what :func:`data_label`
+  says it shows). The report's browser test reads them: each data label against the table the
+  figure sits above, no two texts overlapping, legends and row labels unique, ticks inside the
+  metric's range (:func:`value_axis`, recorded as ``data-ranges``).
 
 matplotlib is imported on first use of this module, which only the report code imports.
 """
@@ -16,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import io
+import json
 import re
 from typing import Any
 
@@ -31,7 +38,7 @@ from matplotlib.text import Text  # noqa: E402
 from matplotlib.ticker import Formatter, MaxNLocator  # noqa: E402
 
 __all__ = ["ACCENT", "BAD", "GOOD", "NEUTRAL", "PALETTE", "WARN", "Figure", "Line2D", "MaxNLocator", "MARKERS", "Rectangle", "colormaps",
-           "error_bar", "new_figure", "styled", "to_svg"]
+           "data_label", "error_bar", "new_figure", "styled", "to_svg", "value_axis"]
 
 #: Okabe-Ito (Wong 2011, Nature Methods 8:441): black excluded
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
@@ -110,16 +117,92 @@ def new_figure(width: float = 7.5, height: float = 3.2) -> Figure:
         return Figure(figsize=(width, height), layout="constrained")
 
 
+def data_label(text: Text, **meaning: Any) -> Text:
+    """Say what a drawn text shows, for the report's checks: ``row`` and ``col`` name the cell of the
+    table the figure sits above that holds the same value (``value``, default: the text itself);
+    ``row`` and ``series`` with ``count`` name a count of that table's rows (see
+    :func:`benchscore.common.html.figure`'s ``counts``)."""
+    text._benchscore_meaning = {k: v for k, v in meaning.items() if v is not None}  # type: ignore[attr-defined]
+    return text
+
+
+def value_axis(ax: Any, axis: str, low: float, high: float, *, room: float = 0.0, step: float | None = None) -> None:
+    """Draw ``axis`` ('x' or 'y') of ``ax`` for a metric bounded by ``[low, high]``: ticks and the
+    spine stop at ``high`` (``room`` more is left for value labels beyond it, with no tick there);
+    the range is recorded for the report's checks."""
+    lim = ax.set_xlim if axis == "x" else ax.set_ylim
+    lim(low, high + room)
+    ticks = ([low + k * step for k in range(int(round((high - low) / step)) + 1)] if step
+             else MaxNLocator(6).tick_values(low, high))
+    (ax.set_xticks if axis == "x" else ax.set_yticks)([t for t in ticks if low - 1e-9 <= t <= high + 1e-9])
+    ax.spines["bottom" if axis == "x" else "left"].set_bounds(low, high)
+    ranges = getattr(ax, "_benchscore_ranges", {})
+    ranges[axis] = [low, high]
+    ax._benchscore_ranges = ranges
+
+
+def _roles(fig: Figure) -> dict[int, tuple[str, int]]:
+    """id(text) -> (role, axes index) for the texts whose role the figure's structure tells."""
+    roles: dict[int, tuple[str, int]] = {}
+    for i, ax in enumerate(fig.axes):
+        for role, axis in (("xtick", ax.xaxis), ("ytick", ax.yaxis)):
+            shown = ax.axison and axis.get_visible()
+            drawn = {id(x) for t in axis._update_ticks() for x in (t.label1, t.label2)} if shown else set()  # in view
+            for t in [*axis.get_ticklabels(minor=False, which="both"), *axis.get_ticklabels(minor=True, which="both")]:
+                roles[id(t)] = (role if id(t) in drawn else "", i)
+        for role, texts in (("title", [ax.title, ax._left_title, ax._right_title]),
+                            ("axis-label", [ax.xaxis.label, ax.yaxis.label])):
+            for t in texts:
+                roles[id(t)] = (role, i)
+        legend = ax.get_legend()
+        if legend is not None:
+            for t in legend.get_texts():
+                roles[id(t)] = ("legend", i)
+        for t in ax.texts:
+            roles.setdefault(id(t), ("text", i))
+    for legend in fig.legends:
+        for t in legend.get_texts():
+            roles[id(t)] = ("legend", -1)
+    return roles
+
+
+def _record_texts(fig: Figure) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Give every visible text its own group id and list them (see the module doc); and the value ranges."""
+    fig.draw_without_rendering()  # lays out ticks and legends as the SVG will have them
+    roles = _roles(fig)
+    texts: list[dict[str, Any]] = []
+    for t in fig.findobj(Text):
+        if not t.get_visible() or not t.get_text().strip() or t.figure is None:
+            continue
+        role, axes = roles.get(id(t), ("text", -1))
+        if not role:  # a tick label outside the axis' view is not drawn
+            continue
+        t.set_gid(f"bs-t{len(texts)}")
+        texts.append({"text": t.get_text(), "role": role, "axes": axes,
+                      **getattr(t, "_benchscore_meaning", {})})
+    ranges = [{"axes": i, "axis": a, "range": r} for i, ax in enumerate(fig.axes)
+              for a, r in getattr(ax, "_benchscore_ranges", {}).items()]
+    return texts, ranges
+
+
+def _attr(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True).replace("&", "&amp;").replace('"', "&quot;") \
+        .replace("<", "&lt;").replace(">", "&gt;")
+
+
 def to_svg(fig: Figure) -> str:
     """The figure as an ``<svg>`` element for inline HTML: no XML prolog, comments or metadata
-    (:func:`benchscore.common.html.figure` makes its ids unique on the page)."""
+    (:func:`benchscore.common.html.figure` makes its ids unique on the page); its texts are listed
+    as ``data-texts`` (see the module doc)."""
     buf = io.StringIO()
     _shorten_labels(fig)
     with matplotlib.rc_context(STYLE):
+        texts, ranges = _record_texts(fig)
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
     text = buf.getvalue()
     text = text[text.index("<svg"):]
     text = re.sub(r"\s*<metadata>.*?</metadata>", "", text, flags=re.S)
+    text = text.replace("<svg ", f'<svg data-texts="{_attr(texts)}" data-ranges="{_attr(ranges)}" ', 1)
     return _COMMENT.sub("", text).strip()
 
 

@@ -79,20 +79,69 @@ def _cases(doc: dict[str, Any]) -> list[dict[str, Any]]:
     for c in doc["cases"]:
         metrics = {k: _value(v) for k, v in (c.get("metrics") or c.get("results") or {}).items()}
         definition = c.get("definition") or {}
+        reps = reps_by_case.get(c.get("case_id")) or c.get("repetitions") or []
+        excluded = dict(c.get("repetitions_excluded") or {})
+        for r in reps:  # the public projection says only that a repetition is not used (``used: false``)
+            if r.get("used") is False:
+                excluded.setdefault(_rid(c.get("case_id"), r), "not used (the projection records no reason)")
         out.append({
             "case_id": c.get("case_id"), "status": c.get("status"), "scoring_class": c.get("scoring_class"),
             "metrics": metrics, "t_soft": c.get("t_soft_s", definition.get("t_soft_s")), "t_hard": c.get("t_hard_s"),
-            "reps": reps_by_case.get(c.get("case_id")) or c.get("repetitions") or [],
-            "excluded": c.get("repetitions_excluded") or {}, "missing": c.get("missing"),
-            "exclusions_recorded": "repetitions_excluded" in c,
+            "reps": reps, "excluded": excluded, "missing": c.get("missing"),
+            "exclusions_recorded": "repetitions_excluded" in c or any("used" in r for r in reps),
         })
     return out
+
+
+def _rid(case_id: Any, r: dict[str, Any]) -> str:
+    return r.get("id") or f"{case_id}#{r.get('repetition')}"
+
+
+def _counted_as(c: dict[str, Any], r: dict[str, Any]) -> str:
+    """What the status figure counts a repetition as: its status, or ``excluded: why`` when the case does not use it."""
+    why = c["excluded"].get(_rid(c["case_id"], r))
+    return f"excluded: {why}" if why else (r.get("status") or "no status")
+
+
+def _ts(m: dict[str, Any]) -> list[Any]:
+    """The Task Success a case shows: timed, or its untimed one (marked)."""
+    if m.get("task_success") is None and m.get("untimed_task_success") is not None:
+        return [f"{m['untimed_task_success']:.3f} untimed"]
+    return [m.get("task_success")]
+
+
+def summary_rows(out: Output) -> list[html.SummaryRow]:
+    """The summary table's row of a mira score or public projection (the report's hook)."""
+    doc = out.doc
+    overall = doc.get("overall") or {}
+
+    def head(key: str, name: str, unit: str = "") -> html.Headline:
+        v = overall.get(key)
+        return html.Headline(name, _value(v), unit, v if isinstance(v, dict) and "ci_method" in v else None)
+
+    missing = "; ".join(f"case {m.get('case_id')}: {m.get('missing')}" for m in doc.get("missing") or [])
+    devs = doc.get("deviations") or []
+    note = f"{len(devs)} methodology deviation(s) recorded: {', '.join(str(d.get('id')) for d in devs)}" if devs else None
+    status = str(doc.get("status"))
+    reason = missing or (f"status {status}" if status != "complete" else None)
+    if reason and note:
+        reason = f"{reason} ({note})"
+    return [html.SummaryRow(
+        out, f"contract {doc.get('benchmark_id')}@{doc.get('contract_version')}, {len(doc.get('cases') or [])} cases",
+        [head("task_success", "Task Success"), head("reliability", "Reliability", "%"),
+         head("pass_at_1", "Pass@1", "%")], status, reason or note,
+        what="score" if out.kind == "score" else "public projection")]
 
 
 def _one(out: Output) -> str:
     doc = out.doc
     cases = _cases(doc)
     blocks: list[str] = []
+    if doc.get("status") != "complete":
+        blocks.append(html.banner(f"status {doc.get('status')}: overall metrics that need every case are null.",
+                                  "warn"))
+    for m in doc.get("missing") or []:
+        blocks.append(html.banner(f"case {m.get('case_id')} incomplete: {m.get('missing')}", "warn"))
     devs = doc.get("deviations") or []
     if devs:
         items = [html.Raw(f"<strong>{html.esc(d.get('id'))}</strong> (affects {html.esc(html.fmt(d.get('affects')))}): "
@@ -101,11 +150,6 @@ def _one(out: Output) -> str:
                                f"({len(devs)})</h4>{html.bullet_list(items)}</div>"))
     else:
         blocks.append(html.paragraph("Methodology deviations: none recorded with this result."))
-    if doc.get("status") != "complete":
-        blocks.append(html.banner(f"status {doc.get('status')}: overall metrics that need every case are null.",
-                                  "warn"))
-    for m in doc.get("missing") or []:
-        blocks.append(html.banner(f"case {m.get('case_id')} incomplete: {m.get('missing')}", "warn"))
     blocks.append(html.figure(
         plot.to_svg(_metrics_figure(cases)), "Per case: Task Success, Reliability, Pass@1 / Stable@3 / Complete@3.",
         "Task Success is the mean of raw_success x timing_credit over the case's used repetitions (0-1; a "
@@ -113,6 +157,10 @@ def _one(out: Output) -> str:
         "passes / valid comparable repetitions x 100. The grid shows yes/no per case, n/a where the metric is "
         "undefined (a case not planning 3 repetitions, or incomplete). A hatched bar or 'incomplete' marks a case "
         "without its planned repetitions.", [out]))
+    blocks.append(html.table(["case", "status", "Task Success", "Reliability (%)", *AT_LABELS.values()],
+                             [[c["case_id"], c["status"], *_ts(c["metrics"]), c["metrics"].get("reliability"),
+                               *(c["metrics"].get(k) for k in AT_METRICS)] for c in cases], caption="per case",
+                             keys=["", "status", "", "", "", "", ""]))
     overall = doc.get("overall") or {}
     blocks.append(html.table(["metric", "overall (automated_scored, pooled)", "95 % interval (cases are the unit)"],
                              [(k, _value(v), _interval(v)) for k, v in overall.items()], caption="overall"))
@@ -137,7 +185,8 @@ def _one(out: Output) -> str:
         plot.to_svg(_status_figure(cases)), "Repetition statuses per case.",
         "How many of each case's repetitions ended in each status (pass, late_complete, partial, fail, "
         "post_cutoff_completion); repetitions the case does not use are counted apart, by the reason they are "
-        "excluded (grey).", [out]))
+        "excluded (grey), whatever their status. The table below says what each repetition is counted as.", [out],
+        counts=("case", "counted as")))
     blocks.append(_repetition_table(doc, cases))
     blocks.append(html.numbers(out, omit=OMIT, note=OMIT_NOTE))
     return html.article(f"{out.label}: {out.kind} ({KINDS[out.kind]})", blocks, sources=[out])
@@ -147,10 +196,11 @@ def _repetition_table(doc: dict[str, Any], cases: list[dict[str, Any]]) -> str:
     rows = []
     for c in cases:
         for r in c["reps"]:
-            rid = r.get("id") or f"{c['case_id']}#{r.get('repetition')}"
+            rid = _rid(c["case_id"], r)
             why = c["excluded"].get(rid)
             used = f"excluded: {why}" if why else "used" if c["exclusions_recorded"] else "not recorded"
-            rows.append([rid, r.get("execution_mode"), r.get("comparability"), r.get("status"), r.get("timing_band"),
+            rows.append([rid, c["case_id"], _counted_as(c, r), r.get("execution_mode"), r.get("comparability"),
+                         r.get("status"), r.get("timing_band"),
                          r.get("timing_credit"), r.get("official_task_success"), r.get("elapsed_s"),
                          c["t_soft"], c["t_hard"], used,
                          ", ".join(r.get("hard_fail_rules") or []) or "-",
@@ -158,9 +208,10 @@ def _repetition_table(doc: dict[str, Any], cases: list[dict[str, Any]]) -> str:
                                    for g in r.get("governance_violations") or []) or "-",
                          r.get("derivation", "-")])
     return html.heading("Repetitions") + html.table(
-        ["repetition", "mode", "comparability", "status", "timing_band", "timing_credit", "official_task_success",
-         "elapsed_s", "T_soft s", "T_hard s", "used by the case", "hard-fail rules", "governance", "derivation"], rows,
-        keys=["", "", "comparability", "status", "", "", "", "", "", "", "", "", "", ""])
+        ["repetition", "case", "counted as", "mode", "comparability", "status", "timing_band", "timing_credit",
+         "official_task_success", "elapsed_s", "T_soft s", "T_hard s", "used by the case", "hard-fail rules",
+         "governance", "derivation"], rows,
+        keys=["", "", "", "", "comparability", "status", "", "", "", "", "", "", "", "", "", ""])
 
 
 @plot.styled
@@ -168,11 +219,12 @@ def _metrics_figure(cases: list[dict[str, Any]]):
     names = [str(c["case_id"]) for c in cases]
     n = len(cases)
     fig = plot.new_figure(9, 1.0 + 0.42 * max(3, n))
-    ax_ts, ax_rel, ax_at = fig.subplots(1, 3, sharey=True, width_ratios=[1.2, 1.2, 1])
+    ax_ts, ax_rel, ax_at = fig.subplots(1, 3, sharey=True, width_ratios=[1.2, 1.2, 1.15])
     for i, c in enumerate(cases):
         m = c["metrics"]
         incomplete = c["status"] != "formal"
         hatch = "xx" if incomplete else ""
+        (ts_cell,) = _ts(m)
         ts, untimed = m.get("task_success"), False
         if ts is None and m.get("untimed_task_success") is not None:
             ts, untimed = m["untimed_task_success"], True
@@ -181,29 +233,34 @@ def _metrics_figure(cases: list[dict[str, Any]]):
         else:
             ax_ts.barh(i, ts, color=plot.NEUTRAL if untimed else plot.ACCENT, hatch=hatch, edgecolor="black",
                        linewidth=0.4, height=0.6)
-            ax_ts.text(ts + 0.02, i, f"{ts:.3f}" + (" untimed" if untimed else ""), va="center", fontsize=7)
+            plot.data_label(ax_ts.text(ts + 0.02, i, f"{ts:.3f}" + (" untimed" if untimed else ""), va="center",
+                                       fontsize=7), row=str(c["case_id"]), col="Task Success",
+                            value=ts_cell if isinstance(ts_cell, str) else None)
         rel = m.get("reliability")
         if rel is None:
             ax_rel.text(2, i, "n/a" if not incomplete else str(c["status"]), va="center", fontsize=8,
                         color=plot.BAD if incomplete else "black")
         else:
             ax_rel.barh(i, rel, color=plot.PALETTE[2], hatch=hatch, edgecolor="black", linewidth=0.4, height=0.6)
-            ax_rel.text(rel + 2, i, f"{rel:.1f}", va="center", fontsize=7)
+            plot.data_label(ax_rel.text(rel + 2, i, f"{rel:.1f}", va="center", fontsize=7), row=str(c["case_id"]),
+                            col="Reliability (%)")
         for j, key in enumerate(AT_METRICS):
             v = m.get(key)
             text, colour = ("yes", plot.GOOD) if v is True else ("no", plot.BAD) if v is False else ("n/a", "#eeeeee")
             ax_at.add_patch(plot.Rectangle((j - 0.45, i - 0.4), 0.9, 0.8, color=colour))
-            ax_at.text(j, i, text, ha="center", va="center", fontsize=8,
-                       color="white" if v in (True, False) else "black", fontweight="bold")
+            plot.data_label(ax_at.text(j, i, text, ha="center", va="center", fontsize=8,
+                                       color="white" if v in (True, False) else "black", fontweight="bold"),
+                            row=str(c["case_id"]), col=AT_LABELS[key],
+                            value="true" if v is True else "false" if v is False else "-")
     ax_ts.set_yticks(range(n), [f"{nm} ({c['status']})" if c["status"] != "formal" else nm
                                 for nm, c in zip(names, cases, strict=True)])
     ax_ts.set_ylim(n - 0.5, -0.5)
-    ax_ts.set_xlim(0, 1.3)
-    ax_ts.set_title("Task Success")
-    ax_rel.set_xlim(0, 130)
+    plot.value_axis(ax_ts, "x", 0, 1, room=0.32, step=0.25)
+    ax_ts.set_title("Task Success (0-1)")
+    plot.value_axis(ax_rel, "x", 0, 100, room=30, step=25)
     ax_rel.set_title("Reliability (%)")
     ax_at.set_xlim(-0.5, len(AT_METRICS) - 0.5)
-    ax_at.set_xticks(range(len(AT_METRICS)), [AT_LABELS[k] for k in AT_METRICS])
+    ax_at.set_xticks(range(len(AT_METRICS)), [AT_LABELS[k].replace("@", "\n@") for k in AT_METRICS], fontsize=8)
     ax_at.xaxis.tick_top()
     ax_at.grid(False)
     for side in ("left", "bottom"):
@@ -277,24 +334,19 @@ def _status_figure(cases: list[dict[str, Any]]):
     ax = fig.add_subplot()
     reasons = sorted({why for c in cases for why in c["excluded"].values()})
     labels = [*STATUS_STYLE, "no status", *(f"excluded: {w}" for w in reasons)]
-    colours = [col for _, col in STATUS_STYLE.values()] + ["#ffffff"] + ["#bbbbbb"] * len(reasons)
-    hatches = [""] * len(STATUS_STYLE) + ["--"] + ["//", "..", "xx", "++", "oo"] * len(reasons)
+    labels += sorted({_counted_as(c, r) for c in cases for r in c["reps"]} - set(labels))  # any other status
+    colours = [col for _, col in STATUS_STYLE.values()] + ["#ffffff"] + ["#bbbbbb"] * (len(labels) - len(STATUS_STYLE) - 1)
+    hatches = [""] * len(STATUS_STYLE) + ["--"] + ["//", "..", "xx", "++", "oo"] * len(labels)
     left = [0] * n
     for label, colour, hatch in zip(labels, colours, hatches, strict=False):
-        counts = []
-        for c in cases:
-            k = 0
-            for r in c["reps"]:
-                rid = r.get("id") or f"{c['case_id']}#{r.get('repetition')}"
-                why = c["excluded"].get(rid)
-                k += (label == f"excluded: {why}") if why else (r.get("status") or "no status") == label
-            counts.append(k)
+        counts = [sum(_counted_as(c, r) == label for r in c["reps"]) for c in cases]
         if any(counts):
             ax.barh(range(n), counts, left=left, color=colour, hatch=hatch, edgecolor="#555555", linewidth=0.4,
                     label=label, height=0.6)
             for i, k in enumerate(counts):
                 if k:
-                    ax.text(left[i] + k / 2, i, str(k), ha="center", va="center", fontsize=7)
+                    plot.data_label(ax.text(left[i] + k / 2, i, str(k), ha="center", va="center", fontsize=8),
+                                    row=str(cases[i]["case_id"]), series=label, count=k)
             left = [a + b for a, b in zip(left, counts, strict=True)]
     ax.set_yticks(range(n), [str(c["case_id"]) for c in cases])
     ax.set_ylim(n - 0.5, -0.5)

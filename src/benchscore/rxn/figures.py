@@ -36,16 +36,43 @@ def kind_of(doc: Any) -> str | None:
     return None
 
 
+def _file_labels(outputs: Sequence[Output]) -> list[str]:
+    """Each output's file as given, without the folders they all share (two evaluations of the same
+    question type and dataset are told apart by their file)."""
+    parts = [o.label.split("/") for o in outputs]
+    common = 0
+    while all(len(p) > common + 1 for p in parts) and len({p[common] for p in parts}) == 1:
+        common += 1
+    return ["/".join(p[common:]) for p in parts]
+
+
 def _rows(outputs: Sequence[Output]) -> list[tuple[str, dict[str, Any]]]:
-    """(label, metrics) per dataset of every output, then each output's overall."""
+    """(label, metrics) per dataset of every output, then each output's overall; a label names the file."""
     rows = []
-    for o in outputs:
+    for o, name in zip(outputs, _file_labels(outputs), strict=True):
         task = o.doc.get("task", "?")
         for ds, metrics in o.doc["per_dataset"].items():
-            rows.append((f"{task} / {ds}", metrics))
+            rows.append((f"{name}: {task} / {ds}", metrics))
         if len(o.doc["per_dataset"]) > 1:
-            rows.append((f"{task} / overall", o.doc["overall"]))
+            rows.append((f"{name}: {task} / overall", o.doc["overall"]))
     return rows
+
+
+def summary_rows(out: Output) -> list[html.SummaryRow]:
+    """The summary table's row of an rxn evaluation (the report's hook)."""
+    d = out.doc
+    overall = d.get("overall") or {}
+    ci = ((d.get("intervals") or {}).get("overall") or {}) if isinstance(d.get("intervals"), dict) else {}
+    heads = [html.Headline(k, overall[k], "", ci.get(k)) for k in ("avg_relative_score", "exact_match_accuracy",
+                                                                  "hit_rate") if k in overall]
+    inputs = (d.get("provenance") or {}).get("inputs") or {}
+    prediction = (inputs.get("prediction") or {}).get("name") if isinstance(inputs.get("prediction"), dict) else None
+    bad = {k: overall.get(k) for k in ("num_invalid", "num_missing", "num_unhit") if overall.get(k)}
+    note = ", ".join(f"{k} {v}" for k, v in bad.items()) + " (scored 0 or left out as the metric says)" if bad else None
+    return [html.SummaryRow(
+        out, f"{d.get('task')}: dataset(s) {', '.join(d['per_dataset'])}"
+             + (f", predictions {prediction}" if prediction else "") + f", {overall.get('num_samples')} samples",
+        heads, "complete", note, what="eval")]
 
 
 def _intervals(outputs: Sequence[Output]) -> list[dict[str, Any]]:
@@ -139,10 +166,11 @@ def _rates_figure(rows: list[tuple[str, dict[str, Any]]], intervals: list[dict[s
             ci = ((intervals or [{}] * n)[i].get(name) or {}).get("ci95")
             if ci:
                 plot.error_bar(ax, y, v, ci)
-            ax.text(max(v, ci[1] if ci else v) + 0.01, y, f"{v:.3f}", va="center", fontsize=7)
+            plot.data_label(ax.text(max(v, ci[1] if ci else v) + 0.01, y, f"{v:.3f}", va="center", fontsize=7),
+                            row=rows[i][0], col=name)
     ax.set_yticks(range(n), [label for label, _ in rows])
     ax.set_ylim(n - 0.5, -0.5)
-    ax.set_xlim(0, 1.12)
+    plot.value_axis(ax, "x", 0, 1, room=0.12, step=0.2)
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncols=3, fontsize=7)
     return fig
 
@@ -169,8 +197,9 @@ def _counts_figure(rows: list[tuple[str, dict[str, Any]]]):
             bad = name in ("num_invalid", "num_missing", "num_unhit") and c[name] > 0
             ax.barh(y, c[name], height=h * 0.8, color=plot.PALETTE[j % 7], label=None if name in labelled else name)
             labelled.add(name)
-            ax.text(c[name] + top * 0.01, y, f"{name[4:]} {c[name]}", va="center", fontsize=6.5,
-                    color=plot.BAD if bad else "black", fontweight="bold" if bad else "normal")
+            plot.data_label(ax.text(c[name] + top * 0.01, y, f"{name[4:]} {c[name]}", va="center", fontsize=6.5,
+                                    color=plot.BAD if bad else "black", fontweight="bold" if bad else "normal"),
+                            row=rows[i][0], col=name, value=str(c[name]))
     ax.set_yticks(range(n), [label for label, _ in rows])
     ax.set_ylim(n - 0.5, -0.5)
     ax.set_xlim(0, top * 1.25)
@@ -184,6 +213,8 @@ def _distribution_figure(per_sample: list[tuple[Output, str, list[dict[str, Any]
     fig = plot.new_figure(9, 1.2 + 1.3 * len(per_sample))
     axes = fig.subplots(len(per_sample), 1, squeeze=False)[:, 0]
     bins = [i / 10 for i in range(11)]
+    files = dict(zip([o.anchor for o in {o.anchor: o for o, _, _ in per_sample}.values()],
+                     _file_labels(list({o.anchor: o for o, _, _ in per_sample}.values())), strict=True))
     for ax, (o, path, samples) in zip(axes, per_sample, strict=True):
         by_status: dict[str, list[float]] = {}
         for s in samples:
@@ -194,7 +225,7 @@ def _distribution_figure(per_sample: list[tuple[Output, str, list[dict[str, Any]
         ax.hist([by_status[k] for k in names], bins=bins, stacked=True, label=names, edgecolor="white",
                 color=[plot.ACCENT if k == "scored" else "#d55e00" if k == "invalid" else "#999999" for k in names])
         uncounted = len(samples) - counted
-        ax.set_title(f"{o.doc.get('task')} {path}: {counted} of {len(samples)} samples"
+        ax.set_title(f"{files[o.anchor]}: {o.doc.get('task')} {path}: {counted} of {len(samples)} samples"
                      + (f" ({uncounted} without a relative score: unhit)" if uncounted else ""), fontsize=8)
         ax.set_xlim(0, 1)
         ax.set_ylabel("samples")

@@ -97,6 +97,113 @@ def _title(out: Output) -> str:
     return f"{out.label}: {out.kind} ({KINDS[out.kind]})"
 
 
+# ---- the summary table -----------------------------------------------------------------------------
+def _verdict(ok: Any) -> str:
+    return "PASS" if ok else "FAIL"
+
+
+def _closed_loop_failures(d: dict[str, Any]) -> str:
+    """Why MINIMAL_CLOSED_LOOP_PASS is false: each failed closed-loop item with its reason."""
+    failures = {f"{s}.{k}": v for s, sc in d["scenarios"].items() for k, v in (sc.get("failures") or {}).items()}
+    reasons = d.get("compliance_input_reasons") or {}
+    return "; ".join(f"{k}: {_closed_loop_reason(k, d['checks'], failures, reasons) or 'no reason recorded'}"
+                     for k, v in (d.get("closed_loop") or {}).items() if v != "PASS")
+
+
+def _local_failures(d: dict[str, Any]) -> str:
+    """Why LOCAL_SCALE_AND_BUDGET_PASS is false: L01 and L02 with the reasons of their failed checks."""
+    out = []
+    for name in ("L01", "L02"):
+        sc = d["scenarios"].get(name) or {}
+        if sc.get("verdict") != "PASS":
+            why = "; ".join(f"{v}" for v in (sc.get("failures") or {}).values()) or sc.get("reason") or "no reason recorded"
+            out.append(f"{name} {sc.get('verdict', 'missing')}: {why}")
+    return "; ".join(out)
+
+
+def summary_rows(out: Output) -> list[html.SummaryRow]:
+    """The summary table's rows of a swarm output (the report's hook)."""
+    d, kind = out.doc, out.kind
+    H = html.Headline
+    if kind == "acceptance-matrix":
+        closed = d.get("MINIMAL_CLOSED_LOOP_PASS")
+        local = d.get("LOCAL_SCALE_AND_BUDGET_PASS")
+        rows = [html.SummaryRow(
+            out, "swarm-minimal: the closed loop (MINIMAL_CLOSED_LOOP_PASS) and the compliance score",
+            [H("minimal_compliance_score", d.get("minimal_compliance_score"), "of 100"),
+             H("swarmness_score", d.get("swarmness_score"), "of 100"), H("grade", d.get("grade"))],
+            _verdict(closed), None if closed else f"MINIMAL_CLOSED_LOOP_PASS = false: {_closed_loop_failures(d)}",
+            what="acceptance matrix")]
+        if "LOCAL_SCALE_AND_BUDGET_PASS" in d:
+            rows.append(html.SummaryRow(
+                out, "swarm-minimal: local scale and budget (LOCAL_SCALE_AND_BUDGET_PASS: L01, L02)", [],
+                _verdict(local), None if local else f"LOCAL_SCALE_AND_BUDGET_PASS = false: {_local_failures(d)}",
+                what="acceptance matrix"))
+        return rows
+    if kind == "scenario":
+        checks = d.get("checks") or []
+        passed = sum(1 for c in checks if c.get("passed") or c.get("verdict") == "PASS")
+        failures = "; ".join(f"{k}: {v}" for k, v in (d.get("failures") or {}).items())
+        reason = failures or d.get("reason") or None
+        if d.get("verdict") == "PASS" and d.get("mode") not in (None, "live", "local"):
+            reason = f"{d.get('mode')}: {d.get('reason')}" if d.get("reason") else d.get("mode")
+        return [html.SummaryRow(out, f"scenario {d.get('scenario')} ({d.get('mode')})",
+                                [H("checks PASS", f"{passed}/{len(checks)}")], str(d.get("verdict")), reason,
+                                what="scenario")]
+    if kind == "model-io":
+        failed = [c.get("name") for c in d.get("checks") or [] if not c.get("passed")]
+        ok = d.get("S08_PASS", not failed)
+        reason = ("failed checks: " + ", ".join(map(str, failed))) if failed else None
+        if d.get("mode") != "live":
+            reason = f"{reason}; " if reason else ""
+            reason += f"mode {d.get('mode')}: only a live run counts for S08"
+        return [html.SummaryRow(out, f"model IO report of {d.get('endpoint')} ({d.get('mode')})",
+                                [H("calls ok", f"{d.get('calls_ok')}/{d.get('calls_recorded')}"),
+                                 H("tokens in/out", f"{d.get('tokens_in')}/{d.get('tokens_out')}")],
+                                _verdict(ok), reason, what="model-io")]
+    if kind == "run":
+        ok = d.get("audit_verdict") == "PASS" and d.get("converged") and not d.get("failed_tasks")
+        reason = None if ok else (f"audit {d.get('audit_verdict')} ({d.get('audit_violations')} violation(s)), "
+                                  f"converged {d.get('converged')}, failed tasks {d.get('failed_tasks')}")
+        return [html.SummaryRow(out, f"run {d.get('run_id')}: {d.get('agent_count')} agents, {d.get('task_count')} tasks",
+                                [H("completed", f"{d.get('completed_tasks')}/{d.get('task_count')}"),
+                                 H("converged", d.get("converged"))], _verdict(ok), reason, what="run")]
+    if kind == "audit":
+        violations = d.get("violations") or []
+        reason = None if d.get("verdict") == "PASS" else (
+            f"{d.get('violation_count')} violation(s)" + (f", first: {violations[0].get('reason')}" if violations else ""))
+        return [html.SummaryRow(out, f"ledger audit of run {d.get('run_id')}",
+                                [H("events", d.get("events")), H("violations", d.get("violation_count"))],
+                                str(d.get("verdict")), reason, what="audit")]
+    if kind == "L01":
+        verdict = str(d.get("L01_verdict", _verdict(d.get("L01_PASS"))))
+        return [html.SummaryRow(out, f"L01 stress: {d.get('total_agents')} agents, {d.get('total_tasks')} tasks",
+                                [H("tasks_per_second", d.get("tasks_per_second")),
+                                 H("completed", f"{d.get('completed_tasks')}/{d.get('total_tasks')}")],
+                                verdict, _l01_reason(d, verdict), what="L01")]
+    ok = d.get("L02_PASS")
+    reason = None if ok else (f"max_tokens_in_a_minute {d.get('max_tokens_in_a_minute')} against target_tpm "
+                              f"{d.get('target_tpm')}, budget_utilization {d.get('budget_utilization')}, "
+                              f"failed tasks {d.get('failed_tasks')}")
+    return [html.SummaryRow(out, f"L02 budget: target_tpm {d.get('target_tpm')}",
+                            [H("max_tokens_in_a_minute", d.get("max_tokens_in_a_minute")),
+                             H("budget_utilization", d.get("budget_utilization"))], _verdict(ok), reason, what="L02")]
+
+
+def _l01_reason(d: dict[str, Any], verdict: str) -> str | None:
+    """Why an L01 run is not PASS: reduced (its checks hold at a smaller size than the seed's) or the failed checks."""
+    from .stress import SEED_AGENTS, SEED_TASKS
+
+    if verdict == "PASS":
+        return None
+    if verdict == "reduced":
+        return (f"the checks pass at {d.get('total_agents')} agents x {d.get('total_tasks')} tasks, below the seed's "
+                f"{SEED_AGENTS} x {SEED_TASKS}: a reduced run is never L01_PASS")
+    return (f"completed {d.get('completed_tasks')} of {d.get('total_tasks')}, failed {d.get('failed_tasks')}, "
+            f"duplicate claims {len(d.get('duplicate_claims') or [])}, audit {d.get('audit_verdict')}, "
+            f"crashed workers {d.get('crashed_workers')}")
+
+
 # ---- FAIL reasons ----------------------------------------------------------------------------------
 def _check_reason(check: dict[str, Any], failures: dict[str, str]) -> str | None:
     """A check's reason: its own ``reason``, else its scenario's ``failures`` entry, else an evidence ``reason``."""
@@ -120,13 +227,21 @@ def _matrix(out: Output) -> str:
     scenarios: dict[str, Any] = d["scenarios"]
     failures = {f"{s}.{k}": v for s, sc in scenarios.items() for k, v in (sc.get("failures") or {}).items()}
     blocks: list[str] = []
+    if "minimal_compliance_score" in d:
+        blocks.append(html.big_number(
+            d["minimal_compliance_score"], "minimal_compliance_score (of 100)",
+            f"grade {d.get('grade')}; swarmness_score {html.number(d.get('swarmness_score'))}; "
+            f"raw {html.number(d.get('raw_minimal_compliance_score'))} before the caps",
+            "info" if d.get("MINIMAL_CLOSED_LOOP_PASS") else "warn"))
+    why = {"MINIMAL_CLOSED_LOOP_PASS": _closed_loop_failures, "LOCAL_SCALE_AND_BUDGET_PASS": _local_failures}
     for key in ("MINIMAL_CLOSED_LOOP_PASS", "LOCAL_SCALE_AND_BUDGET_PASS"):
         if key in d:
-            blocks.append(html.banner(f"{key} = {str(d[key]).lower()}", "info" if d[key] else "fail"))
+            blocks.append(html.banner(f"{key} = {str(d[key]).lower()}" + ("" if d[key] else f": {why[key](d)}"),
+                                      "info" if d[key] else "fail"))
     for line in d.get("not_live") or []:
         blocks.append(html.banner(f"not live: {line}", "warn"))
     blocks.append(html.figure(
-        plot.to_svg(_matrix_figure(d["checks"])), "Acceptance matrix.",
+        plot.to_svg(_matrix_figure(d["checks"], set(scenarios))), "Acceptance matrix.",
         "One row per scenario or closed-loop item (with its mode: live, replay, local or not_run); one cell per "
         "check, numbered in the order of the table below: a tick on green is PASS, a cross on red is FAIL. The "
         "reason for every FAIL is in the table.", [out]))
@@ -137,8 +252,9 @@ def _matrix(out: Output) -> str:
             for c in d["checks"] if str(c.get("id", "")).split(".")[0] == name and c.get("verdict") != "PASS")
         if sc.get("reason") and sc.get("mode") != "not_run":
             reason = f"{reason} ({sc.get('mode')}: {sc['reason']})" if reason else f"{sc.get('mode')}: {sc['reason']}"
+        own = [c for c in d["checks"] if str(c.get("id", "")).split(".")[0] == name]  # as the matrix figure counts
         rows.append([name, sc.get("mode"), html.fail_reason(sc.get("verdict"), reason or sc.get("reason")),
-                     f"{sum(v == 'PASS' for v in (sc.get('checks') or {}).values())}/{len(sc.get('checks') or {})}"])
+                     f"{sum(c.get('verdict') == 'PASS' for c in own)}/{len(own)}"])
     blocks.append(html.heading("Scenarios") + html.table(["scenario", "mode", "verdict and reason", "checks PASS"],
                                                          rows))
     reasons = d.get("compliance_input_reasons") or {}
@@ -176,7 +292,7 @@ def _closed_loop_reason(item: str, checks: list[dict[str, Any]], failures: dict[
 
 
 @plot.styled
-def _matrix_figure(checks: list[dict[str, Any]]):
+def _matrix_figure(checks: list[dict[str, Any]], scenarios: set[str]):
     groups: dict[str, list[dict[str, Any]]] = {}
     for c in checks:
         groups.setdefault(str(c.get("id", "")).split(".")[0], []).append(c)
@@ -193,12 +309,16 @@ def _matrix_figure(checks: list[dict[str, Any]]):
             ax.add_patch(plot.Rectangle((j + 0.05, i - 0.4), 0.9, 0.8, color=plot.GOOD if ok else plot.BAD))
             ax.text(j + 0.5, i, f"{'✓' if ok else '✗'}{number}", ha="center", va="center", fontsize=6.5,
                     color="white", fontweight="bold")
-    labels = []
+    labels, counts = [], []
     for name in names:
         mode = groups[name][0].get("mode", "")
         passed = sum(c.get("verdict") == "PASS" for c in groups[name])
         labels.append(f"{name[:40]} ({mode}) {passed}/{len(groups[name])}")
+        counts.append(f"{passed}/{len(groups[name])}")
     ax.set_yticks(range(len(names)), labels, fontsize=7)
+    for name, count, tick in zip(names, counts, ax.get_yticklabels(), strict=True):
+        if name in scenarios:  # the scenarios table below gives the same count
+            plot.data_label(tick, row=name, col="checks PASS", value=count)
     ax.set_ylim(len(names) - 0.5, -0.5)
     ax.set_xlim(0, width)
     ax.set_xticks([])
@@ -216,7 +336,8 @@ def _compliance_figure(d: dict[str, Any]):
     ax.bar(range(len(keys)), [1] * len(keys), color=[plot.GOOD if inputs[k] else plot.BAD for k in keys],
            hatch=None)
     for i, k in enumerate(keys):
-        ax.text(i, 0.5, "1" if inputs[k] else "0", ha="center", va="center", color="white", fontweight="bold")
+        plot.data_label(ax.text(i, 0.5, "1" if inputs[k] else "0", ha="center", va="center", color="white",
+                                fontweight="bold"), row=k, col="value")
     ax.set_xticks(range(len(keys)), keys, fontsize=7)
     ax.set_yticks([])
     ax.set_ylim(0, 1)
@@ -225,7 +346,7 @@ def _compliance_figure(d: dict[str, Any]):
     text.axis("off")
     lines = [f"{k}: {d[k]}" for k in ("swarmness_score", "raw_minimal_compliance_score", "minimal_compliance_score",
                                      "grade") if k in d]
-    text.text(0, 0.9, "\n".join(lines), va="top", fontsize=8)
+    text.text(0, 0.9, "\n".join(lines), va="top", fontsize=9)
     return fig
 
 
@@ -281,10 +402,23 @@ def _consensus_blocks(d: dict[str, Any], out: Output) -> list[str]:
         blocks.append(html.not_drawn("threshold / min_margin lines for " + ", ".join(missing),
                                      "these consensus records carry no threshold or min_margin"))
     rows = [[_consensus_name(p), r.get("round"), r.get("leader"), r.get("leader_share"), run.get("threshold"), r.get("margin"),
-             run.get("min_margin"), r.get("converged")] for p, run in runs.items() for r in run["rounds"]]
+             run.get("min_margin"), _converged_cell(run, k)] for p, run in runs.items() for k, r in enumerate(run["rounds"])]
     blocks.append(html.table(["consensus", "round", "leader", "leader_share", "threshold", "margin", "min_margin",
                               "converged"], rows))
     return blocks
+
+
+def _converged_cell(run: dict[str, Any], k: int) -> Any:
+    """A round's ``converged``: a round before the last that has not converged yet is 'not yet' (a run
+    meant to converge later, e.g. with ``min_rounds``), not a failure; only the last round's false is."""
+    rounds = run["rounds"]
+    value = rounds[k].get("converged")
+    if value is False and k < len(rounds) - 1:
+        return html.Raw(f'<span class="note">not yet (round {k + 1} of {len(rounds)})</span>')
+    if value is False:
+        return html.Raw('<span class="mark fail">false</span> <span class="reason">the last round did not '
+                        "converge</span>")
+    return value
 
 
 def _consensus_name(path: str) -> str:
@@ -362,7 +496,8 @@ def _l02_figure(windows: list[tuple[str, dict[str, float]]], target: Any):
                     color=plot.BAD if o else "black")
     if isinstance(target, int | float):
         ax.axhline(target, color="black", linestyle="--", linewidth=1)
-        ax.text(len(windows) - 0.5, target, f"target_tpm {target:g}", ha="right", va="bottom", fontsize=7)
+        ax.text(1.01, target, f"target_tpm\n{target:g}", ha="left", va="center", fontsize=7,
+                transform=ax.get_yaxis_transform())
     ax.set_xticks(range(len(windows)), [m for m, _ in windows])
     ax.set_xlim(-0.5 - max(0, 3 - len(windows)) / 2, len(windows) - 0.5 + max(0, 3 - len(windows)) / 2)
     ax.set_xlabel("minute window")
@@ -375,10 +510,13 @@ def _l02_figure(windows: list[tuple[str, dict[str, float]]], target: Any):
 def _l01_figure_block(d: dict[str, Any], sources: Sequence[Output]) -> list[str]:
     per_second = d.get("completions_per_second")
     if isinstance(per_second, list) and per_second:
-        return [html.figure(plot.to_svg(_l01_series_figure(per_second, d.get("tasks_per_second"))),
+        return [html.figure(plot.to_svg(_l01_series_figure(per_second, d.get("tasks_per_second"), d.get("run_time_s"))),
                             "L01: throughput over the run.",
-                            "Tasks completed in each second of the run (from the ledger); the dashed line is the "
-                            "run's mean tasks_per_second.", sources)]
+                            "Tasks completed per second in each second of the run (from the ledger); the dashed line "
+                            "is the run's mean tasks_per_second (completed tasks / run_time_s). A last second the run "
+                            "did not fill (a run of 0.5 s has one such second) is drawn as narrow as the part of it "
+                            "that ran, at its rate (its count / that part), and labelled with its count; otherwise "
+                            "its count would sit far below the mean.", sources)]
     if isinstance(d.get("tasks_per_second"), int | float):
         return [html.figure(plot.to_svg(_l01_bar_figure(d)), "L01: throughput and where the time went.",
                             "Left: tasks completed per second of run time. Right: the phases of the run (setup, run, "
@@ -389,15 +527,25 @@ def _l01_figure_block(d: dict[str, Any], sources: Sequence[Output]) -> list[str]
 
 
 @plot.styled
-def _l01_series_figure(per_second: list[float], mean: Any):
+def _l01_series_figure(per_second: list[float], mean: Any, run_time: Any = None):
     fig = plot.new_figure(9, 2.6)
     ax = fig.add_subplot()
-    ax.bar(range(len(per_second)), per_second, width=1.0, color=plot.ACCENT, align="edge")
+    n = len(per_second)
+    widths = [1.0] * n
+    if isinstance(run_time, int | float) and n - 1 < run_time < n:
+        widths[-1] = run_time - (n - 1)  # the last second, only partly run
+    rates = [c / w for c, w in zip(per_second, widths, strict=True)]
+    ax.bar(range(n), rates, width=widths, color=plot.ACCENT, align="edge")
+    if widths[-1] < 1.0:
+        ax.text(n - 1 + widths[-1] / 2, rates[-1] / 2, f"{per_second[-1]:g} tasks\nin {widths[-1]:.3g} s",
+                ha="center", va="center", fontsize=7, color="white", fontweight="bold")
     if isinstance(mean, int | float):
         ax.axhline(mean, color="black", linestyle="--", linewidth=1)
-        ax.text(len(per_second), mean, f"mean {mean:g}/s", ha="right", va="bottom", fontsize=7)
+        ax.text(1.01, mean, f"mean\n{mean:g}/s", ha="left", va="center", fontsize=7, transform=ax.get_yaxis_transform())
+    ax.set_xlim(0, sum(widths) or 1)
+    ax.set_ylim(0, max([*rates, mean if isinstance(mean, int | float) else 0]) * 1.15 or 1)
     ax.set_xlabel("second of the run")
-    ax.set_ylabel("tasks completed")
+    ax.set_ylabel("tasks completed per second")
     return fig
 
 
@@ -474,7 +622,7 @@ def _model_io(out: Output) -> str:
 
 @plot.styled
 def _model_io_figure(models: list[dict[str, Any]]):
-    fig = plot.new_figure(9, 1.0 + 0.35 * len(models))
+    fig = plot.new_figure(9, 1.5 + 0.35 * len(models))
     calls, tokens = fig.subplots(1, 2, sharey=True)
     names = [str(m.get("model")) for m in models]
     ys = range(len(models))
@@ -485,13 +633,13 @@ def _model_io_figure(models: list[dict[str, Any]]):
     calls.set_yticks(list(ys), names)
     calls.invert_yaxis()
     calls.set_xlabel("calls")
-    calls.legend(fontsize=7)
+    calls.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.25 - 0.3 / max(1, len(models))), ncols=2)
     t_in = [m.get("tokens_in", 0) for m in models]
     t_out = [m.get("tokens_out", 0) for m in models]
     tokens.barh(ys, t_in, color=plot.ACCENT, label="tokens_in")
     tokens.barh(ys, t_out, left=t_in, color=plot.WARN, label="tokens_out")
     tokens.set_xlabel("tokens")
-    tokens.legend(fontsize=7)
+    tokens.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.25 - 0.3 / max(1, len(models))), ncols=2)
     return fig
 
 
@@ -567,10 +715,12 @@ def _pheromone_figure(series: dict[str, tuple[list[float], list[float]]], by_seq
 def _l01(out: Output) -> str:
     d = out.doc
     ok = d.get("L01_PASS")
-    verdict = d.get("L01_verdict", "PASS" if ok else "FAIL")
+    verdict = str(d.get("L01_verdict", "PASS" if ok else "FAIL"))
+    reason = _l01_reason(d, verdict)
     blocks = [html.banner(f"L01 {verdict}: {d.get('completed_tasks')} of {d.get('total_tasks')} tasks, "
-                          f"{d.get('total_agents')} agents, {d.get('worker_processes')} worker processes",
-                          "info" if ok else "fail")]
+                          f"{d.get('total_agents')} agents, {d.get('worker_processes')} worker processes"
+                          + (f"; {reason}" if reason else ""),
+                          "info" if verdict == "PASS" else "warn" if verdict == "reduced" else "fail")]
     blocks.extend(_l01_figure_block(d, [out]))
     blocks.append(html.numbers(out))
     return html.article(_title(out), blocks, sources=[out])

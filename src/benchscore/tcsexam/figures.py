@@ -54,6 +54,30 @@ def render(outputs: Sequence[Output]) -> list[str]:
     return blocks
 
 
+def summary_rows(out: Output) -> list[html.SummaryRow]:
+    """The summary table's rows (the report's hook): one per model of an index, one per solver-score output."""
+    d = out.doc
+    if out.kind == "index":
+        rows = []
+        for m, r in d["models"].items():
+            problems = [str(p) for p in r.get("problems") or []]
+            reason = (problems[0] + (f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else "")
+                      if problems else None)
+            if r.get("status") != "complete" and not reason:
+                reason = f"the cohort is {d.get('status')}"
+            rows.append(html.SummaryRow(
+                out, f"model {m}, suite {d.get('suite')}",
+                [html.Headline("index", r.get("index"), "", (r.get("intervals") or {}).get("index"))],
+                str(r.get("status")), reason, what="index"))
+        return rows
+    bad = sum(1 for i in d["instances"].values() if i.get("status") != "ok")
+    note = f"{bad} of {len(d['instances'])} instance(s) not ok (they score 0)" if bad else None
+    return [html.SummaryRow(
+        out, f"task {d.get('task')} ({d.get('direction')}), reference {d.get('reference_id')}",
+        [html.Headline("relative_score", d.get("relative_score"), "", (d.get("intervals") or {}).get("relative_score"))],
+        "complete", note, what="solver-score")]
+
+
 # ---- index ---------------------------------------------------------------------------------------
 _STATUS_HATCH = {"complete": "", "provisional": "//", "incomplete": "xx"}
 
@@ -79,8 +103,9 @@ def _index(out: Output) -> str:
     if any(r.get("task_means") for r in models.values()):
         blocks.append(html.figure(plot.to_svg(_task_figure(models)), "Per-task relative scores.",
                                   "Each task's mean score per model, by track (the track mean is the mean of "
-                                  "these). A grey cell marked 'missing' is a planned task without a valid result; "
-                                  "it is listed under 'missing and excluded' below.", [out]))
+                                  "these). A white cell hatched in vermillion (red) and marked 'missing' is a planned "
+                                  "task without a valid result; it is listed under 'missing and excluded' below.",
+                                  [out]))
     blocks.append(_missing(models))
     blocks.append(html.numbers(out))
     return html.article(f"{out.label}: index (tcsexam score)", blocks, sources=[out])
@@ -128,11 +153,12 @@ def _index_figure(models: dict[str, Any]):
         ci = _ci(r, "index")
         if ci:
             plot.error_bar(left, i, r["index"], ci)
-        left.text(max(r["index"], ci[1] if ci else 0) + 1.5, i,
-                  f"{r['index']:.2f}" + ("" if st == "complete" else f" ({st})"), va="center", fontsize=8)
+        plot.data_label(left.text(max(r["index"], ci[1] if ci else 0) + 1.5, i,
+                                  f"{r['index']:.2f}" + ("" if st == "complete" else f" ({st})"), va="center",
+                                  fontsize=8), row=m, col="index", value=f"{r['index']:.2f}")
     left.set_yticks(range(n), [f"{m}\n({models[m].get('status')})" for m in names])
     left.set_ylim(n - 0.5, -0.5)
-    left.set_xlim(0, 118)
+    plot.value_axis(left, "x", 0, 100, room=28, step=25)
     left.set_xlabel("index (0-100)")
     left.set_title("index")
     h = 0.8 / len(TRACKS)
@@ -149,9 +175,10 @@ def _index_figure(models: dict[str, Any]):
             ci = _ci(models[m], "track_means", t)
             if ci:
                 plot.error_bar(right, pos, v, ci)
-            right.text(max(v, ci[1] if ci else v) + 0.01, pos, f"{v:.3f}", va="center", fontsize=6.5)
+            plot.data_label(right.text(max(v, ci[1] if ci else v) + 0.01, pos, f"{v:.3f}", va="center", fontsize=6.5),
+                            row=m, col=t)
             top = max(top, v, ci[1] if ci else v)
-    right.set_xlim(0, top * 1.15)
+    plot.value_axis(right, "x", 0, top, room=top * 0.16)
     right.set_xlabel("track mean")
     right.set_title("track means")
     handles, labels = right.get_legend_handles_labels()
@@ -223,7 +250,7 @@ def _solver_scores(outputs: Sequence[Output]) -> str:
     blocks.append(html.table(["output", "task", "direction", "relative_score", "scored", "instances",
                               "instances not ok (status)", "unscored_instances", "reference_id"], rows,
                              caption="solver-score outputs"))
-    blocks.extend(html.numbers(o) for o in ordered)
+    blocks.extend(html.numbers(o, folded=len(ordered) > 3) for o in ordered)  # the table above summarises them
     return html.article(f"solver scores ({len(outputs)} tcsexam solver-score outputs)", blocks, sources=ordered)
 
 
@@ -239,7 +266,7 @@ def _short_labels(labels: Sequence[str]) -> list[str]:
 @plot.styled
 def _solver_figure(outputs: Sequence[Output]):
     n = len(outputs)
-    fig = plot.new_figure(9, 1.0 + 0.3 * n)
+    fig = plot.new_figure(10, 1.6 + 0.34 * n)
     left, right = fig.subplots(1, 2, sharey=True, width_ratios=[2.6, 1])
     zs = [[float(i["z"]) for i in o.doc["instances"].values() if i.get("z") is not None] for o in outputs]
     lo, hi = -Z_SHOWN - 1.2, Z_SHOWN + 0.9
@@ -267,8 +294,9 @@ def _solver_figure(outputs: Sequence[Output]):
         ci = _ci(o.doc, "relative_score")
         if ci:
             plot.error_bar(right, r, o.doc["relative_score"], ci)
-        right.text(max(o.doc["relative_score"], ci[1] if ci else 0) + 0.02, r, f"{o.doc['relative_score']:.3f}",
-                   fontsize=7, va="center")
+        plot.data_label(right.text(max(o.doc["relative_score"], ci[1] if ci else 0) + 0.02, r,
+                                   f"{o.doc['relative_score']:.3f}", fontsize=8, va="center"),
+                        row=o.label, col="relative_score")
     for z in (-1, 0, 1):
         left.axvline(z, color="black", linewidth=0.8 if z == 0 else 0.5, linestyle="-" if z == 0 else ":")
     tasks = [o.doc.get("task") for o in outputs]
@@ -277,11 +305,19 @@ def _solver_figure(outputs: Sequence[Output]):
             left.axhline(r - 0.5, color="black", linewidth=0.6)
             right.axhline(r - 0.5, color="black", linewidth=0.6)
     left.set_yticks(range(n), [f"{t}: {s}" for t, s in zip(tasks, _short_labels([o.label for o in outputs]),
-                                                              strict=True)], fontsize=7)
+                                                              strict=True)], fontsize=8.5)
     left.set_ylim(n - 0.5, -0.5)
     left.set_xlim(lo, hi)
     left.set_xticks(range(-int(Z_SHOWN), int(Z_SHOWN) + 1, 2))
-    left.set_xlabel("z = instance result against the reference's mu, in units of its scale")
-    right.set_xlim(0, 1.15)
-    right.set_xlabel("relative_score")
+    left.tick_params(axis="x", labelsize=8.5)
+    left.set_xlabel("z = instance result against the reference's mu, in units of its scale", fontsize=9)
+    plot.value_axis(right, "x", 0, 1, room=0.22, step=0.5)
+    right.tick_params(axis="x", labelsize=8.5)
+    right.set_xlabel("relative_score (0-1)", fontsize=9)
+    handles = [plot.Line2D([], [], marker="o", color=plot.ACCENT, linestyle="", markersize=4, label="an instance's z"),
+               plot.Rectangle((0, 0), 1, 1, facecolor="#e6e6e6", edgecolor=plot.NEUTRAL, label="middle half"),
+               plot.Line2D([], [], color="black", linewidth=1.2, label="median"),
+               plot.Line2D([], [], marker=">", color=plot.ACCENT, linestyle="", label=f"count beyond +/-{Z_SHOWN:g}"),
+               plot.Line2D([], [], marker="x", color=plot.BAD, linestyle="", label="count without a value")]
+    fig.legend(handles=handles, loc="outside lower center", ncols=5, fontsize=8.5)
     return fig

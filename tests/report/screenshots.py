@@ -1,0 +1,37 @@
+"""The report's screenshots in docs/: the top of the demo's index and of each domain page in headless
+Chromium (1100 x 1400 viewport), quantized to 128 colours.
+
+    benchscore demo --output-dir /tmp/demo-out
+    python tests/report/screenshots.py /tmp/demo-out docs
+
+Not a test (pytest does not collect it); docs/report.md says which file shows what.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+PAGES = {"index.html": "report-index.png", "tcsexam.html": "report-tcsexam.png", "mira.html": "report-mira.png",
+         "rxn.html": "report-rxn.png", "swarm.html": "report-swarm.png"}
+
+
+def main(demo_out: Path, docs: Path) -> None:
+    from PIL import Image
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--headless", "--no-sandbox"])
+        for page_name, png in PAGES.items():
+            page = browser.new_page(viewport={"width": 1100, "height": 1400})
+            page.goto((demo_out / page_name).as_uri(), wait_until="load")
+            page.screenshot(path=str(docs / png), full_page=False)
+            page.close()
+            with Image.open(docs / png) as image:
+                image.convert("RGB").quantize(colors=128).save(docs / png, optimize=True)
+            print(docs / png)
+        browser.close()
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]), Path(sys.argv[2]))
