@@ -95,7 +95,17 @@ def _command(name: str, params: dict[str, Any]) -> str:
     if "max_options" in params:
         parts += ["--max-options", str(params["max_options"])]
     parts += ["--output-dir", "DIR"]
+    if params.get("name"):
+        parts += ["--name", params["name"]]
     return shlex.join(parts)
+
+
+def _folder_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    from .bundle import check_name
+
+    if value is not None and (why := check_name(value)):
+        raise click.BadParameter(f"{value!r}: {why}", ctx=ctx, param=param)
+    return value
 
 
 def _input_options(f):
@@ -106,32 +116,36 @@ def _input_options(f):
                      help="A bundled dataset (repeatable). Without --tables/--bundled: all bundled datasets.")(f)
     f = click.option("--tables", type=click.Path(dir_okay=False, path_type=Path), multiple=True,
                      help="A condition-table JSON file (repeatable).")(f)
+    f = click.option("--name", default=None, metavar="NAME", callback=_folder_name,
+                     help="Name of the build folder inside --output-dir (default: YYYYMMDD_HHMMSS_KIND). A folder "
+                          "of that name is replaced, all or nothing, only when it is this command's own earlier "
+                          "build, unchanged; anything else in it is refused.")(f)
     f = click.option("--output-dir", type=click.Path(file_okay=False, path_type=Path), required=True,
                      help="Folder in which the timestamped build folder is created.")(f)
     return f
 
 
 def run_build_mc(output_dir: Path, loaded: list[LoadedTables], meta, *, seed: int, max_options: int,
-                 command: str, replace: bool = False) -> tuple[Path, Build]:
+                 command: str, replace: bool = False, name: str | None = None) -> tuple[Path, Build]:
     from .build import build_multiple_choice, prepare
     from .bundle import write_build
 
     prepared = [prepare(t) for f in loaded for t in f.tables]
     build = build_multiple_choice(prepared, seed=seed, max_options=max_options)
     folder = write_build("multiple_choice", output_dir, build, loaded, seed=seed, command=command,
-                         prov_extra={"max_options": max_options}, metadata=meta, replace=replace)
+                         prov_extra={"max_options": max_options}, metadata=meta, replace=replace, name=name)
     return folder, build
 
 
 def run_build_fib(output_dir: Path, loaded: list[LoadedTables], meta, *, seed: int, command: str,
-                  replace: bool = False) -> tuple[Path, Build]:
+                  replace: bool = False, name: str | None = None) -> tuple[Path, Build]:
     from .build import build_fill_in_blank, prepare
     from .bundle import write_build
 
     prepared = [prepare(t) for f in loaded for t in f.tables]
     build = build_fill_in_blank(prepared, seed=seed)
     folder = write_build("fill_in_blank", output_dir, build, loaded, seed=seed, command=command,
-                         prov_extra={}, metadata=meta, replace=replace)
+                         prov_extra={}, metadata=meta, replace=replace, name=name)
     return folder, build
 
 
@@ -155,24 +169,26 @@ def _print_build(kind: str, folder: Path, build: Build) -> None:
 @_input_options
 @click.option("--max-options", type=click.IntRange(min=2), default=DEFAULT_MAX_OPTIONS, show_default=True,
               help="Most options per question; larger sets are sampled keeping a best row.")
-def build_mc(output_dir: Path, tables: tuple[Path, ...], bundled: tuple[str, ...], seed: int,
+def build_mc(output_dir: Path, name: str | None, tables: tuple[Path, ...], bundled: tuple[str, ...], seed: int,
              metadata: Path | None, max_options: int) -> None:
     """Build the six multiple-choice sub-datasets (seed section 6) into a timestamped folder."""
     loaded, meta = load_inputs(tables, bundled, metadata)
     cmd = _command("build-mc", {"tables": tables, "bundled": bundled, "metadata": metadata, "seed": seed,
-                                "max_options": max_options})
-    folder, build = run_build_mc(output_dir, loaded, meta, seed=seed, max_options=max_options, command=cmd)
+                                "max_options": max_options, "name": name})
+    folder, build = run_build_mc(output_dir, loaded, meta, seed=seed, max_options=max_options, command=cmd,
+                                 name=name)
     _print_build("multiple_choice", folder, build)
 
 
 @group.command("build-fib")
 @_input_options
-def build_fib(output_dir: Path, tables: tuple[Path, ...], bundled: tuple[str, ...], seed: int,
+def build_fib(output_dir: Path, name: str | None, tables: tuple[Path, ...], bundled: tuple[str, ...], seed: int,
               metadata: Path | None) -> None:
     """Build the two fill-in-blank sub-datasets (seed section 7) into a timestamped folder."""
     loaded, meta = load_inputs(tables, bundled, metadata)
-    cmd = _command("build-fib", {"tables": tables, "bundled": bundled, "metadata": metadata, "seed": seed})
-    folder, build = run_build_fib(output_dir, loaded, meta, seed=seed, command=cmd)
+    cmd = _command("build-fib", {"tables": tables, "bundled": bundled, "metadata": metadata, "seed": seed,
+                                 "name": name})
+    folder, build = run_build_fib(output_dir, loaded, meta, seed=seed, command=cmd, name=name)
     _print_build("fill_in_blank", folder, build)
 
 

@@ -13,6 +13,7 @@ import argparse
 import os
 import sys
 
+sys.dont_write_bytecode = True  # the build folder stays as the build wrote it (no __pycache__)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import rxn_metrics  # noqa: E402
