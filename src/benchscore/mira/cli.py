@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from benchscore.common.cli import exit_for
 from benchscore.common.cli import group as _group
 from benchscore.common.errors import BadInput
 
@@ -261,6 +262,7 @@ def score(contract: Path, repetitions: Path, deviations: Path | None, verdicts: 
 
         print_score(out)
         _wrote(str(output))
+    exit_for(out["status"])  # 0 complete; 1 incomplete (the score is written)
 
 
 @group.command("from-inspect")
@@ -461,7 +463,7 @@ def judge(packets_dir: Path, base_url: str, model: str, api_key_env: str, max_re
         # the verdicts file is written (it records every call and reason); the exit code says the
         # judging is not complete, so a script cannot mistake failed calls for a finished judge
         click.echo(f"{failed} of {len(verdicts)} packets are judge_failed; see {output}", err=True)
-        raise SystemExit(1)
+        exit_for(False)
 
 
 @group.command()
@@ -489,6 +491,7 @@ def project(score_path: Path, output: Path, quiet: bool) -> None:
 
         print_public(out)
         _wrote(str(output))
+    exit_for(out["status"])  # 0 complete; 1 incomplete (the projection is written)
 
 
 def demo(out_dir: Path) -> None:

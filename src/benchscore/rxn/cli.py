@@ -530,7 +530,7 @@ def predict_cmd(dataset: Path, base_url: str, model: str, output: Path, audit: P
             ("wall time (s)", r["wall_time_s"]), ("questions per second", rate),
             ("predictions in the file", len(recorder.predictions))]
     rows.insert(0, ("answered under", mode if method == "generate" else f"loglikelihood ({probe_info['method']})"))
-    print_table(f"rxn predict: {dataset.name} with {model} (run {r['run']})", ("count", "value"), rows, digits=3)
+    print_table(f"rxn predict: {dataset.name} with {model} (run {r['run']})", ("count", "value"), rows)
     print_line(f"wrote {output} and {audit}")
     evaluate = "eval-mc" if kind == "rxn-multiple-choice" else "eval-fib"
     print_line("score it: " + shlex.join(["benchscore", "rxn", evaluate, "--dataset", str(dataset),

@@ -3,8 +3,8 @@
 Only click and light modules are imported at start-up; a command imports :mod:`.commands` (numpy,
 pydantic, ...) when it runs, so ``tcsexam --help`` stays fast. ``FORMATS`` (read by ``benchscore
 schema``) is computed on first access. Terminal output goes through ``print_table``/``print_line``:
-plain, whole lines when piped, and every number of the JSON output is printed (floats exactly, as
-``repr`` writes them).
+plain, whole lines when piped, and every number of the JSON output is printed, rounded for reading
+(4 significant digits, :func:`benchscore.common.report.fmt`; the JSON keeps every digit).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from typing import Any
 import click
 
 from benchscore import __version__
+from benchscore.common.cli import exit_for, refuse_overwriting_inputs
 from benchscore.common.cli import group as _group
-from benchscore.common.cli import refuse_overwriting_inputs
-from benchscore.common.report import interval_cell, print_line, print_table, progress
+from benchscore.common.report import fmt, interval_cell, print_line, print_table, progress
 
 from .datafolder import DATA_ENV, resolve
 
@@ -69,8 +69,8 @@ def _resolve_input(value: str, what: str, data_dir: Path | None, output: Path | 
 
 
 def _num(value: Any) -> str:
-    """A number exactly as in the JSON output (``repr`` of a float), ``-`` for null."""
-    return "-" if value is None else repr(value)
+    """A number for reading (4 significant digits, :func:`fmt`), ``-`` for null."""
+    return fmt(value)
 
 
 @reference_group.command("build")
@@ -149,8 +149,8 @@ def reference_show(reference: str, data_dir: Path | None) -> None:
         for name, t in loaded.tasks.items()
     ]
     print_table(
-        f"reference {ref.reference_id} (suite {ref.suite}; floors relative {ref.scale_floors.relative!r}, "
-        f"absolute {ref.scale_floors.absolute!r})",
+        f"reference {ref.reference_id} (suite {ref.suite}; floors relative {fmt(ref.scale_floors.relative)}, "
+        f"absolute {fmt(ref.scale_floors.absolute)})",
         ["task", "kind", "direction", "instances", "scored", "unscored"],
         rows,
     )
@@ -237,7 +237,7 @@ def _print_solver_scores(task: str, done: list[tuple[Path, Path, dict]]) -> None
          "relative_score ci95"],
         [
             (str(rec), _num(s["relative_score"]), s["scored_instance_count"], len(s["unscored_instances"]), str(out),
-             interval_cell(s["intervals"]["relative_score"], repr))
+             interval_cell(s["intervals"]["relative_score"]))
             for rec, out, s in done
         ],
     )
@@ -272,6 +272,7 @@ def score_cmd(suite: str, attempts: Path, cohort: Path, output: Path, ci_seed: i
                      output=output, ci_seed=ci_seed, ci_resamples=ci_resamples)
     _print_index(out)
     print_line(f"status {out['status']} -> {output}")
+    exit_for(out["status"])  # 0 complete; 1 provisional or incomplete (the output is written)
 
 
 def _print_index(out: dict) -> None:
@@ -298,7 +299,7 @@ def _print_index(out: dict) -> None:
         "95 % intervals (stratified bootstrap over tasks within tracks, attempts within tasks)",
         ["model", "number", "value", "ci95"],
         [
-            (model, name, _num(value), interval_cell(record, repr))
+            (model, name, _num(value), interval_cell(record))
             for model, res in models.items()
             for name, value, record in [
                 ("index", res["index"], res["intervals"]["index"]),
