@@ -501,6 +501,22 @@ def demo(out_dir: Path) -> None:
     run_demo(out_dir)
 
 
+def demo_summary(out_dir: Path) -> list[tuple[str, str, str, str]]:
+    """``benchscore demo``'s rows for this domain: (what, headline numbers, status, why not complete)."""
+    from benchscore.common.readers import read_json
+    from benchscore.common.report import metric_cell
+
+    rows = []
+    for name in ("score.json", "score_incomplete.json"):
+        out = read_json(out_dir / name)
+        o = out["overall"]
+        head = ", ".join(f"{k} {metric_cell(k, o[k]['value'])}" for k in ("task_success", "reliability", "pass_at_1"))
+        why = "; ".join(f"{m['case_id']}: {m['missing']}" for m in out["missing"])
+        rows.append((name, head if o["task_success"]["value"] is not None else "null (the score is incomplete)",
+                     out["status"], why))
+    return rows
+
+
 def recompute_refusal(provenance: dict[str, Any]) -> str | None:
     """Why a mira output cannot be recomputed from its files (``benchscore verify``), or None."""
     if str(provenance.get("metric_id", "")).startswith("mira:judge/") or provenance.get("command") == "benchscore mira judge":
