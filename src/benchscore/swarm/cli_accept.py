@@ -259,9 +259,13 @@ def accept(scenario: str, output: Path | None, store: str | None, redis_url: str
 
 def demo_acceptance(out_dir: Path) -> None:
     """The acceptance matrix of what runs here (no network, no services): S07/S08 replay, S09, S10,
-    L02, A01-A07; L01 is not run (full size). Writes ``acceptance-matrix.json``/``.md``."""
+    L02, A01-A07; L01 is not run (full size). A02's evidence is the JUnit report of the bundled unit
+    checks, run now (``unit-checks.junit.xml``). Writes ``acceptance-matrix.json``/``.md``."""
+    from .accept.unit_checks import write_unit_checks
+
     out_dir.mkdir(parents=True, exist_ok=True)
-    opts = AcceptOptions(quick=True, blob_root=out_dir / "acceptance-blobs", prefix="demo")
+    junit = write_unit_checks(out_dir / "unit-checks.junit.xml")
+    opts = AcceptOptions(quick=True, blob_root=out_dir / "acceptance-blobs", prefix="demo", junit=junit)
     output = out_dir / "acceptance-matrix.json"
     try:
         outcome = run_acceptance("all", opts)
@@ -274,5 +278,6 @@ def demo_acceptance(out_dir: Path) -> None:
                "compliance score; run `benchscore swarm accept all --base-url URL` for live.")
     for path in written:
         click.echo(f"wrote: {path}")
+    click.echo(f"A02's evidence: {junit} (the bundled unit checks, run now: benchscore.swarm.accept.unit_checks)")
     click.echo("reproduce: " + shlex.join(["benchscore", "swarm", "accept", "all", "--quick", "--blobs",
-                                           str(opts.blob_root), "--output", str(output)]))
+                                           str(opts.blob_root), "--junit", str(junit), "--output", str(output)]))
