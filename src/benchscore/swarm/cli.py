@@ -124,8 +124,10 @@ def audit_cmd(**options: Any) -> None:
 
 
 @group.command("stress")
-@click.option("--agents", "total_agents", type=click.IntRange(1, 100000), default=128, show_default=True)
-@click.option("--tasks", "total_tasks", type=click.IntRange(1, 10**8), default=131072, show_default=True)
+@click.option("--agents", "total_agents", type=click.IntRange(1, 100000), default=128, show_default=True,
+              help="Agents contending on the pool (L01's size is 128; fewer makes the run `reduced`).")
+@click.option("--tasks", "total_tasks", type=click.IntRange(1, 10**8), default=131072, show_default=True,
+              help="No-op tasks in the pool (L01's size is 131072; fewer makes the run `reduced`).")
 @store_option
 @redis_option
 @click.option("--processes", type=click.IntRange(1, 512), default=None,
@@ -152,9 +154,12 @@ def stress_cmd(**options: Any) -> None:
 
 
 @group.command("budget")
-@click.option("--tpm", "target_tpm", type=click.IntRange(1, 10**9), default=3000, show_default=True)
-@click.option("--tokens-per-task", type=click.IntRange(1, 10**9), default=50, show_default=True)
-@click.option("--agents", "agent_count", type=click.IntRange(1, 1000), default=4, show_default=True)
+@click.option("--tpm", "target_tpm", type=click.IntRange(1, 10**9), default=3000, show_default=True,
+              help="target_tpm: tokens a minute window may hold.")
+@click.option("--tokens-per-task", type=click.IntRange(1, 10**9), default=50, show_default=True,
+              help="Tokens each task reserves before its model call.")
+@click.option("--agents", "agent_count", type=click.IntRange(1, 1000), default=4, show_default=True,
+              help="Agents that run the tasks.")
 @click.option("--store", "store", default=None, help="where the run and the budget ledger live (default: a temporary SQLite file)")
 @output_option
 def budget_cmd(**options: Any) -> None:

@@ -82,11 +82,14 @@ def _num(value: Any) -> str:
 )
 @click.option("--suite", required=True, help="Suite the reference belongs to (lite, full, demo-lite, ...).")
 @click.option("--task", required=True, help="Task id.")
-@click.option("--kind", type=click.Choice(["objective", "solve"]), required=True)
-@click.option("--direction", type=click.Choice(["maximize", "minimize"]), required=True)
+@click.option("--kind", type=click.Choice(["objective", "solve"]), required=True,
+              help="objective: instances have an objective value; solve: solved (A=1) or not (A=0).")
+@click.option("--direction", type=click.Choice(["maximize", "minimize"]), required=True,
+              help="Whether a larger objective value is better (maximize) or a smaller one (minimize).")
 @click.option("--relative-floor", type=float, default=0.02, show_default=True, help="scale >= this * |mu|.")
 @click.option("--absolute-floor", type=float, default=1e-9, show_default=True, help="scale >= this.")
-@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="The reference JSON to write.")
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
 def reference_build(
     reference_id: str,
@@ -119,7 +122,8 @@ def reference_build(
 
 @reference_group.command("merge")
 @click.option("--id", "reference_id", required=True, help="Id of the merged reference.")
-@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="The merged reference JSON to write.")
 @click.argument("parts", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
 def reference_merge(reference_id: str, output: Path, parts: tuple[Path, ...]) -> None:
     """Merge references of distinct tasks (same suite and scale floors) into one reference."""
@@ -257,7 +261,8 @@ def _print_solver_scores(task: str, done: list[tuple[Path, Path, dict]]) -> None
     required=True,
     help="cohort.json (suite, solver protocol and reference, planned repeats, adoption_rule)",
 )
-@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="The index JSON to write (also when the result is incomplete: the exit code is then 1).")
 @click.option("--ci-seed", type=int, default=16, show_default=True,
               help="Seed of the bootstrap behind the 95 % intervals (recorded in provenance).")
 @click.option("--ci-resamples", type=click.IntRange(min=100), default=2000, show_default=True,
@@ -361,6 +366,7 @@ def _print_index(out: dict) -> None:
     type=click.Path(file_okay=False, path_type=Path),
     default=Path("tcsexam-demo"),
     show_default=True,
+    help="Folder for the demo's reference, solver scores and index (created).",
 )
 def demo_cmd(output_dir: Path) -> None:
     """Run reference build -> solver-score -> score on the bundled SYNTHETIC demo suite demo-lite."""
