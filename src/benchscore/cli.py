@@ -82,6 +82,7 @@ def demo(output_dir: str, only: tuple[str, ...], verbose: bool) -> None:
 
     output_dir = Path(output_dir)
     from benchscore.common.atomic import replaced_directory
+    from benchscore.common.cli import FINAL
     from benchscore.common.report import console, print_line
 
     names = only or tuple(DOMAINS)
@@ -105,8 +106,9 @@ def demo(output_dir: str, only: tuple[str, ...], verbose: bool) -> None:
     for name, rows in summary.items():
         print_line(f"{name}: page {output_dir / (name + '.html')}")
         for what, headline, status, why in rows:
-            text = "; ".join(t for t in (headline, why) if t)
-            print_line(f"  {status.ljust(width)}  {what}: {text}")
+            if why and status not in FINAL:
+                why = f"why: {why}"
+            print_line(f"  {status.ljust(width)}  {what}: " + "; ".join(t for t in (headline, why) if t))
 
 
 demo.record_invocation = False  # each step records the command it stands for (benchscore verify re-runs those)

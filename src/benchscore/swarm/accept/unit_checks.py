@@ -105,9 +105,10 @@ CHECKS: tuple[Callable[[], None], ...] = (
 )
 
 
-def run_unit_checks(checks: tuple[Callable[[], None], ...] = CHECKS) -> bytes:
-    """Run ``checks`` now and return their JUnit XML report (one test case each, failures and errors
-    with their message and traceback)."""
+def run_unit_checks(checks: tuple[Callable[[], None], ...] | None = None) -> bytes:
+    """Run ``checks`` (default: :data:`CHECKS`) now and return their JUnit XML report (one test case
+    each, failures and errors with their message and traceback)."""
+    checks = CHECKS if checks is None else checks
     suite = ET.Element("testsuite", name=CLASSNAME)
     failures = errors = 0
     for check in checks:
