@@ -100,7 +100,8 @@ def demo(output_dir: str, only: tuple[str, ...], verbose: bool) -> None:
         summary = {name: _domain(name).demo_summary(output_dir / name) for name in names}
     if verbose:
         console.rule()
-    print_line(f"benchscore demo: {len(names)} domains in {output_dir} (every table: --verbose; every output: "
+    print_line(f"benchscore demo: {len(names)} domain{'s' * (len(names) != 1)} in {output_dir} (every table: "
+               f"--verbose; every output: "
                f"{output_dir / 'index.html'})")
     width = max(len(status) for rows in summary.values() for _, _, status, _ in rows)
     for name, rows in summary.items():
