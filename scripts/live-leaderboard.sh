@@ -72,7 +72,8 @@ for m in $MODELS; do
     --output "$mdir/verdicts.json" >"$mdir/judge.log" 2>&1 || echo "  $m: mira judge exit $? (judge_failed packets; see $mdir/judge.log)"
   # the verdicts scored with the demo's repetitions: the report draws that score (incomplete where judge_failed)
   "$BS" mira score --contract examples/mira/contract.json --repetitions examples/mira/repetitions_unjudged.jsonl \
-    --verdicts "$mdir/verdicts.json" --output "$mdir/mira_score.json" --quiet
+    --verdicts "$mdir/verdicts.json" --output "$mdir/mira_score.json" --quiet ||
+    [ $? -eq 1 ]  # exit 1: the score is incomplete (judge_failed packets), still written and drawn
   outputs+=("$mdir/mira_score.json")
   echo "$m: $(( $(date +%s) - ts )) s"
 done

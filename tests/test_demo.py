@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
+from xml.etree import ElementTree as ET
 
 import orjson
 import pytest
@@ -91,3 +93,49 @@ def test_the_demo_replaces_only_an_earlier_demo_output(tmp_path, pinned_time):
     line = _one_line(CliRunner().invoke(cli, ["demo", "--only", "rxn", "--output-dir", str(out)]))
     assert "'rxn/my-notes.md'" in line
     assert (out / "rxn" / "my-notes.md").read_text() == "mine\n" and (out / "index.html").is_file()
+
+
+def test_the_demo_prints_a_summary_that_explains_every_fail(tmp_path, pinned_time):
+    """Issue 18, point 10: 437 lines became a summary: a row per output with its headline, status and (short
+    of complete / PASS) why; each domain's page; the A02 FAIL is gone (the demo makes its evidence), the
+    S07/S08 replays say so, the grade is in English."""
+    out = tmp_path / "demo-out"
+    result = CliRunner().invoke(cli, ["demo", "--output-dir", str(out)])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert 10 <= len(lines) <= 35, len(lines)
+    for name in DOMAINS:
+        assert f"{name}: page {out / (name + '.html')}" in lines
+    assert str(out / "index.html") in lines[0]
+    rows = [line.split(None, 1) for line in lines if line.startswith("  ")]
+    statuses = {"complete", "incomplete", "provisional", "PASS", "FAIL", "reduced"}
+    assert rows and all(status in statuses for status, _ in rows), rows
+    for status, rest in rows:
+        if status not in ("complete", "PASS"):
+            assert re.search(r"why: .{20,}", rest), f"no reason: {status} {rest}"
+    text = result.stdout
+    assert "reliability 33.33 %" in text and "task_success 0.55" in text
+    assert "S07: why: a replay" in text and "S08: why: a replay" in text and "only a live run counts" in text
+    assert "A02" not in text  # its evidence is the bundled unit checks' report: it passes
+    assert "minimal acceptable swarm" in text
+    assert not re.search(r"[\u4e00-\u9fff]", text), "the terminal output is in English"
+    assert "attempts (score is aggregated" not in text  # the full tables only with --verbose
+    matrix = orjson.loads((out / "swarm" / "acceptance" / "acceptance-matrix.json").read_bytes())
+    assert matrix["closed_loop"]["A02_unit_and_deterministic_scenarios"] == "PASS"
+    junit = out / "swarm" / "acceptance" / "unit-checks.junit.xml"
+    assert matrix["provenance"]["inputs"]["junit"]["sha256"] == hashlib.sha256(junit.read_bytes()).hexdigest()
+    suite = ET.fromstring(junit.read_bytes()).find("testsuite")
+    from benchscore.swarm.accept.unit_checks import CHECKS
+
+    assert suite.get("tests") == str(len(CHECKS)) and suite.get("failures") == "0"
+    assert [c.get("name") for c in suite.iter("testcase")] == [c.__name__ for c in CHECKS]
+
+
+def test_verbose_prints_every_table(tmp_path, pinned_time):
+    out = tmp_path / "demo-out"
+    quiet = CliRunner().invoke(cli, ["demo", "--only", "mira", "--output-dir", str(out)])
+    loud = CliRunner().invoke(cli, ["demo", "--only", "mira", "--verbose", "--output-dir", str(out)])
+    assert quiet.exit_code == loud.exit_code == 0, loud.output
+    assert "repetitions" not in quiet.stdout.split("\n", 2)[2].replace("repetitions;", "")  # no table rows
+    assert "ADV-01#4" in loud.stdout and "95 % intervals" in loud.stdout
+    assert loud.stdout.endswith(quiet.stdout)  # the summary closes both

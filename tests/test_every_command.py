@@ -332,3 +332,40 @@ def test_missing_output_folders_are_created(tmp_path):
     proc = _run(["tcsexam", "solver-score", *args])
     assert proc.returncode == 0, proc.stderr
     assert target.is_file()
+
+
+def test_every_option_of_every_command_has_help():
+    """Issue 18, point 12: `rxn eval-mc --prediction` had no help text; now no option of any command lacks one."""
+    missing = [f"{name} {'/'.join(p.opts)}" for name, cmd in _leaves(cli) for p in cmd.params
+               if isinstance(p, click.Option) and not p.hidden and not (p.help or "").strip()]
+    assert missing == [], "options without help text: " + ", ".join(missing)
+
+
+def test_the_help_walk_would_catch_an_option_without_help():
+    @click.command(cls=Command)
+    @click.option("--bare")
+    def bare(bare: str) -> None:
+        """A command with an option that says nothing."""
+
+    group = click.Group("g", commands={"bare": bare})
+    assert [p.opts for _, cmd in _leaves(group) for p in cmd.params if not p.help] == [["--bare"]]
+
+
+@pytest.mark.parametrize(("args", "suggestion"), [
+    (["rxnn"], "Did you mean 'rxn'?"),
+    (["swarm", "acept"], "Did you mean 'accept'?"),
+    (["tcsexam", "scor"], "Did you mean 'score'?"),
+    (["mira", "judge-packet"], "'judge-packets'"),
+    (["rxn", "eval-mcc"], "'eval-mc'"),
+])
+def test_an_unknown_command_gets_a_did_you_mean(args, suggestion):
+    """Issue 18, point 12: `benchscore rxnn` said only "No such command" (the domains are mounted lazily)."""
+    proc = subprocess.run([*BENCHSCORE, *args], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and proc.stdout == ""
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: No such command") and suggestion in lines[0], lines
+
+
+def test_a_far_unknown_command_gets_no_suggestion():
+    proc = subprocess.run([*BENCHSCORE, "zzzz"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "Did you mean" not in proc.stderr

@@ -46,3 +46,33 @@ def test_every_metric_id_a_demo_output_carries_is_listed(tmp_path, pinned_time):
             seen += 1
             assert any(p.match(metric) for p in patterns), f"{path}: {metric} is not in {name}.cli.METRIC_IDS"
     assert seen > 10
+
+
+def test_list_never_cuts_a_description():
+    """Issue 18, point 12: descriptions were cut at 120 characters ("... participating agents,...")."""
+    import inspect
+
+    text = _listing()
+    assert not [line for line in text.splitlines() if line.rstrip().endswith("...")]
+    for path, command in _leaves(cli, ()):
+        first = " ".join(inspect.cleandoc(command.help or "").split("\n\n", 1)[0].split()).replace("``", "`")
+        assert f"command    benchscore {path}  {first}\n" in text, path
+    for name in DOMAINS:
+        for key, model in getattr(_domain(name), "FORMATS", {}).items():
+            first = " ".join(inspect.cleandoc(model.__doc__ or "").split("\n\n", 1)[0].split()).replace("``", "`")
+            assert f"format     {key}  {first}\n" in text, key
+    assert any(len(line) > 140 for line in text.splitlines())  # long descriptions are there, whole
+
+
+def test_swarm_accept_takes_either_case_and_shows_the_documented_one(tmp_path):
+    """Issue 18, point 12: the usage line showed {s07|...} while the docs write S07."""
+    usage = CliRunner().invoke(cli, ["swarm", "accept", "--help"]).stdout
+    assert "{S07|S08|S09|S10|L01|L02|all}" in usage
+    for given in ("l02", "L02"):
+        out = tmp_path / f"{given}.json"
+        result = CliRunner().invoke(cli, ["swarm", "accept", given, "--output", str(out)])
+        assert result.exit_code == 0, result.output
+        assert "reproduce: benchscore swarm accept L02 " in result.stdout
+        assert orjson.loads(out.read_bytes())["scenario"] == "L02"
+    bad = CliRunner().invoke(cli, ["swarm", "accept", "s99"])
+    assert bad.exit_code == 2 and "'S07', 'S08'" in bad.stderr

@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from benchscore.cli import cli
+from benchscore.common.report import fmt
 
 ENV = {"SOURCE_DATE_EPOCH": "1767225600"}
 REPO = Path(__file__).resolve().parents[1]
@@ -97,7 +98,7 @@ def test_one_edited_number_exits_1_and_names_the_path_with_both_values(copy):
     r = run("verify", p, expect=1)
     assert r.output.splitlines() == [
         f"{p}: differs: 1 value(s) differ from a re-run of benchscore tcsexam score",
-        f"  models[\"synthetic-model-a\"].track_means.solver: 0.5 in the file, {old!r} recomputed",
+        f"  models[\"synthetic-model-a\"].track_means.solver: 0.5 in the file, {fmt(old)} recomputed",
         "verified 1 outputs: 1 differs"]
 
 

@@ -4,7 +4,8 @@ Each domain's ``cli`` module provides:
 
 - ``group``: its click group (mounted as ``benchscore DOMAIN``, imported only when used);
 - ``FORMATS``: a mapping from format name to pydantic model (for ``benchscore schema``);
-- ``demo(out_dir: pathlib.Path) -> None``: runs the domain's demo on bundled data into ``out_dir``.
+- ``demo(out_dir: pathlib.Path) -> None``: runs the domain's demo on bundled data into ``out_dir``;
+- ``demo_summary(out_dir) -> list[(output, headline, status, why)]``: the demo summary's rows.
 """
 
 from __future__ import annotations
@@ -62,28 +63,53 @@ def cli() -> None:
          "earlier demo wrote (it is replaced as a whole; a folder holding anything else is refused).",
 )
 @click.option("--only", type=click.Choice(list(DOMAINS)), multiple=True, help="Run only these domains' demos.")
-def demo(output_dir: str, only: tuple[str, ...]) -> None:
+@click.option("--verbose", "-v", is_flag=True,
+              help="Print every domain's full tables and every acceptance check as the demo runs (by default: a "
+                   "summary of about 30 lines, a row per output with its headline numbers, status and reason).")
+def demo(output_dir: str, only: tuple[str, ...], verbose: bool) -> None:
     """Run every domain's demo on bundled data, in turn, into one output folder (replaced as a whole).
 
-    The folder must be new, empty, or one an earlier demo wrote (its ``.benchscore-written.json`` lists
-    every entry): the demo never deletes what it did not write.
+    Prints a summary: per domain, each output's headline numbers, its status (complete, incomplete,
+    PASS, FAIL, reduced) and, short of complete or PASS, why; then where each page is. ``--verbose``
+    prints every table too. The folder must be new, empty, or one an earlier demo wrote (its
+    ``.benchscore-written.json`` lists every entry): the demo never deletes what it did not write.
+    The demo exits 0 when it wrote every output: its bundled inputs show incomplete and FAIL results
+    on purpose.
     """
+    import contextlib
+    import io
     from pathlib import Path
 
     output_dir = Path(output_dir)
     from benchscore.common.atomic import replaced_directory
-    from benchscore.common.report import console
+    from benchscore.common.cli import FINAL
+    from benchscore.common.report import console, print_line
 
+    names = only or tuple(DOMAINS)
     with replaced_directory(output_dir, owner="benchscore demo"):
-        for name in only or DOMAINS:
-            console.rule(f"[bold]{name}")
-            _domain(name).demo(output_dir / name)
+        for name in names:
+            if verbose:
+                console.rule(f"[bold]{name}")
+                _domain(name).demo(output_dir / name)
+            else:
+                with contextlib.redirect_stdout(io.StringIO()):  # the tables: in the pages, and with --verbose
+                    _domain(name).demo(output_dir / name)
         from benchscore.report import demo_report
 
-        demo_report(output_dir, only or tuple(DOMAINS))
-    console.rule()
-    console.print(f"demo outputs are in [bold]{output_dir}[/bold]; the report is [bold]{output_dir / 'index.html'}"
-                  "[/bold]")
+        demo_report(output_dir, names)
+        summary = {name: _domain(name).demo_summary(output_dir / name) for name in names}
+    if verbose:
+        console.rule()
+    print_line(f"benchscore demo: {len(names)} domain{'s' * (len(names) != 1)} in {output_dir} (every table: "
+               f"--verbose; every output: "
+               f"{output_dir / 'index.html'})")
+    width = max(len(status) for rows in summary.values() for _, _, status, _ in rows)
+    for name, rows in summary.items():
+        print_line(f"{name}: page {output_dir / (name + '.html')}")
+        for what, headline, status, why in rows:
+            if why and status not in FINAL:
+                why = f"why: {why}"
+            print_line(f"  {status.ljust(width)}  {what}: " + "; ".join(t for t in (headline, why) if t))
 
 
 demo.record_invocation = False  # each step records the command it stands for (benchscore verify re-runs those)
@@ -199,7 +225,8 @@ def verify(outputs: tuple[str, ...], search: tuple[str, ...]) -> None:
     for o in shown:
         print_line(f"{o.path}: {o.message if o.status == V.REPRODUCED else f'{o.status}: {o.message}'}")
         for where, mine, theirs in o.differences:
-            print_line(f"  {where}: {_shown(mine)} in the file, {_shown(theirs)} recomputed")
+            digits = _telling_digits(mine, theirs)
+            print_line(f"  {where}: {_shown(mine, digits)} in the file, {_shown(theirs, digits)} recomputed")
     counts = {s: sum(o.status == s for o in shown) for s in (V.REPRODUCED, V.DIFFERS, V.MISSING, V.FAILED,
                                                                V.NOT_RECOMPUTABLE)}
     print_line(f"verified {len(shown)} outputs: " + ", ".join(f"{n} {s}" for s, n in counts.items() if n))
@@ -208,32 +235,53 @@ def verify(outputs: tuple[str, ...], search: tuple[str, ...]) -> None:
         raise SystemExit(code)
 
 
-def _shown(value) -> str:
+def _telling_digits(mine, theirs) -> int:
+    """The fewest significant digits (4 at least, as every terminal number) at which two differing values
+    still print differently: 0.66666 against 0.66667 needs 5, so a difference is never rounded away."""
+    from benchscore.common.report import DIGITS, rounded
+
+    for digits in range(DIGITS, 18):
+        if rounded(mine, digits) != rounded(theirs, digits):
+            return digits
+    return 17
+
+
+def _shown(value, digits: int) -> str:
     import orjson
 
-    text = value if value == "<absent>" else orjson.dumps(value).decode()
+    from benchscore.common.report import rounded
+
+    text = value if value == "<absent>" else orjson.dumps(rounded(value, digits)).decode()
     return text if len(text) <= 200 else text[:197] + "..."
 
 
 @cli.command("list")
 def list_() -> None:
-    """Print every domain, command, metric id and file format, one per line."""
+    """Print every domain, command, metric id and file format, one per line (each with its whole first
+    paragraph of help: never cut mid-sentence)."""
     from benchscore.common.report import print_line
 
     for name, summary in DOMAINS.items():
         module = _domain(name)
         print_line(f"{name}: {summary}")
         for path, command in _leaves(module.group, (name,)):
-            print_line(f"  command    benchscore {path}  {command.get_short_help_str(120)}")
+            print_line(f"  command    benchscore {path}  {_summary(command.help)}")
         for metric, what in getattr(module, "METRIC_IDS", {}).items():
             print_line(f"  metric id  {metric}  {what}")
         for key, model in sorted(getattr(module, "FORMATS", {}).items()):
-            doc = (model.__doc__ or "").strip().splitlines()
-            print_line(f"  format     {key}  {doc[0] if doc else ''}")
+            print_line(f"  format     {key}  {_summary(model.__doc__)}")
     print_line("benchscore: shared commands")
     for path, command in _leaves(cli, ()):
         if path.split()[0] not in DOMAINS:
-            print_line(f"  command    benchscore {path}  {command.get_short_help_str(120)}")
+            print_line(f"  command    benchscore {path}  {_summary(command.help)}")
+
+
+def _summary(text: str | None) -> str:
+    """The first paragraph of a help text or docstring on one line, whole (RST double backquotes as single)."""
+    import inspect
+
+    paragraph = inspect.cleandoc(text or "").split("\n\n", 1)[0]
+    return " ".join(paragraph.split()).replace("``", "`")
 
 
 def _leaves(group: click.Group, path: tuple[str, ...]):

@@ -139,8 +139,8 @@ def test_plain_table_is_aligned_and_never_wrapped():
 def test_print_table_writes_plain_lines_when_piped(monkeypatch):
     buf = io.StringIO()
     monkeypatch.setattr("sys.stdout", buf)
-    print_table("t", ["a", "b"], [("r", 1.5)])
-    assert buf.getvalue() == "t\na       b\nr  1.5000\n"
+    print_table("t", ["a", "b"], [("r", 1.5), ("s", 2 / 3)])
+    assert buf.getvalue() == "t\na       b\nr     1.5\ns  0.6667\n"  # 4 significant digits
 
 
 def test_progress_is_silent_when_stderr_is_not_a_terminal(capsys):

@@ -115,7 +115,7 @@ def test_every_number_has_a_derivation(tmp_path: Path) -> None:
 
 
 def test_incomplete_case_derivation_names_every_repetition_once(tmp_path: Path) -> None:
-    assert run(*_score_args(tmp_path, DATA / "repetitions_incomplete.jsonl"), "--quiet").exit_code == 0
+    assert run(*_score_args(tmp_path, DATA / "repetitions_incomplete.jsonl"), "--quiet").exit_code == 1  # incomplete
     out = orjson.loads((tmp_path / "out.json").read_bytes())
     adv3 = next(c for c in out["cases"] if c["case_id"] == "ADV-03")
     shared = adv3["derivation"]

@@ -100,8 +100,8 @@ def test_judge_fresh_conversation_per_packet_and_merge(tmp_path: Path) -> None:
 
     res = run("score", "--contract", c, "--repetitions", r, "--verdicts", tmp_path / "verdicts.json",
               "--output", tmp_path / "score.json", "--quiet")
-    assert res.exit_code == 0, res.output
     score = orjson.loads((tmp_path / "score.json").read_bytes())
+    assert res.exit_code == (0 if score["status"] == "complete" else 1), res.output
     reps = {x["id"]: x for x in score["repetitions"]}
     assert reps["K#1"]["status"] == "pass"
     assert reps["K#2"]["status"] == "partial" and reps["K#2"]["raw_success"] == 0.5

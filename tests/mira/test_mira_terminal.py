@@ -17,18 +17,23 @@ import orjson
 import pytest
 from mira_helpers import DATA, run, write_json, write_jsonl
 
+from benchscore.common.report import PERCENT_METRICS, fmt
 from benchscore.common.testserver import OpenAITestServer
 
 EX = Path(__file__).resolve().parents[2] / "examples" / "mira"
 
 
-def cell(value: Any) -> str:
+def cell(value: Any, name: str = "") -> str:
+    """What the terminal shows for a JSON value: floats rounded to 4 significant digits, percentages
+    (Reliability, Pass@1, Stable@3, Complete@3) with %."""
     if value is None:
         return "-"
     if isinstance(value, bool):
         return "yes" if value else "no"
+    if isinstance(value, int | float) and name in PERCENT_METRICS:
+        return f"{fmt(value)} %"
     if isinstance(value, float):
-        return repr(value)
+        return fmt(value)
     if isinstance(value, list):
         return ", ".join(map(str, value)) or "-"
     return str(value)
@@ -57,7 +62,7 @@ def by(rows: list[dict[str, str]], key: str) -> dict[str, dict[str, str]]:
 
 def _check_metrics(rows: list[dict[str, str]], metrics: dict[str, Any]) -> None:
     got = {r["metric"]: r["value"] for r in rows}
-    assert got == {name: cell(value) for name, value in metrics.items()}
+    assert got == {name: cell(value, name) for name, value in metrics.items()}
 
 
 def _check_cases(t: dict[str, list[dict[str, str]]], cases: list[dict[str, Any]], values_of) -> None:
@@ -72,7 +77,7 @@ def _check_cases(t: dict[str, list[dict[str, str]]], cases: list[dict[str, Any]]
             for key in ("status", "planned_repetitions", "valid_comparable_repetition_count", "beyond_planned_count"):
                 assert row[key] == cell(c[key]), (c["case_id"], key)
             for name, value in values_of(c).items():
-                assert row[name] == cell(value), (c["case_id"], name)
+                assert row[name] == cell(value, name), (c["case_id"], name)
 
 
 def _check_deviations(t, deviations) -> None:
@@ -85,8 +90,8 @@ def _check_deviations(t, deviations) -> None:
 def test_score_prints_every_number_of_its_json(tmp_path: Path, reps: str) -> None:
     res = run("score", "--contract", DATA / "contract.json", "--repetitions", DATA / reps,
               "--deviations", DATA / "deviations.json", "--output", tmp_path / "s.json")
-    assert res.exit_code == 0, res.output
     out = orjson.loads((tmp_path / "s.json").read_bytes())
+    assert res.exit_code == (0 if out["status"] == "complete" else 1), res.output  # 1: incomplete, still written
     t = tables(res.stdout)
     head = by(t[f"mira score: {out['benchmark_id']} {out['contract_version']}"], "field")
     assert head["status"]["value"] == out["status"]
@@ -101,8 +106,9 @@ def test_score_prints_every_number_of_its_json(tmp_path: Path, reps: str) -> Non
         "task_success", "reliability", "pass_at_1", "stable_at_3", "complete_at_3")}
     for key, m in expected.items():
         low, high = m["ci95"] or (None, None)
-        assert intervals[key] == {"aggregate": key[0], "metric": key[1], "value": cell(m["value"]), "ci95_low": cell(low),
-                                  "ci95_high": cell(high), "ci_method": m["ci_method"],
+        assert intervals[key] == {"aggregate": key[0], "metric": key[1], "value": cell(m["value"], key[1]),
+                                  "ci95_low": cell(low, key[1]), "ci95_high": cell(high, key[1]),
+                                  "ci_method": m["ci_method"],
                                   "ci_reason": cell(m.get("ci_reason"))}
     _check_cases(t, out["cases"], lambda c: {k: m["value"] for k, m in c["metrics"].items()})
     rows = by(t["repetitions"], "id")
@@ -128,9 +134,9 @@ def test_score_prints_every_number_of_its_json(tmp_path: Path, reps: str) -> Non
 def test_quiet_prints_nothing(tmp_path: Path) -> None:
     res = run("score", "--contract", DATA / "contract.json", "--repetitions", DATA / "repetitions_incomplete.jsonl",
               "--output", tmp_path / "s.json", "--quiet")
-    assert res.exit_code == 0 and res.stdout == "" and res.stderr == ""
+    assert res.exit_code == 1 and res.stdout == "" and res.stderr == ""  # incomplete: exit 1, silently
     res = run("project", "--score", tmp_path / "s.json", "--output", tmp_path / "p.json", "--quiet")
-    assert res.exit_code == 0 and res.stdout == "" and res.stderr == ""
+    assert res.exit_code == 1 and res.stdout == "" and res.stderr == ""
     res = run("calibrate", "--contract", DATA / "contract.json", "--observations", DATA / "observations.jsonl",
               "--output", tmp_path / "c.json", "--quiet")
     assert res.exit_code == 0 and res.stdout == "" and res.stderr == ""

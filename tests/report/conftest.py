@@ -36,7 +36,7 @@ def swarm_outputs(tmp_path_factory, demo_out) -> dict[str, Path]:
     ]
     for args in runs:
         result = invoke(*args)
-        assert result.exit_code == 0, (args, result.output)
+        assert result.exit_code == (1 if args[1] == "stress" else 0), (args, result.output)  # 1: L01 reduced
     return paths
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from tcsexam_helpers import ISSUE_REFERENCE, assert_one_line_error, run, write_json
 
+from benchscore.common.report import fmt
 from benchscore.tcsexam.formats import SolverScoreOutput
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tcsexam" / "seed-example"
@@ -341,12 +342,12 @@ def test_many_records_files_one_output_each_equal_to_single_calls(tmp_path, pinn
         assert batch_doc == single_doc
         data = json.loads(single.read_text())
         # every number of each output is in the terminal output, with the unscored instance names
-        assert repr(data["relative_score"]) in result.stdout
+        assert fmt(data["relative_score"]) in result.stdout  # rounded for reading (4 significant digits)
         line = next(x for x in result.stdout.splitlines() if x.startswith(str(rec)))
-        assert line.split()[1:4] == [repr(data["relative_score"]), str(data["scored_instance_count"]),
+        assert line.split()[1:4] == [fmt(data["relative_score"]), str(data["scored_instance_count"]),
                                      str(len(data["unscored_instances"]))]
         low, high = data["intervals"]["relative_score"]["ci95"]  # issue 16: the interval beside it
-        assert line.endswith(f"[{low!r}, {high!r}] t")
+        assert line.endswith(f"[{fmt(low)}, {fmt(high)}] t")
     assert f"{files[1]}: unscored_instances g9" in result.stdout
     assert "paper-k3-fixed-260925" in result.stdout
     assert json.loads(single.read_text())["reference_sha256"] in result.stdout

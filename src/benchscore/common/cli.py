@@ -34,6 +34,21 @@ from .provenance import OUTPUT_PARAMS, STORE_PARAMS  # noqa: E402
 
 EXIT_INTERRUPTED = 130
 
+#: the statuses and verdicts that are final: the result is what its contract calls complete or PASS and may
+#: be used as it is (exit 0). Every other status a command writes (incomplete, provisional, FAIL, reduced,
+#: a verify that differs, a judge or model call that failed) exits 1, after its output is written.
+FINAL = frozenset({"complete", "PASS"})
+
+
+def exit_for(*statuses: str | bool) -> None:
+    """The one exit-code rule of the README's "What every command shares": return (exit 0) when every
+    status is final (:data:`FINAL`, or ``True`` for a check that passed); otherwise exit 1. Call it after
+    the output is written and printed."""
+    from .errors import ExitCode
+
+    if not all(s is True or (isinstance(s, str) and s in FINAL) for s in statuses):
+        raise SystemExit(ExitCode.FAILED)
+
 
 class Interrupted(BenchscoreError):
     """Ctrl-C: the command stopped before finishing; nothing was written."""
@@ -155,6 +170,20 @@ class Group(click.Group):
         except KeyboardInterrupt:
             raise Interrupted("interrupted (Ctrl-C); nothing was written") from None
 
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None,
+                                                                            list[str]]:
+        """As click's, but an unknown command is answered with the known ones closest to it
+        (``benchscore rxnn``: ``Did you mean 'rxn'?``), lazily mounted commands included."""
+        try:
+            return super().resolve_command(ctx, args)
+        except click.exceptions.NoSuchCommand as exc:
+            import difflib
+
+            known = [n for n in self.list_commands(ctx)
+                     if not getattr(self.commands.get(n), "hidden", False)]
+            close = difflib.get_close_matches(exc.command_name, known, n=3, cutoff=0.6)
+            raise click.exceptions.NoSuchCommand(exc.command_name, possibilities=close, ctx=ctx) from None
+
     def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
              standalone_mode: bool = True, **extra: Any) -> Any:
         if not standalone_mode:
@@ -172,6 +201,21 @@ class Group(click.Group):
             click.echo(f"error: {_one_line(exc.format_message())}{command}", err=True)
             sys.exit(exc.exit_code)
         sys.exit(code if isinstance(code, int) else 0)
+
+
+class AnyCaseChoice(click.Choice):
+    """A choice given in any case (``S07`` or ``s07``), shown in help and errors as documented
+    (``{S07|S08|...}``) and passed to the command in that documented case."""
+
+    def __init__(self, choices: Any) -> None:
+        super().__init__(list(choices), case_sensitive=False)
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context) -> str | None:
+        shown = "|".join(map(str, self.choices))
+        return f"{{{shown}}}" if param.required and param.param_type_name == "argument" else f"[{shown}]"
+
+    def get_invalid_choice_message(self, value: Any, ctx: click.Context | None) -> str:
+        return f"{value!r} is not one of {', '.join(map(repr, self.choices))}."
 
 
 def group(name: str | None = None, **kwargs: Any):

@@ -408,13 +408,16 @@ def read_outputs(paths: Sequence[Path]) -> list[tuple[str, Any, str]]:
 def print_comparison(doc: dict[str, Any]) -> None:
     """The answer first (each pair's differences with interval and test), then the leaderboards and
     the items that differ most; every number of the JSON."""
-    from .report import print_line, print_table
+    from .report import PERCENT_METRICS, fmt, pct, print_line, print_table
 
-    def num(v: Any) -> str:
-        return "-" if v is None else repr(v) if isinstance(v, float) else str(v)
+    def num(v: Any, metric: str = "") -> str:  # rounded for reading (4 significant digits), % for percentages
+        return pct(v) if metric in PERCENT_METRICS and v is not None else fmt(v)
 
     def ci(row: dict[str, Any]) -> str:
-        return f"[{num(row['ci95'][0])}, {num(row['ci95'][1])}]" if row["ci95"] else f"- ({row.get('ci_reason')})"
+        if not row["ci95"]:
+            return f"- ({row.get('ci_reason')})"
+        unit = " %" if row["name"] in PERCENT_METRICS else ""
+        return f"[{fmt(row['ci95'][0])}, {fmt(row['ci95'][1])}]{unit}"
 
     print_line(f"compare {doc['kind']}: {len(doc['results'])} results; same {', '.join(doc['same'])}")
     holm = "leaderboards" in doc
@@ -422,13 +425,14 @@ def print_comparison(doc: dict[str, Any]) -> None:
         cols = ["metric", "a", "b", "difference", "ci95", "p_value", *(["p_holm"] if holm else []), "test", "n_items",
                 "n_units", "standard_error", "minimum_detectable_effect"]
         print_table(f"a = {c['a']}, b = {c['b']} (difference a - b, 95 % interval: paired wild bootstrap)", cols, [
-            (m["name"], num(m["a"]), num(m["b"]), num(m["difference"]), ci(m), num(m["p_value"]),
-             *([num(m.get("p_holm"))] if holm else []), m["test"], m["n_items"], m["n_units"],
-             num(m["standard_error"]), num(m["minimum_detectable_effect"])) for m in c["metrics"]])
+            (m["name"], num(m["a"], m["name"]), num(m["b"], m["name"]), num(m["difference"], m["name"]), ci(m),
+             num(m["p_value"]), *([num(m.get("p_holm"))] if holm else []), m["test"], m["n_items"], m["n_units"],
+             num(m["standard_error"], m["name"]), num(m["minimum_detectable_effect"], m["name"]))
+            for m in c["metrics"]])
     for name, board in doc.get("leaderboards", {}).items():
         print_table(f"leaderboard {name}: groups indistinguishable at alpha {doc['alpha']} (Holm)",
                     ["group", "rank", "rank_range", "label", "value", "indistinguishable_from"],
-                    [(r["group"], r["rank"], f"{r['rank_range'][0]}-{r['rank_range'][1]}", r["label"], num(r["value"]),
+                    [(r["group"], r["rank"], f"{r['rank_range'][0]}-{r['rank_range'][1]}", r["label"], num(r["value"], name),
                       ", ".join(r["indistinguishable_from"]) or "-") for r in board])
     for c in doc["comparisons"]:
         for m in c["metrics"]:
@@ -436,8 +440,9 @@ def print_comparison(doc: dict[str, Any]) -> None:
                 print_table(f"{m['name']}: the items that differ most ({c['a']} vs {c['b']})",
                             ["item", *(["unit"] if "unit" in m["items_that_differ_most"][0] else []), "a", "b",
                              "difference"],
-                            [(r["item"], *([r["unit"]] if "unit" in r else []), num(r["a"]), num(r["b"]),
-                              num(r["difference"])) for r in m["items_that_differ_most"]])
+                            [(r["item"], *([r["unit"]] if "unit" in r else []), num(r["a"], m["name"]),
+                              num(r["b"], m["name"]), num(r["difference"], m["name"]))
+                             for r in m["items_that_differ_most"]])
     for name, why in doc["not_compared"].items():
         print_line(f"not compared: {name} ({why})")
     if doc["intersection"]:

@@ -7,6 +7,9 @@ module costs nothing at start-up.
   otherwise, and whenever stdout is a pipe or a file, as plain aligned lines at their natural width
   (never truncated, never hard-wrapped, no box characters), so the output can be copied, grepped
   and diffed.
+- :func:`fmt` (and :func:`pct`, :func:`metric_cell`, :func:`interval_cell`) is how every command prints a
+  number for reading: floats rounded to 4 significant digits, percentages with ``%``; the JSON
+  outputs keep every digit.
 - :func:`progress` draws a bar on stderr only when stderr is a terminal; otherwise it prints
   nothing at all (not even a blank line).
 """
@@ -39,18 +42,75 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def fmt(value: Any, digits: int = 4) -> str:
-    """Human formatting for table cells: None -> '-', floats to ``digits`` places."""
+#: significant digits of every number printed for reading (the JSON keeps every digit)
+DIGITS = 4
+
+#: metrics that their seed defines as percentages (``x 100``): mira's Reliability, Pass@1, Stable@3 and
+#: Complete@3. Their terminal cells say ``%``; fractions (Task Success, hit rates) and points (the tcsexam
+#: index, the swarm's 0-100 scores) are printed as plain numbers.
+PERCENT_METRICS = frozenset({"reliability", "pass_at_1", "stable_at_3", "complete_at_3"})
+
+
+def number(value: float, digits: int = DIGITS) -> str:
+    """A float rounded to ``digits`` significant digits for reading, without trailing zeros or an
+    exponent (``33.33333333333333`` -> ``33.33``, ``0.5700000000000001`` -> ``0.57``, ``7692.6`` ->
+    ``7693``, ``131072.0`` -> ``131100``); below 1e-4 or from 1e15 on, in scientific notation (``1e-09``)."""
+    if value != value or value in (float("inf"), float("-inf")):
+        return str(value)
+    if value == 0:
+        return "0"
+    if not 1e-4 <= abs(value) < 1e15:
+        mantissa, exponent = f"{value:.{digits - 1}e}".split("e")
+        mantissa = mantissa.rstrip("0").rstrip(".") if "." in mantissa else mantissa
+        return f"{mantissa}e{exponent}"
+    from math import floor, log10
+
+    exponent = floor(log10(abs(value)))
+    rounded = round(value, digits - 1 - exponent)
+    if rounded and floor(log10(abs(rounded))) > exponent:  # 9.9996 -> 10.0: one digit fewer after the point
+        exponent += 1
+    text = f"{rounded:.{max(digits - 1 - exponent, 0)}f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def fmt(value: Any, digits: int = DIGITS) -> str:
+    """A table cell or a number in a line, for reading: None -> ``-``, booleans yes/no, integers as they
+    are, floats rounded to ``digits`` significant digits (:func:`number`); anything else ``str``."""
     if value is None:
         return "-"
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
-        return f"{value:.{digits}f}"
+        return number(value, digits)
     return str(value)
 
 
-def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], *, digits: int = 4) -> Table:
+def pct(value: Any, digits: int = DIGITS) -> str:
+    """A percentage (a value already on the 0-100 scale) for reading: ``33.33 %``; None -> ``-``."""
+    return "-" if value is None else f"{fmt(value, digits)} %"
+
+
+def metric_cell(name: str, value: Any, digits: int = DIGITS) -> str:
+    """A metric's value for reading: with ``%`` when the metric is a percentage (:data:`PERCENT_METRICS`)."""
+    return pct(value, digits) if name in PERCENT_METRICS and isinstance(value, int | float) \
+        and not isinstance(value, bool) else fmt(value, digits)
+
+
+def rounded(value: Any, digits: int = DIGITS) -> Any:
+    """``value`` with every float inside it (dicts, lists, tuples) rounded to ``digits`` significant digits,
+    for a terminal line that shows a nested value as JSON; the JSON outputs keep every digit."""
+    if isinstance(value, float):
+        return float(number(value, digits)) if value == value and abs(value) != float("inf") else value
+    if isinstance(value, dict):
+        return {k: rounded(v, digits) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [rounded(v, digits) for v in value]
+    return value
+
+
+def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], *, digits: int = DIGITS) -> Table:
     """A rich table (first column left-aligned, the others right-aligned); cells go through :func:`fmt`."""
     from rich.table import Table
 
@@ -62,7 +122,8 @@ def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], *, 
     return t
 
 
-def plain_table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any]], *, digits: int = 4) -> str:
+def plain_table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any]], *,
+                digits: int = DIGITS) -> str:
     """The table as plain text: a title line, then aligned columns separated by two spaces."""
     cells = [[str(c) for c in columns]] + [[fmt(v, digits) for v in row] for row in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(columns))]
@@ -74,7 +135,7 @@ def plain_table(title: str | None, columns: Sequence[str], rows: Iterable[Sequen
 
 
 def print_table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any]], *,
-                digits: int = 4, err: bool = False) -> None:
+                digits: int = DIGITS, err: bool = False) -> None:
     """Print a table whole: rich on a terminal, :func:`plain_table` lines when piped (see module doc)."""
     rows = list(rows)
     stream = sys.stderr if err else sys.stdout
@@ -89,17 +150,17 @@ def print_table(title: str | None, columns: Sequence[str], rows: Iterable[Sequen
     stream.flush()
 
 
-def interval_cell(record: dict[str, Any] | None, number: Any = None) -> str:
+def interval_cell(record: dict[str, Any] | None, number: Any = None, *, percent: bool = False) -> str:
     """A table cell for an interval record (:func:`benchscore.common.stats.beside`):
-    ``[low, high] method``, or ``- (reason)`` when there is none; ``number`` formats a bound
-    (default: 4 decimals, like :func:`fmt`)."""
+    ``[low, high] method``, or ``- (reason)`` when there is none; each bound is rounded like :func:`fmt`
+    (``number`` formats a bound instead), with ``%`` after the bracket when ``percent``."""
     if not record:
         return "-"
     if record.get("ci95") is None:
         return f"- ({record.get('ci_reason', 'no interval')})"
     show = number or (lambda v: fmt(float(v)))
     low, high = record["ci95"]
-    return f"[{show(low)}, {show(high)}] {record['ci_method']}"
+    return f"[{show(low)}, {show(high)}]{' %' if percent else ''} {record['ci_method']}"
 
 
 def print_line(text: str, *, err: bool = False) -> None:

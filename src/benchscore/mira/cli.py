@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from benchscore.common.cli import exit_for
 from benchscore.common.cli import group as _group
 from benchscore.common.errors import BadInput
 
@@ -261,6 +262,7 @@ def score(contract: Path, repetitions: Path, deviations: Path | None, verdicts: 
 
         print_score(out)
         _wrote(str(output))
+    exit_for(out["status"])  # 0 complete; 1 incomplete (the score is written)
 
 
 @group.command("from-inspect")
@@ -290,7 +292,7 @@ def from_inspect(logs: tuple[Path, ...], contract: Path, mapping: Path, output: 
 
 
 @group.command()
-@click.option("--contract", required=True, type=_file)
+@click.option("--contract", required=True, type=_file, help="Contract JSON whose cases get their T_soft budgets.")
 @click.option("--observations", required=True, type=_file, help="Controlled reference observations JSONL.")
 @click.option("--policy", type=_file,
               help="Calibration policy JSON (default: the contract's calibration_policy, else mira-tsoft/v1 defaults).")
@@ -307,8 +309,9 @@ def calibrate(contract: Path, observations: Path, policy: Path | None, output: P
 
 
 @group.command("judge-packets")
-@click.option("--contract", required=True, type=_file)
-@click.option("--repetitions", required=True, type=_file)
+@click.option("--contract", required=True, type=_file, help="Contract JSON (frozen case set): the judge criteria.")
+@click.option("--repetitions", required=True, type=_file,
+              help="Repetition records JSONL whose judge criteria are still to be answered.")
 @click.option("--output-dir", "output_dir", type=_folder, help="Folder to create (must not exist).  [required]")
 @click.option("--out", "out_dir", type=_folder, hidden=True, help="Old name of --output-dir.")
 @_quiet
@@ -378,9 +381,10 @@ def read_packets(folder: Path) -> tuple[list[F.JudgePacket], str]:
 
 
 @group.command()
-@click.option("--packets", "packets_dir", required=True, type=_folder)
+@click.option("--packets", "packets_dir", required=True, type=_folder,
+              help="Folder written by `mira judge-packets` (one packet per judge criterion and repetition).")
 @click.option("--base-url", required=True, help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
-@click.option("--model", required=True)
+@click.option("--model", required=True, help="Model id the endpoint lists at GET /v1/models (checked first).")
 @click.option("--api-key-env", default="MIRA_JUDGE_API_KEY", show_default=True,
               help="Environment variable holding the API key (never written anywhere).")
 @click.option("--max-retries", default=4, show_default=True, type=click.IntRange(0, 20),
@@ -461,7 +465,7 @@ def judge(packets_dir: Path, base_url: str, model: str, api_key_env: str, max_re
         # the verdicts file is written (it records every call and reason); the exit code says the
         # judging is not complete, so a script cannot mistake failed calls for a finished judge
         click.echo(f"{failed} of {len(verdicts)} packets are judge_failed; see {output}", err=True)
-        raise SystemExit(1)
+        exit_for(False)
 
 
 @group.command()
@@ -489,6 +493,7 @@ def project(score_path: Path, output: Path, quiet: bool) -> None:
 
         print_public(out)
         _wrote(str(output))
+    exit_for(out["status"])  # 0 complete; 1 incomplete (the projection is written)
 
 
 def demo(out_dir: Path) -> None:
@@ -496,6 +501,22 @@ def demo(out_dir: Path) -> None:
     from .demo import run_demo
 
     run_demo(out_dir)
+
+
+def demo_summary(out_dir: Path) -> list[tuple[str, str, str, str]]:
+    """``benchscore demo``'s rows for this domain: (what, headline numbers, status, why not complete)."""
+    from benchscore.common.readers import read_json
+    from benchscore.common.report import metric_cell
+
+    rows = []
+    for name in ("score.json", "score_incomplete.json"):
+        out = read_json(out_dir / name)
+        o = out["overall"]
+        head = ", ".join(f"{k} {metric_cell(k, o[k]['value'])}" for k in ("task_success", "reliability", "pass_at_1"))
+        why = "; ".join(f"{m['case_id']}: {m['missing']}" for m in out["missing"])
+        rows.append((name, head if o["task_success"]["value"] is not None else "null (the score is incomplete)",
+                     out["status"], why))
+    return rows
 
 
 def recompute_refusal(provenance: dict[str, Any]) -> str | None:

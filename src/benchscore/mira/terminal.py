@@ -1,8 +1,10 @@
-"""What the mira commands print: every count and metric of the JSON they write, nothing rounded away.
+"""What the mira commands print: every count and metric of the JSON they write, rounded for reading.
 
 Tables go through :func:`benchscore.common.report.print_table` (rich on a terminal; plain aligned,
-untruncated lines when piped or too wide for the terminal), each followed by a blank line. Headers are the JSON key names; floats are printed as in the JSON (shortest repr),
-booleans as yes/no, null as ``-``, lists joined by ``, `` (``-`` when empty).
+untruncated lines when piped or too wide for the terminal), each followed by a blank line. Headers are
+the JSON key names; floats are rounded to 4 significant digits (:func:`benchscore.common.report.fmt`;
+the JSON keeps every digit), percentages (Reliability, Pass@1, Stable@3, Complete@3) say ``%``,
+booleans are yes/no, null ``-``, lists joined by ``, `` (``-`` when empty).
 """
 
 from __future__ import annotations
@@ -10,13 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from benchscore.common.report import print_line, print_table
+from benchscore.common.report import fmt, metric_cell, print_line, print_table
 
 
 def cell(value: Any) -> Any:
-    """A table cell: floats exactly (repr), lists joined; None and booleans are left to print_table."""
+    """A table cell: floats rounded for reading (:func:`fmt`), lists joined; None and booleans are left
+    to print_table."""
     if isinstance(value, float):
-        return repr(value)
+        return fmt(value)
     if isinstance(value, list | tuple):
         return ", ".join(map(str, value)) or "-"
     return value
@@ -28,7 +31,7 @@ def _table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) ->
 
 
 def _metrics(title: str, values: dict[str, Any]) -> None:
-    _table(title, ["metric", "value"], values.items())
+    _table(title, ["metric", "value"], ((k, metric_cell(k, v)) for k, v in values.items()))
 
 
 _CASE_COUNTS = ("status", "planned_repetitions", "valid_comparable_repetition_count", "beyond_planned_count")
@@ -42,7 +45,8 @@ def _cases(cases: list[dict[str, Any]], values_of: Callable[[dict[str, Any]], di
             continue
         names = list(dict.fromkeys(name for c in mine for name in values_of(c)))
         _table(f"cases ({scoring_class})", ["case_id", *_CASE_COUNTS, *names],
-               ([c["case_id"], *(c[k] for k in _CASE_COUNTS), *(values_of(c).get(n) for n in names)] for c in mine))
+               ([c["case_id"], *(c[k] for k in _CASE_COUNTS), *(metric_cell(n, values_of(c).get(n)) for n in names)]
+                for c in mine))
 
 
 def _deviations(deviations: list[dict[str, Any]]) -> None:
@@ -67,7 +71,8 @@ def print_score(out: dict[str, Any]) -> None:
     _metrics("diagnostic_untimed", {k: m["value"] for k, m in out["diagnostic_untimed"].items()})
     _table("95 % intervals (ci95: cases are the unit; docs/statistics.md)",
            ["aggregate", "metric", "value", "ci95_low", "ci95_high", "ci_method", "ci_reason"],
-           ([key, name, m["value"], *(m["ci95"] or (None, None)), m["ci_method"], m.get("ci_reason")]
+           ([key, name, *(metric_cell(name, v) for v in (m["value"], *(m["ci95"] or (None, None)))), m["ci_method"],
+             m.get("ci_reason")]
             for key in ("overall", "diagnostic_untimed") for name, m in out[key].items() if "ci_method" in m))
     _cases(out["cases"], lambda c: {k: m["value"] for k, m in c["metrics"].items()})
     _table("repetitions", ["id", *_REPETITION_FIELDS, "governance_violations", "derivation"], (

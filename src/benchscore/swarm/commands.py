@@ -16,10 +16,11 @@ import orjson
 from pydantic import ValidationError
 
 from benchscore.common.atomic import atomic_write_bytes, atomic_write_json
-from benchscore.common.errors import BadInput, ExitCode
+from benchscore.common.cli import exit_for
+from benchscore.common.errors import BadInput
 from benchscore.common.provenance import provenance
 from benchscore.common.readers import read_bytes, read_json, read_jsonl, validate
-from benchscore.common.report import console, err_console, print_line, print_table, progress
+from benchscore.common.report import console, err_console, fmt, print_line, print_table, progress
 
 from .agents import Agent, SimulatedPayload, simulated_handler
 from .audit import AuditReport, audit_pool
@@ -95,7 +96,7 @@ def report_rows(body: dict[str, Any], *, skip: tuple[str, ...] = (), prefix: str
         if isinstance(value, dict):
             rows += report_rows(value, prefix=name + ".") if value else [(name, "{}")]
         elif isinstance(value, list):
-            shown = ", ".join(str(v) for v in value[:8]) + (", ..." if len(value) > 8 else "")
+            shown = ", ".join(fmt(v) for v in value[:8]) + (", ..." if len(value) > 8 else "")
             rows.append((name, f"{len(value)} items: {shown}" if value else "0 items"))
         else:
             rows.append((name, value))
@@ -189,8 +190,7 @@ def run_cmd(tasks_file: Path, agents_file: Path, store: str, redis_url: str | No
     body["provenance"] = provenance("swarm.run", {"tasks": tasks_raw, "agents": agents_raw},
                                     extra={"store": report.store})
     _write(output, body)
-    if not (report.converged and report.audit_verdict == "PASS"):
-        raise SystemExit(ExitCode.FAILED)
+    exit_for(report.converged, report.audit_verdict)
 
 
 # ---- status / audit ----------------------------------------------------------------------------
@@ -225,10 +225,10 @@ def status_cmd(run_id: str, store: str, redis_url: str | None, as_json: bool) ->
         return
     print_table(f"swarm status {run_id}", ["key", "value"], report_rows(body, skip=("convergence", "pheromone_leaders")))
     for scope, c in conv.items():
-        console.print(f"converged ({scope}): task {c['accepted_task_id']} score {c['accepted_score']} "
+        console.print(f"converged ({scope}): task {c['accepted_task_id']} score {fmt(c['accepted_score'])} "
                       f"blob {c['blob_sha256'] or '-'}", markup=False, highlight=False, soft_wrap=True)
     for cap, items in top.items():
-        console.print(f"pheromone leaders {cap}: " + ", ".join(f"task {t} P={p:.3f}" for t, p in items),
+        console.print(f"pheromone leaders {cap}: " + ", ".join(f"task {t} P={fmt(p)}" for t, p in items),
                       markup=False, highlight=False, soft_wrap=True)
 
 
@@ -249,8 +249,7 @@ def audit_cmd(run_id: str, store: str, history: bool, expect_head: str | None, o
     body = report.model_dump()
     body["provenance"] = provenance("swarm.audit", {}, extra={"store": redact(store), "run_id": run_id})
     _write(output, body)
-    if report.verdict != "PASS":
-        raise SystemExit(ExitCode.FAILED)
+    exit_for(report.verdict)
 
 
 # ---- L01 / L02 ---------------------------------------------------------------------------------
@@ -276,12 +275,11 @@ def stress_cmd(total_agents: int, total_tasks: int, store: str, redis_url: str |
     d = report.model_dump()
     rows = report_rows(d, skip=("service", "L01_PASS")) + service_rows(report.service)
     rows.append(("L01_PASS", "reduced (not the seed's size)" if report.L01_verdict == "reduced" else report.L01_PASS))
-    print_table(f"L01 stress ({report.store})", ["key", "value"], rows, digits=3)
+    print_table(f"L01 stress ({report.store})", ["key", "value"], rows)
     body = dict(d)
     body["provenance"] = provenance("swarm.L01", {}, extra={"store": report.store})
     _write(output, body)
-    if report.L01_verdict == "FAIL":
-        raise SystemExit(ExitCode.FAILED)
+    exit_for(report.L01_verdict)  # 0 PASS; 1 FAIL or reduced (not the seed's size), the report written
 
 
 def budget_cmd(target_tpm: int, tokens_per_task: int, agent_count: int, store: str | None,
@@ -289,15 +287,14 @@ def budget_cmd(target_tpm: int, tokens_per_task: int, agent_count: int, store: s
     """The ``swarm budget`` command (options: see ``benchscore swarm budget --help``)."""
     report = run_l02(target_tpm, tokens_per_task, agent_count=agent_count, url=store)
     d = report.model_dump()
-    print_table("L02 TPM budget", ["key", "value"], report_rows(d, skip=("windows",)), digits=3)
+    print_table("L02 TPM budget", ["key", "value"], report_rows(d, skip=("windows",)))
     print_table("L02 minute windows", ["minute", "reserved_tokens", "actual_tokens", "target_tpm"],
                 [(w.minute, w.reserved_tokens, w.actual_tokens, w.target_tpm) for w in report.windows])
     body = dict(d)
     body["provenance"] = provenance("swarm.L02", {}, extra={"target_tpm": target_tpm,
                                                               "tokens_per_task": tokens_per_task})
     _write(output, body)
-    if not report.L02_PASS:
-        raise SystemExit(ExitCode.FAILED)
+    exit_for(report.L02_PASS)
 
 
 # ---- demo --------------------------------------------------------------------------------------
@@ -377,7 +374,7 @@ def demo(out_dir: Path) -> None:
         ("L01 duplicate_claims", len(stress.duplicate_claims)),
         ("L02_PASS", budget.L02_PASS), ("L02 max_tokens_in_a_minute", budget.max_tokens_in_a_minute),
         ("L02 budget_utilization", budget.budget_utilization),
-    ], digits=3)
+    ])
     demo_acceptance(out_dir / "acceptance")  # the acceptance layer's part of the demo (never raises)
 
 

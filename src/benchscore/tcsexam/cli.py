@@ -3,8 +3,8 @@
 Only click and light modules are imported at start-up; a command imports :mod:`.commands` (numpy,
 pydantic, ...) when it runs, so ``tcsexam --help`` stays fast. ``FORMATS`` (read by ``benchscore
 schema``) is computed on first access. Terminal output goes through ``print_table``/``print_line``:
-plain, whole lines when piped, and every number of the JSON output is printed (floats exactly, as
-``repr`` writes them).
+plain, whole lines when piped, and every number of the JSON output is printed, rounded for reading
+(4 significant digits, :func:`benchscore.common.report.fmt`; the JSON keeps every digit).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from typing import Any
 import click
 
 from benchscore import __version__
+from benchscore.common.cli import exit_for, refuse_overwriting_inputs
 from benchscore.common.cli import group as _group
-from benchscore.common.cli import refuse_overwriting_inputs
-from benchscore.common.report import interval_cell, print_line, print_table, progress
+from benchscore.common.report import fmt, interval_cell, print_line, print_table, progress
 
 from .datafolder import DATA_ENV, resolve
 
@@ -69,8 +69,8 @@ def _resolve_input(value: str, what: str, data_dir: Path | None, output: Path | 
 
 
 def _num(value: Any) -> str:
-    """A number exactly as in the JSON output (``repr`` of a float), ``-`` for null."""
-    return "-" if value is None else repr(value)
+    """A number for reading (4 significant digits, :func:`fmt`), ``-`` for null."""
+    return fmt(value)
 
 
 @reference_group.command("build")
@@ -82,11 +82,14 @@ def _num(value: Any) -> str:
 )
 @click.option("--suite", required=True, help="Suite the reference belongs to (lite, full, demo-lite, ...).")
 @click.option("--task", required=True, help="Task id.")
-@click.option("--kind", type=click.Choice(["objective", "solve"]), required=True)
-@click.option("--direction", type=click.Choice(["maximize", "minimize"]), required=True)
+@click.option("--kind", type=click.Choice(["objective", "solve"]), required=True,
+              help="objective: instances have an objective value; solve: solved (A=1) or not (A=0).")
+@click.option("--direction", type=click.Choice(["maximize", "minimize"]), required=True,
+              help="Whether a larger objective value is better (maximize) or a smaller one (minimize).")
 @click.option("--relative-floor", type=float, default=0.02, show_default=True, help="scale >= this * |mu|.")
 @click.option("--absolute-floor", type=float, default=1e-9, show_default=True, help="scale >= this.")
-@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="The reference JSON to write.")
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
 def reference_build(
     reference_id: str,
@@ -119,7 +122,8 @@ def reference_build(
 
 @reference_group.command("merge")
 @click.option("--id", "reference_id", required=True, help="Id of the merged reference.")
-@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="The merged reference JSON to write.")
 @click.argument("parts", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
 def reference_merge(reference_id: str, output: Path, parts: tuple[Path, ...]) -> None:
     """Merge references of distinct tasks (same suite and scale floors) into one reference."""
@@ -149,8 +153,8 @@ def reference_show(reference: str, data_dir: Path | None) -> None:
         for name, t in loaded.tasks.items()
     ]
     print_table(
-        f"reference {ref.reference_id} (suite {ref.suite}; floors relative {ref.scale_floors.relative!r}, "
-        f"absolute {ref.scale_floors.absolute!r})",
+        f"reference {ref.reference_id} (suite {ref.suite}; floors relative {fmt(ref.scale_floors.relative)}, "
+        f"absolute {fmt(ref.scale_floors.absolute)})",
         ["task", "kind", "direction", "instances", "scored", "unscored"],
         rows,
     )
@@ -237,7 +241,7 @@ def _print_solver_scores(task: str, done: list[tuple[Path, Path, dict]]) -> None
          "relative_score ci95"],
         [
             (str(rec), _num(s["relative_score"]), s["scored_instance_count"], len(s["unscored_instances"]), str(out),
-             interval_cell(s["intervals"]["relative_score"], repr))
+             interval_cell(s["intervals"]["relative_score"]))
             for rec, out, s in done
         ],
     )
@@ -257,7 +261,8 @@ def _print_solver_scores(task: str, done: list[tuple[Path, Path, dict]]) -> None
     required=True,
     help="cohort.json (suite, solver protocol and reference, planned repeats, adoption_rule)",
 )
-@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="The index JSON to write (also when the result is incomplete: the exit code is then 1).")
 @click.option("--ci-seed", type=int, default=16, show_default=True,
               help="Seed of the bootstrap behind the 95 % intervals (recorded in provenance).")
 @click.option("--ci-resamples", type=click.IntRange(min=100), default=2000, show_default=True,
@@ -272,6 +277,7 @@ def score_cmd(suite: str, attempts: Path, cohort: Path, output: Path, ci_seed: i
                      output=output, ci_seed=ci_seed, ci_resamples=ci_resamples)
     _print_index(out)
     print_line(f"status {out['status']} -> {output}")
+    exit_for(out["status"])  # 0 complete; 1 provisional or incomplete (the output is written)
 
 
 def _print_index(out: dict) -> None:
@@ -298,7 +304,7 @@ def _print_index(out: dict) -> None:
         "95 % intervals (stratified bootstrap over tasks within tracks, attempts within tasks)",
         ["model", "number", "value", "ci95"],
         [
-            (model, name, _num(value), interval_cell(record, repr))
+            (model, name, _num(value), interval_cell(record))
             for model, res in models.items()
             for name, value, record in [
                 ("index", res["index"], res["intervals"]["index"]),
@@ -360,6 +366,7 @@ def _print_index(out: dict) -> None:
     type=click.Path(file_okay=False, path_type=Path),
     default=Path("tcsexam-demo"),
     show_default=True,
+    help="Folder for the demo's reference, solver scores and index (created).",
 )
 def demo_cmd(output_dir: Path) -> None:
     """Run reference build -> solver-score -> score on the bundled SYNTHETIC demo suite demo-lite."""
@@ -380,6 +387,22 @@ def demo(out_dir: Path) -> None:
     out = run_demo(out_dir, say=print_line)
     _print_index(out)
     print_line(f"status {out['status']}; tcsexam demo outputs (synthetic) in {out_dir}")
+
+
+def demo_summary(out_dir: Path) -> list[tuple[str, str, str, str]]:
+    """``benchscore demo``'s rows for this domain: (what, headline numbers, status, why not complete)."""
+    from benchscore.common.readers import read_json
+
+    out = read_json(out_dir / "index.json")
+    rows = []
+    for model, res in out["models"].items():
+        head = (f"index {fmt(res['index'])} {interval_cell(res['intervals']['index'])}" if res["index"] is not None
+                else "index - (null unless complete or provisional)")
+        problems = sorted(res["problems"], key=lambda p: "provisional" in p)  # what makes it incomplete first
+        why = "; ".join(problems[:1]) + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else "")
+        rows.append((f"index.json {model} (SYNTHETIC)", head, res["status"], why if res["status"] != "complete"
+                     else ""))
+    return rows
 
 
 def recompute_refusal(provenance: dict[str, Any]) -> str | None:

@@ -20,6 +20,7 @@ from benchscore.common.cli import refuse_overwriting_inputs
 from benchscore.common.errors import BadInput
 from benchscore.common.provenance import provenance
 from benchscore.common.readers import loads_json, read_bytes, read_json_bytes, validate
+from benchscore.common.report import fmt
 from benchscore.common.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, LEVEL
 
 from .formats import Reference
@@ -289,7 +290,7 @@ def run_demo(out_dir: Path, data: Path = DEMO_DATA, *, say: Callable[[str], None
             )
         say(
             f"solver-score {rec['model']} {rec['task']} attempt {rec['attempt']}: "
-            f"relative_score {out['relative_score']!r}, {out['scored_instance_count']} scored instances, "
+            f"relative_score {fmt(out['relative_score'])}, {out['scored_instance_count']} scored instances, "
             f"unscored_instances {' '.join(out['unscored_instances']) or '-'}"
         )
         writer.writerow(

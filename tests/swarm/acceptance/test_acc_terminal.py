@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from benchscore.common.cli import group
+from benchscore.common.report import fmt, rounded
 from benchscore.swarm.cli_accept import accept, demo_acceptance
 
 
@@ -32,16 +33,29 @@ def numbers(obj, skip=("provenance",)):
         yield obj
 
 
+def _shown(x) -> set[str]:
+    """How the terminal may print a JSON number: rounded to 4 significant digits (issue 18), as a cell or inside
+    a JSON value (``100.0`` is ``100`` in a cell and ``100.0`` in JSON)."""
+    return {fmt(x), orjson.dumps(rounded(x)).decode()}
+
+
 def assert_every_number_printed(doc, output: str) -> None:
-    missing = sorted({repr(x) for x in numbers(doc) if repr(x) not in output})
+    missing = sorted({repr(x) for x in numbers(doc) if not any(s in output for s in _shown(x))})
     assert not missing, f"numbers of the JSON not in the terminal output: {missing[:20]}"
+
+
+def shown_reason(reason: str) -> str:
+    """A FAIL reason as the terminal prints it: its condition and failing parts whole; its evidence follows,
+    rounded for reading (the JSON keeps every digit)."""
+    head, sep, _ = reason.partition("; evidence: ")
+    return head + sep
 
 
 def assert_every_fail_on_one_line(failures: dict[str, str], prefix: str, output: str) -> None:
     lines = output.splitlines()
     for name, reason in failures.items():
         assert reason, name
-        hits = [ln for ln in lines if reason in ln]
+        hits = [ln for ln in lines if shown_reason(reason) in ln]
         assert hits and any(f"FAIL {prefix}" in ln for ln in hits), (name, reason)
 
 
@@ -116,7 +130,8 @@ def test_matrix_terminal_prints_every_number_and_every_fail_reason(matrix_run):
     assert {c["id"] for c in fails} >= {"S07.pheromone_scores_pg_and_redis", "L01",
                                          "A02_unit_and_deterministic_scenarios.unit_tests_report"}
     for c in fails:
-        assert c["reason"] and any(c["reason"] in ln and "FAIL" in ln for ln in r.output.splitlines()), c["id"]
+        assert c["reason"] and any(shown_reason(c["reason"]) in ln and "FAIL" in ln for ln in r.output.splitlines()), \
+            c["id"]
     for label in ("S07 (replay): FAIL", "S08 (replay): PASS", "S07 | replay | FAIL", "L01 | not_run | FAIL",
                   "S07_live_external_github_code_reasoning | replay | FAIL"):
         assert label in r.output
@@ -150,7 +165,7 @@ def test_demo_prints_fail_reasons_files_and_reproduce(tmp_path, capsys):
     m = orjson.loads((tmp_path / "acceptance-matrix.json").read_bytes())
     for c in m["checks"]:
         if c["verdict"] == "FAIL":
-            assert any(c["reason"] in ln for ln in text.splitlines()), c["id"]
+            assert any(shown_reason(c["reason"]) in ln for ln in text.splitlines()), c["id"]
     assert f"wrote: {tmp_path / 'acceptance-matrix.md'}" in text
     repro = [ln for ln in text.splitlines() if ln.startswith("reproduce: ")]
     assert len(repro) == 1 and "--output" in repro[0]

@@ -127,17 +127,21 @@ def deterministic_examples() -> Check:
                  evidence={"conditions": parts})
 
 
-#: pytest's JUnit classname of a test under tests/swarm
-SWARM_TEST_PREFIX = "tests.swarm."
-JUNIT_CONDITION = "a pytest JUnit report (--junit) with >= 1 tests.swarm test case, no failure, no error"
+#: JUnit classnames of the swarm's tests: pytest's for a test under tests/swarm, and the bundled unit checks
+#: (:mod:`benchscore.swarm.accept.unit_checks`, which ``benchscore demo`` runs)
+SWARM_TEST_PREFIXES = ("tests.swarm.", "benchscore.swarm.unit_checks")
+JUNIT_CONDITION = ("a JUnit report (--junit) with >= 1 swarm test case (pytest tests/swarm, or the bundled "
+                   "benchscore.swarm.unit_checks), no failure, no error")
 
 
 def junit_check(path: Path | None) -> Check:
-    """A pytest JUnit XML report of ``tests/swarm``: at least one test case whose classname is under
-    ``tests.swarm.``, no failure, no error (a clean report of another suite is not evidence)."""
+    """A JUnit XML report of the swarm's tests: at least one test case whose classname is under
+    ``tests.swarm.`` (pytest) or ``benchscore.swarm.unit_checks`` (the bundled checks), no failure, no
+    error (a clean report of another suite is not evidence)."""
     if path is None:
         return Check(name="unit_tests_report", passed=False, condition=JUNIT_CONDITION,
-                     evidence={"reason": "not supplied: run pytest tests/swarm --junitxml FILE and pass --junit FILE"})
+                     evidence={"reason": "not supplied: run pytest tests/swarm --junitxml FILE and pass --junit FILE "
+                                         "(benchscore demo runs the bundled unit checks and passes their report)"})
     data = read_bytes(path)
     try:
         root = ET.fromstring(data)
@@ -154,7 +158,7 @@ def junit_check(path: Path | None) -> Check:
             except ValueError:
                 raise BadInput(f"attribute {k} is not an integer", source=path, field=k) from None
     swarm_cases = sum(1 for s in suites for tc in s.iter("testcase")
-                      if (tc.get("classname") or "").startswith(SWARM_TEST_PREFIX))
+                      if (tc.get("classname") or "").startswith(SWARM_TEST_PREFIXES))
     passed = totals["tests"] > 0 and swarm_cases > 0 and totals["failures"] == 0 and totals["errors"] == 0
     return Check(name="unit_tests_report", passed=passed, condition=JUNIT_CONDITION,
                  evidence={**totals, "swarm_testcases": swarm_cases, "report": path.name})
