@@ -11,11 +11,11 @@ def ev(seq, task, kind, agent=None, attempt=0, value=None, delta=None, note=None
 
 
 def chained(rows):
-    """The rows with a valid hash chain (in their order): what a store would have written."""
+    """The rows with a valid hash chain (in their order, all of writer 1): what a store would have written."""
     out, prev = [], GENESIS
-    for row in rows:
+    for k, row in enumerate(rows, 1):
         prev = event_digest(prev, *row[1:9])
-        out.append((*row, prev))
+        out.append((*row, prev, 1, k))
     return out
 
 

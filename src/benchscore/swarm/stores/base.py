@@ -22,7 +22,7 @@ import orjson
 from benchscore.common.errors import BadInput, BenchscoreError
 
 from ..lease import DEFAULT_LEASE_SECONDS, CrashPolicy, resolve_expired_lease
-from ..ledger import GENESIS, EventKind, LedgerEvent, LedgerHead, event_contents
+from ..ledger import EventKind, LedgerEvent, LedgerHead, WriterHead, event_contents
 from ..retry import ServiceLog
 from ..tasks import (
     Claim,
@@ -72,22 +72,33 @@ class EventBatch:
             self.changes.append((len(self.events), capability, task_id, value))
         self.events.append((self.run_id, task_id, kind, agent, attempt, value, delta, note, at))
 
-    def appended(self, prev_seq: int, seqs: Sequence[int]) -> Appended:
+    def extend(self, other: EventBatch) -> None:
+        """Append the events (and pheromone changes) of ``other`` after this batch's."""
+        n = len(self.events)
+        self.events += other.events
+        self.changes += [(i + n, *rest) for i, *rest in other.changes]
+
+    def appended(self, writer_id: int, writer_events: int, seqs: Sequence[int]) -> Appended:
+        """What the mirror publishes of these events, appended with ``seqs`` to writer ``writer_id``'s
+        chain, which holds ``writer_events`` rows after them."""
+        prev = writer_events - len(seqs)
         return Appended(
-            prev_seq,
+            writer_id, prev,
             [(q, *e[1:]) for q, e in zip(seqs, self.events, strict=True)],
-            [(seqs[i], cap, task_id, p) for i, cap, task_id, p in self.changes],
+            [(seqs[i], prev + 1 + i, cap, task_id, p) for i, cap, task_id, p in self.changes],
         )
 
 
 @dataclass(frozen=True)
 class Appended:
-    """What one committed transaction added to the ledger, as the mirror publishes it:
-    ``prev_seq`` (the run's last ``seq`` before it, 0 for none), ``events`` as
-    ``(seq, task_id, kind, agent, attempt, value, delta, note, at)`` and ``changes`` as
-    ``(seq of the event, capability, task_id, new P_t)``."""
+    """What one committed transaction added to the ledger, as the mirror publishes it: the
+    ``writer_id`` whose chain it extended, ``prev`` (that chain's rows before it), ``events`` as
+    ``(seq, task_id, kind, agent, attempt, value, delta, note, at)`` (writer_seq ``prev + 1``,
+    ``prev + 2``, ...) and ``changes`` as ``(seq of the event, its writer_seq, capability, task_id,
+    new P_t)``."""
 
-    prev_seq: int
+    writer_id: int
+    prev: int
     events: list[tuple]
     changes: list[tuple]
 
@@ -95,8 +106,9 @@ class Appended:
 _NONE = type(None)
 _INT, _STR, _NUM, _BYTES_OR_NONE = (int,), (str,), (int, float), (bytes, _NONE)
 #: the types a ledger row's columns (LEDGER_COLUMNS) and a task state's (TASK_STATE_COLUMNS) may hold
+_INT_OR_NONE = (int, _NONE)
 LEDGER_TYPES = (_INT, _STR, _INT, _STR, (str, _NONE), _INT, (int, float, _NONE), (int, float, _NONE), (str, _NONE),
-                _NUM, _BYTES_OR_NONE)
+                _NUM, _BYTES_OR_NONE, _INT_OR_NONE, _INT_OR_NONE)
 TASK_STATE_TYPES = (_INT, _STR, _NUM, (int, float, _NONE), _INT, (str, _NONE), _STR, (str, _NONE))
 
 
@@ -108,6 +120,7 @@ def _number(value: object) -> float:
 
 _EMPTY_OUTPUT = hashlib.sha256(b"").hexdigest()
 _CREATE, _CLAIM, _COMPLETE, _FAIL, _PHEROMONE, _LEASE_EXPIRED = (k.value for k in EventKind)
+_DONE = TaskStatus.done.value
 
 
 def output_digest(output: str) -> str:
@@ -295,15 +308,7 @@ class TaskPool(ABC):
         the claim: on SQLite at every claim; on PostgreSQL at most every ``min(1 s, lease / 2)`` per
         connection and always before a claim would come back empty (so a task whose lease expired
         moments ago may wait up to that long before it is pending again)."""
-        if limit < 1:
-            raise ValueError("limit must be >= 1")
-        caps = sorted(set(capabilities))
-        if not caps:
-            return []
-        policy, lease = self.settings
-        claims, appended = self._claim(agent_id, caps, limit, policy, lease)
-        self._publish(appended)
-        return claims
+        return self.finish_and_claim((), (), agent_id, capabilities, limit=limit)[2]
 
     def complete(self, claim: Claim, score: float, output: str) -> None:
         """Success: status done, ``P_t += score``. Raises :class:`StaleClaim` if refused."""
@@ -312,17 +317,7 @@ class TaskPool(ABC):
 
     def complete_many(self, results: Sequence[tuple[Claim, float, str]]) -> list[bool]:
         """Complete several claims in one transaction; True where accepted, False where stale."""
-        rows = []
-        for claim, score, output in results:
-            score = float(score) + 0.0
-            if score != score or score in (float("inf"), float("-inf")):
-                raise ValueError(f"task {claim.task_id}: score must be finite")
-            rows.append((claim, score, str(output), pheromone_on_success(claim.pheromone, score)))
-        if not rows:
-            return []
-        accepted, appended = self._complete(rows, time.time())
-        self._publish(appended)
-        return accepted
+        return self.finish_and_claim(results, (), None, (), limit=0)[0]
 
     def fail(self, claim: Claim, error: str = "") -> TaskStatus:
         """Failure: ``P_t -= 1.0``; pending again until the attempt limit, then failed.
@@ -334,20 +329,47 @@ class TaskPool(ABC):
 
     def fail_many(self, failures: Sequence[tuple[Claim, str]]) -> list[TaskStatus | None]:
         """Fail several claims in one transaction; the new status where accepted, None where stale."""
-        rows = [
-            (
-                claim,
-                status_after_failure(claim.attempt, claim.max_attempts),
-                str(error),
-                pheromone_on_failure(claim.pheromone),
-            )
-            for claim, error in failures
-        ]
-        if not rows:
-            return []
-        accepted, appended = self._fail(rows, time.time())
+        return self.finish_and_claim((), failures, None, (), limit=0)[1]
+
+    def finish_and_claim(
+        self, results: Sequence[tuple[Claim, float, str]], failures: Sequence[tuple[Claim, str]],
+        agent_id: str | None, capabilities: Sequence[str], *, limit: int = 1,
+    ) -> tuple[list[bool], list[TaskStatus | None], list[Claim]]:
+        """Complete ``results``, fail ``failures`` and claim up to ``limit`` next tasks for
+        ``agent_id`` in **one** transaction (one commit, on PostgreSQL one round trip): what
+        :meth:`complete_many`, :meth:`fail_many` and :meth:`claim` return, in that order. A claim
+        passed twice is finished once (the second is refused as stale)."""
+        if limit < 0 or (limit and agent_id is None):
+            raise ValueError("limit must be >= 0, and an agent is needed to claim")
+        rows: list[tuple] = []
+        for claim, score, output in results:
+            score = float(score) + 0.0
+            if score != score or score in (float("inf"), float("-inf")):
+                raise ValueError(f"task {claim.task_id}: score must be finite")
+            output = str(output)
+            rows.append((claim, _DONE, score, output, pheromone_on_success(claim.pheromone, score),
+                         output_digest(output)))
+        statuses = [status_after_failure(claim.attempt, claim.max_attempts) for claim, _e in failures]
+        rows += [(claim, status.value, None, str(error), pheromone_on_failure(claim.pheromone), None)
+                 for (claim, error), status in zip(failures, statuses, strict=True)]
+        seen: set[int] = set()
+        unique = []
+        for r in rows:
+            unique.append(r[0].task_id not in seen)
+            seen.add(r[0].task_id)
+        caps = sorted(set(capabilities)) if limit else []
+        if not caps:
+            limit = 0
+        if not rows and not limit:
+            return [], [], []
+        policy, lease = self.settings
+        sent = [r for r, u in zip(rows, unique, strict=True) if u]
+        accepted_sent, claims, appended = self._step(sent, agent_id, caps, limit, policy, lease)
         self._publish(appended)
-        return [r[1] if ok else None for r, ok in zip(rows, accepted, strict=True)]
+        it = iter(accepted_sent)
+        accepted = [next(it) if u else False for u in unique]
+        n = len(results)
+        return (accepted[:n], [st if ok else None for st, ok in zip(statuses, accepted[n:], strict=True)], claims)
 
     def expire_leases(self) -> int:
         """Resolve every expired lease now by the crash policy; returns how many."""
@@ -423,13 +445,16 @@ class TaskPool(ABC):
             yield LedgerEvent.from_row(row)
 
     def ledger_head(self) -> LedgerHead:
-        """The chain head the store records for the run (RunNotFound when there is no run)."""
+        """The writers' chain heads the store records for the run, and the run's head over them
+        (RunNotFound when there is no run)."""
         row = self._get_run()
         if row is None:
             raise RunNotFound(f"no run {self.run_id!r} in {self.display_url}")
-        self.check_types([row[2:5]], ("ledger_head", "ledger_events", "ledger_seq"), (_BYTES_OR_NONE, _INT, _INT),
-                         "the run's chain head")
-        return head_from_row(row[2:5])
+        chains = self._chains()
+        self.check_types(chains, ("writer_id", "head", "events", "last_seq"), (_INT, (bytes,), _INT, _INT),
+                         "the chain head of writer")
+        self.check_types([row[2:3]], ("ledger_writers",), (_INT,), "the run's writer count")
+        return LedgerHead.of((WriterHead(int(w), bytes(h), int(n), int(q)) for w, h, n, q in chains), int(row[2]))
 
     def created_at(self) -> float:
         """When the run was created (epoch seconds; RunNotFound when there is no run)."""
@@ -477,26 +502,25 @@ class TaskPool(ABC):
         return updates
 
     @staticmethod
-    def _claim_events(claims: Sequence[Claim], now: float, batch: EventBatch) -> None:
-        run = batch.run_id
-        batch.events += [(run, c.task_id, _CLAIM, c.agent_id, c.attempt, c.pheromone, None, None, now) for c in claims]
-
-    @staticmethod
-    def _complete_events(rows: Sequence[tuple], now: float, batch: EventBatch) -> None:
+    def _step_events(rows: Sequence[tuple], accepted: Sequence[bool], claims: Sequence[Claim], now: float,
+                     batch: EventBatch) -> None:
+        """The events of a step, in the order its store appends them: per accepted finish row
+        ``(claim, status, score, output, new P_t, output sha256)`` its complete (or fail) and its
+        pheromone change, then per claim its claim event."""
         run, events, changes = batch.run_id, batch.events, batch.changes
-        for claim, score, output, new_p in rows:
-            events.append((run, claim.task_id, _COMPLETE, claim.agent_id, claim.attempt, score, None,
-                           output_digest(output), now))
+        for (claim, status, score, _output, new_p, digest), ok in zip(rows, accepted, strict=True):
+            if not ok:
+                continue
+            if status == _DONE:
+                events.append((run, claim.task_id, _COMPLETE, claim.agent_id, claim.attempt, score, None, digest, now))
+                cause = _COMPLETE
+            else:
+                events.append((run, claim.task_id, _FAIL, claim.agent_id, claim.attempt, None, None, status, now))
+                cause = _FAIL
             changes.append((len(events), claim.capability, claim.task_id, new_p))
             events.append((run, claim.task_id, _PHEROMONE, claim.agent_id, claim.attempt, new_p,
-                           new_p - claim.pheromone, _COMPLETE, now))
-
-    @staticmethod
-    def _fail_events(rows: Sequence[tuple], now: float, batch: EventBatch) -> None:
-        for claim, status, _error, new_p in rows:
-            batch.add(claim.task_id, _FAIL, claim.agent_id, claim.attempt, None, None, status.value, now)
-            batch.add(claim.task_id, _PHEROMONE, claim.agent_id, claim.attempt, new_p,
-                      new_p - claim.pheromone, _FAIL, now, capability=claim.capability)
+                           new_p - claim.pheromone, cause, now))
+        events += [(run, c.task_id, _CLAIM, c.agent_id, c.attempt, c.pheromone, None, None, now) for c in claims]
 
     # ---- what each store implements ----------------------------------------------------------
     # Every write returns the Appended of its transaction for the mirror (None when it appended
@@ -507,7 +531,10 @@ class TaskPool(ABC):
     def _delete_run(self) -> None: ...
     @abstractmethod
     def _get_run(self) -> tuple | None:
-        """(crash_policy, lease_seconds, ledger_head, ledger_events, ledger_seq) or None."""
+        """(crash_policy, lease_seconds, writers handed out) or None."""
+    @abstractmethod
+    def _chains(self) -> list[tuple]:
+        """(writer_id, head, events, last_seq) of every writer of the run, by writer id."""
     @abstractmethod
     def _insert_run(self, policy: CrashPolicy, lease_seconds: float, now: float, rows: list[tuple]
                     ) -> tuple[list[int], Appended | None]:
@@ -515,12 +542,12 @@ class TaskPool(ABC):
     @abstractmethod
     def _insert_tasks(self, rows: list[tuple], now: float) -> tuple[list[int], Appended]: ...
     @abstractmethod
-    def _claim(self, agent: str, caps: list[str], limit: int, policy: CrashPolicy, lease: float
-               ) -> tuple[list[Claim], Appended | None]: ...
-    @abstractmethod
-    def _complete(self, rows: list[tuple], now: float) -> tuple[list[bool], Appended | None]: ...
-    @abstractmethod
-    def _fail(self, rows: list[tuple], now: float) -> tuple[list[bool], Appended | None]: ...
+    def _step(self, rows: list[tuple], agent: str | None, caps: list[str], limit: int, policy: CrashPolicy,
+              lease: float) -> tuple[list[bool], list[Claim], Appended | None]:
+        """One transaction: finish ``rows`` (``(claim, status, score, output/error, new P_t, output
+        sha256)``, fenced by attempt and agent; no task twice), then claim up to ``limit``
+        (resolving expired leases first, see :meth:`claim`); returns which rows were accepted and
+        the claims in claim order."""
     @abstractmethod
     def _expire(self, policy: CrashPolicy, now: float) -> tuple[int, Appended | None]: ...
     @abstractmethod
@@ -541,9 +568,3 @@ class TaskPool(ABC):
     def _task_states(self) -> list[tuple]: ...
     @abstractmethod
     def _capabilities(self) -> list[str]: ...
-
-
-def head_from_row(row: Sequence) -> LedgerHead:
-    """A LedgerHead from the (ledger_head, ledger_events, ledger_seq) columns of a run row."""
-    head, events, seq = row
-    return LedgerHead(bytes(head) if head is not None else GENESIS, int(events or 0), int(seq or 0))
