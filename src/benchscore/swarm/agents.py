@@ -110,9 +110,15 @@ def _outcome(agent: Agent, claim: Claim) -> Outcome:
     return out
 
 
-def work_once(pool: TaskPool, agent: Agent, *, batch: int, stats: AgentStats) -> int:
-    """One round of one agent: claim up to ``batch``, handle, complete/fail. Returns claims taken."""
-    claims = pool.claim(agent.agent_id, agent.capabilities, limit=batch)
+def work_once(pool: TaskPool, agent: Agent, *, batch: int, stats: AgentStats,
+              held: dict[str, list[Claim]] | None = None) -> int:
+    """One round of one agent: claim up to ``batch``, handle, complete/fail. Returns claims taken.
+    With ``held`` (agent id -> claims), the round starts with the claims the agent's previous round
+    took and ends by finishing its batch and claiming the next one in one transaction
+    (:meth:`~benchscore.swarm.pool.TaskPool.finish_and_claim`: one commit per round, not two)."""
+    claims = held.pop(agent.agent_id, None) if held is not None else None
+    if not claims:
+        claims = pool.claim(agent.agent_id, agent.capabilities, limit=batch)
     if not claims:
         return 0
     stats.claimed += len(claims)
@@ -125,14 +131,16 @@ def work_once(pool: TaskPool, agent: Agent, *, batch: int, stats: AgentStats) ->
             done.append((claim, out.score, out.output))
         else:
             failed.append((claim, out.error))
-    if done:
-        accepted = pool.complete_many(done)
-        stats.completed += sum(accepted)
-        stats.stale += len(accepted) - sum(accepted)
-    if failed:
-        statuses = pool.fail_many(failed)
-        stats.failed += sum(1 for s in statuses if s is not None)
-        stats.stale += sum(1 for s in statuses if s is None)
+    if held is not None:
+        accepted, statuses, held[agent.agent_id] = pool.finish_and_claim(done, failed, agent.agent_id,
+                                                                         agent.capabilities, limit=batch)
+    else:
+        accepted = pool.complete_many(done) if done else []
+        statuses = pool.fail_many(failed) if failed else []
+    stats.completed += sum(accepted)
+    stats.stale += len(accepted) - sum(accepted)
+    stats.failed += sum(1 for s in statuses if s is not None)
+    stats.stale += sum(1 for s in statuses if s is None)
     return len(claims)
 
 
@@ -147,8 +155,11 @@ def run_agents(
 ) -> AgentStats:
     """Run several agents in turn in this process (each claims its own batches) until none has
     anything left: a task claimed by someone else keeps an agent waiting, since its lease may
-    expire and the task come back."""
+    expire and the task come back. Each agent finishes a batch and claims its next in one
+    transaction (see :func:`work_once`); with ``should_stop`` every round claims and finishes on its
+    own, so that a stop leaves no claim held."""
     stats = AgentStats()
+    held: dict[str, list[Claim]] | None = {} if should_stop is None else None
     active = list(agents)
     idle_rounds = 0
     while active:
@@ -157,7 +168,7 @@ def run_agents(
         took = 0
         still = []
         for agent in active:
-            n = work_once(pool, agent, batch=batch, stats=stats)
+            n = work_once(pool, agent, batch=batch, stats=stats, held=held)
             took += n
             if n or pool.has_open(agent.capabilities):
                 still.append(agent)
