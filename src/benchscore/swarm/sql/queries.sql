@@ -171,3 +171,11 @@ COPY swarm_tasks (id, run_id, capability, payload, pheromone, max_attempts, crea
 
 -- name: copy_events
 COPY swarm_events (seq, run_id, task_id, kind, agent, attempt, value, delta, note, at, hash, writer_id, writer_seq) FROM STDIN;
+
+-- name: writer_rows_after
+-- the rows a writer appended after its first N (what a step whose commit was not confirmed did)
+SELECT seq, task_id, kind, attempt, value FROM swarm_events
+WHERE run_id = %(run_id)s AND writer_id = %(writer)s AND writer_seq > %(events)s ORDER BY writer_seq;
+
+-- name: claimed_tasks
+SELECT id, capability, payload, max_attempts, lease_expires_at FROM swarm_tasks WHERE id = ANY (%(ids)s::bigint[]);

@@ -131,6 +131,7 @@ class PostgresPool(TaskPool):
         self._tx_first_seq: int | None = None
         self._writer: int | None = None  # this pool's writer id of the run (see _ensure_writer)
         self._writer_pid = 0
+        self._writer_events: int | None = None  # rows of this writer's chain after its last write, when known
 
     @classmethod
     def connect(cls, url: str, run_id: str, *, max_outage: float = DEFAULT_MAX_OUTAGE,
@@ -205,7 +206,7 @@ class PostgresPool(TaskPool):
             w = self._do(lambda c: c.execute(Q["new_writer"], {"run_id": self.run_id}).fetchone()[0], "new_writer")
             if w is None:
                 raise RunNotFound(f"no run {self.run_id!r} in {self.display_url}")
-            self._writer, self._writer_pid = w, os.getpid()
+            self._writer, self._writer_pid, self._writer_events = w, os.getpid(), 0
         return self._writer
 
     def _append(self, c: psycopg.Connection, batch: EventBatch) -> tuple[list[int], int]:
@@ -248,6 +249,7 @@ class PostgresPool(TaskPool):
                     raise self._exists()
                 return [], None
             # writer 1 of the run, created with it (kept only if this transaction commits)
+            self._writer_events = None
             self._writer, self._writer_pid = c.execute(Q["new_writer"], {"run_id": self.run_id}).fetchone()[0], os.getpid()
             return self._insert_tasks_tx(c, rows, now) if rows else ([], None)
 
@@ -279,6 +281,7 @@ class PostgresPool(TaskPool):
 
     def _insert_tasks(self, rows, now):
         self._ensure_writer()
+        self._writer_events = None
         out = self._do(lambda c: self._insert_tasks_tx(c, rows, now), "add_tasks")
         if len(rows) >= 500:  # fresh statistics, so claims walk the pending index in order
             self._do(lambda c: c.execute(Q["analyze_tasks"]), "analyze")
@@ -307,6 +310,30 @@ class PostgresPool(TaskPool):
             if out[8] and self._tx_first_seq is None:
                 self._tx_first_seq = out[8][0]
             return out
+
+        now = time.time()
+        if not (limit and now - self._last_sweep >= min(1.0, lease / 2)):
+            out = self._step_alone(writer, finish, agent, caps, limit, lease, rows, now)
+            claims = self._claims(out, agent)
+            if claims or not limit:
+                finished = set(out[0])
+                accepted = [r[0].task_id in finished for r in rows]
+                if self.mirror is None or not out[8]:
+                    return accepted, claims, None
+                batch = self._batch()
+                self._step_events(rows, accepted, claims, now, batch)
+                return accepted, claims, batch.appended(writer, out[9], out[8])
+            # nothing claimable: resolve expired leases, then claim again (below, one transaction)
+            accepted, appended = [r[0].task_id in set(out[0]) for r in rows], None
+            if self.mirror is not None and out[8]:
+                batch = self._batch()
+                self._step_events(rows, accepted, [], now, batch)
+                appended = batch.appended(writer, out[9], out[8])
+            self._publish(appended)
+            rows, finish = [], None
+        else:
+            accepted = None
+        self._writer_events = None
 
         def tx(c: psycopg.Connection):
             now = time.time()
@@ -338,7 +365,46 @@ class PostgresPool(TaskPool):
                 return accepted, claims, None
             return accepted, claims, batch.appended(writer, n, seqs)
 
-        return self._do(tx, "claim" if limit else "finish")
+        out = self._do(tx, "claim" if limit else "finish")
+        return out if accepted is None else (accepted, *out[1:])
+
+    def _step_alone(self, writer: int, finish: str | None, agent, caps, limit, lease, rows, now) -> tuple:
+        """``swarm_step`` as one autocommit statement: one round trip, one commit. When the
+        connection breaks before the answer, the writer's own chain tells whether it committed (only
+        this pool appends to it): if it grew, its new rows are the step's result."""
+        if self._writer_events is None:
+            self._writer_events = self._one("writer_events", {"run_id": self.run_id, "writer": writer})[0]
+        known = self._writer_events
+        params = {"run_id": self.run_id, "writer": writer, "at": now, "finish": finish, "agent": agent,
+                  "capabilities": caps, "limit": limit, "lease": lease}
+        sent: list[bool] = []
+
+        def attempt() -> tuple:
+            conn = self._connection()
+            if sent:
+                n = conn.execute(Q["writer_events"], {"run_id": self.run_id, "writer": writer}).fetchone()[0]
+                if n > known:
+                    return self._recovered(conn, writer, known, n, agent)
+                sent.clear()
+            sent.append(True)
+            out = conn.execute(Q["step"], params).fetchone()
+            sent.clear()
+            return out
+
+        out = self._retry(attempt, "claim" if limit else "finish")
+        self._writer_events = out[9]
+        return out
+
+    def _recovered(self, conn: psycopg.Connection, writer: int, known: int, n: int, agent) -> tuple:
+        """The result of a step that committed although its answer was lost, from the writer's rows."""
+        rows = conn.execute(Q["writer_rows_after"], {"run_id": self.run_id, "writer": writer,
+                                                     "events": known}).fetchall()
+        finished = [r[1] for r in rows if r[2] in ("complete", "fail")]
+        picked = [r for r in rows if r[2] == "claim"]
+        tasks = {r[0]: r for r in conn.execute(Q["claimed_tasks"], {"ids": [r[1] for r in picked]}).fetchall()}
+        cols = [(r[1], r[3], tasks[r[1]][1], tasks[r[1]][2], r[4], tasks[r[1]][3], tasks[r[1]][4]) for r in picked]
+        claim_cols = [list(c) for c in zip(*cols, strict=True)] if cols else [[]] * 7
+        return (finished, *claim_cols, [r[0] for r in rows], n)
 
     @staticmethod
     def _claims(out: tuple, agent: str | None) -> list[Claim]:
@@ -348,6 +414,7 @@ class PostgresPool(TaskPool):
 
     def _expire(self, policy, now):
         writer = self._ensure_writer()
+        self._writer_events = None
 
         def tx(c: psycopg.Connection):
             batch = self._batch()
