@@ -376,7 +376,9 @@ def noop_section(args, tmp: str, pg_store: str, redis_store: str) -> None:
         "Dramatiq, Redis broker": lambda: external_noop("dramatiq", n),
         "pgqueuer, PostgreSQL, batch_size 1": lambda: pgqueuer_noop(n),
     }
-    results = {name: repeated(name, rep, fn) for name, fn in rows.items()}
+    skip = [w.strip() for w in args.without.split(",") if w.strip()]
+    results = {name: repeated(name, rep, fn) for name, fn in rows.items()
+               if not any(w.lower() in name.lower() for w in skip)}
     sweep = {}
     if args.sweep:
         counts = [int(x) for x in args.sweep.split(",")]
@@ -397,6 +399,8 @@ def noop_section(args, tmp: str, pg_store: str, redis_store: str) -> None:
     print("\nratios of medians:")
     for other in ("naive SKIP LOCKED loop on PostgreSQL, no ledger", "Celery, Redis broker", "Dramatiq, Redis broker",
                   "pgqueuer, PostgreSQL, batch_size 1"):
+        if other not in results:
+            continue
         print(f"  pool PostgreSQL + Redis batch 1 / {other} = {pg1 / results[other][1]:.2f}x")
     print(f"  pool SQLite batch 1 / bare SQLite 2-transaction loop = "
           f"{sq1 / results['bare SQLite loop, 2 transactions per task, no ledger'][1]:.2f}x")
@@ -416,6 +420,8 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3, help="runs of each no-op measurement (min and median printed)")
     ap.add_argument("--sweep", default="1,2,4,8", help="worker process counts of the sweep ('' for none)")
     ap.add_argument("--sweep-tasks", type=int, default=2000)
+    ap.add_argument("--without", default="", help="comma-separated rows of the no-op table to leave out (e.g. "
+                    "pgqueuer, to run this file against code whose environment lacks it)")
     ap.add_argument("--only", action="append", choices=["l01-sqlite", "naive-sqlite", "l01-pg", "naive-pg", "noop"])
     args = ap.parse_args()
     only = set(args.only or ["l01-sqlite", "naive-sqlite", "l01-pg", "naive-pg", "noop"])

@@ -156,10 +156,37 @@ def event_digest(prev: bytes, run_id: str, task_id: int, kind: str, agent: str |
     return _sha256(prev + event_content(run_id, task_id, kind, agent, attempt, value, delta, note)).digest()
 
 
-def event_contents(events: Iterable[tuple]) -> list[bytes]:
-    """What :func:`event_digest` hashes after ``prev``, for event rows
-    ``(run_id, task_id, kind, agent, attempt, value, delta, note, at)``."""
-    return [event_content(*e[:8]) for e in events]
+def event_contents(events: Sequence[tuple], start: int = 0) -> list[bytes]:
+    """What :func:`event_digest` hashes after ``prev``, for event rows whose eight hashed fields
+    ``(run_id, task_id, kind, agent, attempt, value, delta, note)`` start at column ``start`` (0 for
+    the events a pool writes, 1 for ledger rows): :func:`event_content` of each, computed a column
+    at a time (as fast as ``orjson.dumps`` of the same rows)."""
+    n = len(events)
+    if n == 0:
+        return []
+    cols = list(zip(*events, strict=True))[start:start + 8]
+    cache: dict = {None: _NULL}
+
+    def texts(col: Sequence) -> list[bytes]:
+        out, get = [], cache.get
+        for value in col:
+            b = get(value)
+            if b is None:
+                b = _text(value)
+                if len(b) <= 56:  # run ids, kinds, agents, causes repeat; output digests do not
+                    cache[value] = b
+            out.append(b)
+        return out
+
+    def floats(col: Sequence) -> list[bytes]:
+        packed = struct.pack(f">{n}d", *(0.0 if x is None else x for x in col))
+        return [_NULL if x is None else _SOME + packed[8 * k:8 * k + 8] for k, x in enumerate(col)]
+
+    run, kind, agent, note = texts(cols[0]), texts(cols[2]), texts(cols[3]), texts(cols[7])
+    task, attempt = struct.pack(f">{n}q", *cols[1]), struct.pack(f">{n}q", *cols[4])
+    value, delta = floats(cols[5]), floats(cols[6])
+    return [b"".join((run[k], task[8 * k:8 * k + 8], kind[k], agent[k], attempt[8 * k:8 * k + 8], value[k], delta[k],
+                      note[k])) for k in range(n)]
 
 
 def chain_hashes(prev: bytes, contents: Iterable[bytes]) -> list[bytes]:
@@ -209,7 +236,7 @@ def verify_chains(rows: Sequence[tuple], expect_head: str | None = None) -> Chai
     next of that writer and its ``seq`` above the previous row's. Rows without a writer or a hash
     are unchained. ``expect_head`` (hex): walking the rows in ``seq`` order, the first ``seq`` after
     which the run's head recomputed so far equals it (0 for the empty ledger; None when never)."""
-    sha256, content_of = _sha256, event_content
+    sha256 = _sha256
     broken: list[tuple[tuple, str]] = []
     by_writer: dict[int, list[tuple]] = {}
     for row in rows:
@@ -225,8 +252,7 @@ def verify_chains(rows: Sequence[tuple], expect_head: str | None = None) -> Chai
         prev = content = GENESIS
         last_seq = 0
         heads = []
-        for k, row in enumerate(chain, 1):
-            body = content_of(*row[1:9])
+        for k, (row, body) in enumerate(zip(chain, event_contents(chain, 1), strict=True), 1):
             digest = sha256(prev + body).digest()
             content = sha256(content + body).digest()
             heads.append(content)
