@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import psycopg
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from benchscore.swarm import TaskSpec, audit_pool, open_pool
-from benchscore.swarm.ledger import GENESIS, WriterHead, event_content, run_head
+from benchscore.swarm.ledger import GENESIS, WriterHead, event_content, event_contents, run_head
 from benchscore.swarm.stores.postgres import split_schema
 
 from .test_audit_tamper import audit, sql
@@ -201,3 +203,14 @@ def test_a_step_whose_answer_was_lost_is_recovered_from_the_writers_chain(pg_url
             accepted, _s, claims = pool.finish_and_claim([(claims[0], 0.5, "ok")], [], "x", ["a"])
         r = audit_pool(pool)
         assert r.verdict == "PASS" and r.duplicate_claim_count == 0 and r.tasks_done == 3
+
+
+_text = st.one_of(st.none(), st.text(max_size=80))
+_float = st.one_of(st.none(), st.floats(allow_nan=False, allow_infinity=False))
+
+
+@given(st.lists(st.tuples(st.text(max_size=20), st.integers(-2**63, 2**63 - 1), st.text(max_size=12), _text,
+                          st.integers(-2**63, 2**63 - 1), _float, _float, _text), max_size=30))
+def test_contents_a_column_at_a_time_equal_each_rows_content(rows):
+    assert event_contents(rows) == [event_content(*r) for r in rows]
+    assert event_contents([(0, *r, 1.0) for r in rows], 1) == [event_content(*r) for r in rows]
