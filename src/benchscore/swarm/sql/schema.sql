@@ -167,8 +167,9 @@ BEGIN
                                        p_note[i]));
         hashes := hashes || h;
     END LOOP;
+    -- the serial's own sequence by name (pg_get_serial_sequence looks it up in the catalog each call)
     SELECT array_agg(q ORDER BY q) INTO seqs
-    FROM (SELECT nextval(pg_get_serial_sequence('swarm_events', 'seq')) AS q FROM generate_series(1, k)) s;
+    FROM (SELECT nextval('swarm_events_seq_seq') AS q FROM generate_series(1, k)) s;
     INSERT INTO swarm_events (seq, run_id, task_id, kind, agent, attempt, value, delta, note, at, hash, writer_id,
                               writer_seq)
     SELECT seqs[i], p_run, p_task[i], p_kind[i], p_agent[i], p_attempt[i], p_value[i], p_delta[i], p_note[i], p_at,

@@ -103,6 +103,10 @@ class Appended:
     changes: list[tuple]
 
 
+#: a mirror publish waits for at most this many events or seconds (TaskPool._publish)
+PUBLISH_EVENTS = 256
+PUBLISH_SECONDS = 0.05
+
 _NONE = type(None)
 _INT, _STR, _NUM, _BYTES_OR_NONE = (int,), (str,), (int, float), (bytes, _NONE)
 #: the types a ledger row's columns (LEDGER_COLUMNS) and a task state's (TASK_STATE_COLUMNS) may hold
@@ -172,7 +176,10 @@ class TaskPool(ABC):
     def __init__(self, url: str, run_id: str) -> None:
         self.url = url
         self.run_id = run_id
-        self.mirror: RedisMirror | None = None
+        self._mirror: RedisMirror | None = None
+        self._unpublished: list[Appended] = []  # committed, not yet sent to the mirror (see _publish)
+        self._unpublished_events = 0
+        self._unpublished_since = 0.0
         self.service_log = ServiceLog()
         self._settings: tuple[CrashPolicy, float] | None = None
         self._closed = False
@@ -180,15 +187,31 @@ class TaskPool(ABC):
     # ---- lifecycle -------------------------------------------------------------------------
     def attach_mirror(self, mirror: RedisMirror) -> None:
         """Mirror pheromones and events to Redis from now on (and bring it up to date now)."""
-        self.mirror = mirror
+        self._mirror = mirror
         mirror.sync(self)
+
+    @property
+    def mirror(self) -> RedisMirror | None:
+        """The Redis mirror (None without one), with every transaction committed so far published."""
+        self.flush_mirror()
+        return self._mirror
+
+    def flush_mirror(self) -> None:
+        """Publish the committed transactions still waiting to go to the mirror."""
+        if self._unpublished and self._mirror is not None:
+            pending, self._unpublished, self._unpublished_events = self._unpublished, [], 0
+            for appended in pending:
+                self._mirror.publish(appended, self)
 
     def close(self) -> None:
         if self._closed:
             return
         self._closed = True
-        if self.mirror is not None:
-            self.mirror.close()
+        if self._mirror is not None:
+            try:
+                self.flush_mirror()
+            finally:
+                self._mirror.close()
         self._close()
 
     def discard(self) -> None:
@@ -263,8 +286,9 @@ class TaskPool(ABC):
     def delete_run(self) -> None:
         """Remove the run: its tasks, ledger, convergence and (if mirrored) its Redis keys."""
         self._delete_run()
-        if self.mirror is not None:
-            self.mirror.delete()
+        self._unpublished, self._unpublished_events = [], 0
+        if self._mirror is not None:
+            self._mirror.delete()
         self._settings = None
 
     def reclaim_space(self) -> None:
@@ -277,8 +301,26 @@ class TaskPool(ABC):
         return self._get_run() is not None
 
     def _publish(self, appended: Appended | None) -> None:
-        if self.mirror is not None and appended is not None and appended.events:
-            self.mirror.publish(appended, self)
+        """Send a committed transaction to the mirror. Small ones wait (merged with the same
+        writer's previous ones, so one script call carries many) until :data:`PUBLISH_EVENTS`
+        events or :data:`PUBLISH_SECONDS` have gathered, an agent finds nothing to claim, the mirror
+        is read through :attr:`mirror`, or the pool closes: a per-task round costs no Redis round
+        trip of its own. The mirror may lag by that much (it always lags by the transactions in
+        flight); a process killed meanwhile leaves a gap that is filled from the ledger."""
+        if self._mirror is None or appended is None or not appended.events:
+            return
+        last = self._unpublished[-1] if self._unpublished else None
+        if last is not None and last.writer_id == appended.writer_id and last.prev + len(last.events) == appended.prev:
+            self._unpublished[-1] = Appended(last.writer_id, last.prev, last.events + appended.events,
+                                             last.changes + appended.changes)
+        else:
+            if not self._unpublished:
+                self._unpublished_since = time.monotonic()
+            self._unpublished.append(appended)
+        self._unpublished_events += len(appended.events)
+        if (self._unpublished_events >= PUBLISH_EVENTS
+                or time.monotonic() - self._unpublished_since >= PUBLISH_SECONDS):
+            self.flush_mirror()
 
     def _batch(self) -> EventBatch:
         return EventBatch(self.run_id)
@@ -366,6 +408,8 @@ class TaskPool(ABC):
         sent = [r for r, u in zip(rows, unique, strict=True) if u]
         accepted_sent, claims, appended = self._step(sent, agent_id, caps, limit, policy, lease)
         self._publish(appended)
+        if limit and not claims:
+            self.flush_mirror()  # nothing to do here: what this process did goes out now
         it = iter(accepted_sent)
         accepted = [next(it) if u else False for u in unique]
         n = len(results)

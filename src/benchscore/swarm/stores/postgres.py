@@ -277,7 +277,7 @@ class PostgresPool(TaskPool):
                     copy.write_row((q, *e, h, writer, k))
         c.execute(Q["set_chain_head"], {"run_id": run, "writer": writer, "head": hashes[-1], "events": n + len(hashes),
                                         "seq": seqs[-1]})
-        return ids, batch.appended(writer, n + len(hashes), seqs) if self.mirror is not None else None
+        return ids, batch.appended(writer, n + len(hashes), seqs) if self._mirror is not None else None
 
     def _insert_tasks(self, rows, now):
         self._ensure_writer()
@@ -318,14 +318,14 @@ class PostgresPool(TaskPool):
             if claims or not limit:
                 finished = set(out[0])
                 accepted = [r[0].task_id in finished for r in rows]
-                if self.mirror is None or not out[8]:
+                if self._mirror is None or not out[8]:
                     return accepted, claims, None
                 batch = self._batch()
                 self._step_events(rows, accepted, claims, now, batch)
                 return accepted, claims, batch.appended(writer, out[9], out[8])
             # nothing claimable: resolve expired leases, then claim again (below, one transaction)
             accepted, appended = [r[0].task_id in set(out[0]) for r in rows], None
-            if self.mirror is not None and out[8]:
+            if self._mirror is not None and out[8]:
                 batch = self._batch()
                 self._step_events(rows, accepted, [], now, batch)
                 appended = batch.appended(writer, out[9], out[8])
@@ -361,7 +361,7 @@ class PostgresPool(TaskPool):
                     n = out[9]
                     claims = self._claims(out, agent)
                     self._step_events([], [], claims, now, batch)
-            if self.mirror is None or not seqs:
+            if self._mirror is None or not seqs:
                 return accepted, claims, None
             return accepted, claims, batch.appended(writer, n, seqs)
 
@@ -420,7 +420,7 @@ class PostgresPool(TaskPool):
             batch = self._batch()
             n = self._sweep(c, policy, now, batch)
             seqs, events = self._append(c, batch)
-            return n, batch.appended(writer, events, seqs) if seqs and self.mirror is not None else None
+            return n, batch.appended(writer, events, seqs) if seqs and self._mirror is not None else None
 
         return self._do(tx, "expire_leases")
 

@@ -4,7 +4,8 @@ Keys of run R (all under the prefix):
 
 - ``swarm:R:pheromone:CAPABILITY``: a sorted set, member = task id, score = P_t;
 - ``swarm:R:events``: a Redis Stream carrying every ledger event exactly once: one entry per
-  committed transaction (up to 1000 events per entry when the mirror is filled from the ledger),
+  publish (one or more consecutive committed transactions of one writer; up to 1000 events per
+  entry when the mirror is filled from the ledger),
   fields ``w`` (the writer whose chain the transaction extended), ``n`` (event count) and ``events``
   (a JSON list of ``[seq, task, kind, agent, attempt, value, delta, note, at]``); the entries of one
   writer are in its chain order, :meth:`RedisMirror.stream_events` returns them in ``seq`` order;

@@ -229,7 +229,7 @@ class SQLitePool(TaskPool):
                                             in enumerate(zip(seqs, batch.events, hashes, strict=True), n + 1)))
         cur.execute(Q["set_chain_head"], {"run_id": self.run_id, "writer": writer, "head": hashes[-1],
                                           "events": n + len(hashes), "seq": seqs[-1]})
-        return batch.appended(writer, n + len(hashes), list(seqs)) if self.mirror is not None else None
+        return batch.appended(writer, n + len(hashes), list(seqs)) if self._mirror is not None else None
 
     def _insert_tasks_tx(self, cur: sqlite3.Cursor, rows: list[tuple], now: float):
         run = self.run_id
