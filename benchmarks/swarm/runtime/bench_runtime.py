@@ -228,11 +228,12 @@ def external_noop(kind: str, tasks: int) -> float:
     key, queue = f"bs_bench:{tag}", f"bs_bench_{tag}"
     tmp = Path(tempfile.mkdtemp(prefix="bs-bench-"))
     src = CELERY_APP if kind == "celery" else DRAMATIQ_APP
-    (tmp / f"bs_{kind}_app.py").write_text(textwrap.dedent(src.format(url=url, queue=queue, key=key)))
+    name = f"bs_{kind}_app_{tag}"  # a module of its own per run: a repeat must not reuse the last run's queue
+    (tmp / f"{name}.py").write_text(textwrap.dedent(src.format(url=url, queue=queue, key=key)))
     env = {**os.environ, "PYTHONPATH": str(tmp)}
     sys.path.insert(0, str(tmp))
     try:
-        module = __import__(f"bs_{kind}_app")
+        module = __import__(name)
         if kind == "celery":
             conf = module.app.conf
             settings = (f"worker_prefetch_multiplier={conf.worker_prefetch_multiplier} x concurrency {CPUS} = "
@@ -250,11 +251,11 @@ def external_noop(kind: str, tasks: int) -> float:
             else:
                 module.noop.send()
         if kind == "celery":
-            cmd = [str(VENV_BIN / "celery"), "-A", f"bs_{kind}_app", "worker", "--pool=prefork",
+            cmd = [str(VENV_BIN / "celery"), "-A", name, "worker", "--pool=prefork",
                    f"--concurrency={CPUS}", "--loglevel=WARNING", "-Q", queue, "--without-gossip",
                    "--without-mingle", "--without-heartbeat"]
         else:
-            cmd = [str(VENV_BIN / "dramatiq"), f"bs_{kind}_app", "--processes", str(CPUS), "--threads", "1",
+            cmd = [str(VENV_BIN / "dramatiq"), name, "--processes", str(CPUS), "--threads", "1",
                    "--queues", "noop"]
         proc = subprocess.Popen(cmd, env=env, cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
@@ -268,6 +269,7 @@ def external_noop(kind: str, tasks: int) -> float:
         return line(f"no-op: {kind} (Redis broker)", drain, tasks)
     finally:
         sys.path.remove(str(tmp))
+        sys.modules.pop(name, None)
         for k in r.scan_iter(match=f"*{tag}*", count=1000):
             r.delete(k)
         shutil.rmtree(tmp)
