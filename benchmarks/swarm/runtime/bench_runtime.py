@@ -1,25 +1,30 @@
-"""Swarm runtime benchmark: L01 at full size, a naive baseline, and no-op throughput vs Celery and Dramatiq.
+"""Swarm runtime benchmark: L01 at full size, naive baselines, and no-op throughput vs Celery,
+Dramatiq and pgqueuer, with a worker-count sweep.
 
-Run from /work/main with the venv (Celery and Dramatiq are the `bench` extra):
+Run from the repository root with the venv (Celery, Dramatiq and pgqueuer are the `bench` extra):
 
     .venv/bin/python benchmarks/swarm/runtime/bench_runtime.py            # everything
+    .venv/bin/python benchmarks/swarm/runtime/bench_runtime.py --only noop --only naive-pg --noop-tasks 5000
     .venv/bin/python benchmarks/swarm/runtime/bench_runtime.py --only l01-sqlite
-    .venv/bin/python benchmarks/swarm/runtime/bench_runtime.py --noop-tasks 20000
 
 Sections:
-- l01-sqlite: `run_stress` (128 agents, 131072 tasks, worker processes = CPUs, full ledger + audit).
-- naive-sqlite: the bare loop the issue quotes: one SQLite transaction to claim a task (argmax P_t),
-  one to complete it, no ledger, worker processes = CPUs.
-- l01-pg: `run_stress` on PostgreSQL with the Redis mirror.
-- naive-pg: one-task-per-statement SKIP LOCKED claim/complete loop, no ledger (synchronous commit on).
-- noop: the same number of no-op tasks and worker processes through this pool (SQLite, and
-  PostgreSQL+Redis), each with its default claim batch and with batch=1 (one claim and one
-  completion transaction per task: per-task semantics), Celery (Redis broker) and Dramatiq (Redis
-  broker), whose prefetch settings are printed (both reserve several messages per worker ahead,
-  i.e. they batch too). The figure compared is the drain time: for Celery/Dramatiq last task
+- l01-sqlite / l01-pg: `run_stress` (128 agents, 131072 tasks, worker processes = CPUs, full ledger
+  + audit; PostgreSQL with the Redis mirror).
+- naive-sqlite / naive-pg: the bare loops (one transaction to claim a task, argmax P_t, one to
+  complete it, no ledger; PostgreSQL: one SKIP LOCKED statement each, synchronous commit on) at
+  --tasks.
+- noop: the same number of no-op tasks (--noop-tasks) and worker processes (CPUs) through this
+  pool (SQLite, and PostgreSQL + Redis, each with a batched claim and with batch=1: one task per
+  claim, per-task semantics), the bare SQLite and PostgreSQL loops, Celery (Redis broker),
+  Dramatiq (Redis broker) and pgqueuer (PostgreSQL, batch_size=1), each measured --repeat times
+  (min and median printed); the brokers' prefetch and pgqueuer's per-job settings are printed.
+  Then the worker sweep: --sweep processes (default 1,2,4,8) at batch 1 on PostgreSQL, the pool
+  (with the Redis mirror) and the naive loop, --sweep-tasks tasks each. Ratios are printed side by
+  side at the end. The figure compared is the drain time: for the brokers and pgqueuer last task
   finished minus first task finished, for the pool last completion minus first claim (from its
-  ledger); enqueueing and worker start-up are excluded for all. Celery/Dramatiq tasks do one Redis
-  pipeline to record their finish.
+  ledger), for the naive loops the wall time of the workers; enqueueing and worker start-up are
+  excluded for all but the naive loops. Celery/Dramatiq tasks do one Redis pipeline to record their
+  finish, pgqueuer jobs record it in the worker process.
 
 Figures are wall-clock on a shared machine: noisy, compare within one run.
 """
@@ -30,12 +35,14 @@ import argparse
 import multiprocessing as mp
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import textwrap
 import time
 import uuid
+from datetime import timedelta
 from pathlib import Path
 
 import psycopg
@@ -85,7 +92,7 @@ def _naive_sqlite_worker(path: str) -> None:
         conn.execute("COMMIT")
 
 
-def naive_sqlite(tasks: int) -> None:
+def naive_sqlite(tasks: int, procs: int = CPUS, label: str = "naive SQLite (2 tx/task, no ledger)") -> float:
     import sqlite3
 
     tmp = tempfile.mkdtemp(prefix="bs-naive-")
@@ -98,14 +105,15 @@ def naive_sqlite(tasks: int) -> None:
     conn.executemany("INSERT INTO t (status, p) VALUES ('pending', 0)", ([] for _ in range(tasks)))
     conn.execute("COMMIT")
     conn.close()
-    procs = [mp.get_context("fork").Process(target=_naive_sqlite_worker, args=(path,)) for _ in range(CPUS)]
+    workers = [mp.get_context("fork").Process(target=_naive_sqlite_worker, args=(path,)) for _ in range(procs)]
     t0 = time.perf_counter()
-    for p in procs:
+    for p in workers:
         p.start()
-    for p in procs:
+    for p in workers:
         p.join()
-    line("naive SQLite (2 tx/task, no ledger)", time.perf_counter() - t0, tasks)
+    rate = line(label, time.perf_counter() - t0, tasks)
     shutil.rmtree(tmp)
+    return rate
 
 
 def _naive_pg_worker(dsn: str, schema: str) -> None:
@@ -119,7 +127,7 @@ def _naive_pg_worker(dsn: str, schema: str) -> None:
             conn.execute("UPDATE t SET status = 'done', p = p + 0.5 WHERE id = %s", row)
 
 
-def naive_pg(tasks: int) -> None:
+def naive_pg(tasks: int, procs: int = CPUS, label: str = "naive PostgreSQL (1 task/statement, no ledger)") -> float:
     dsn = pg_dsn()
     schema = f"bs_bench_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(dsn, autocommit=True) as conn:
@@ -127,15 +135,16 @@ def naive_pg(tasks: int) -> None:
         conn.execute(f"CREATE TABLE {schema}.t (id bigserial PRIMARY KEY, status text, p float8)")
         conn.execute(f"CREATE INDEX ON {schema}.t (p DESC, id) WHERE status = 'pending'")
         conn.execute(f"INSERT INTO {schema}.t (status, p) SELECT 'pending', 0 FROM generate_series(1, %s)", (tasks,))
-    procs = [mp.get_context("fork").Process(target=_naive_pg_worker, args=(dsn, schema)) for _ in range(CPUS)]
+    workers = [mp.get_context("fork").Process(target=_naive_pg_worker, args=(dsn, schema)) for _ in range(procs)]
     t0 = time.perf_counter()
-    for p in procs:
+    for p in workers:
         p.start()
-    for p in procs:
+    for p in workers:
         p.join()
-    line("naive PostgreSQL (1 task/statement, no ledger)", time.perf_counter() - t0, tasks)
+    rate = line(label, time.perf_counter() - t0, tasks)
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute(f"DROP SCHEMA {schema} CASCADE")
+    return rate
 
 
 # ---- no-op comparison ------------------------------------------------------------------------
@@ -143,21 +152,23 @@ def default_noop_batch(tasks: int) -> int:
     return max(1, min(512, tasks // (CPUS * 4)))
 
 
-def pool_noop(store: str, redis_url_: str | None, tasks: int, label: str, batch: int) -> float:
+def pool_noop(store: str, redis_url_: str | None, tasks: int, label: str, batch: int, procs: int = CPUS) -> float:
     run_id = f"noop-{uuid.uuid4().hex[:8]}"
     with open_pool(store, run_id, redis_url=redis_url_) as pool:
         pool.create_run()
         pool.add_tasks(TaskSpec(capability="noop", payload={}) for _ in range(tasks))
-        agents = [Agent(f"a{i}", ["noop"], noop_handler) for i in range(CPUS)]
+        agents = [Agent(f"a{i}", ["noop"], noop_handler) for i in range(procs)]
         t0 = time.perf_counter()
-        run_workers(store, run_id, agents, processes=CPUS, batch=batch, redis_url=redis_url_)
+        run_workers(store, run_id, agents, processes=procs, batch=batch, redis_url=redis_url_)
         outer = time.perf_counter() - t0
         rows = pool.event_rows()
         done = [e[9] for e in rows if e[3] == "complete"]
         first_claim = min(e[9] for e in rows if e[3] == "claim")
         assert len(done) == tasks, (len(done), tasks)
+        pool.delete_run()
     drain = max(done) - first_claim  # from the first claim: a batch's work is inside the window
-    return line(f"no-op: this pool, {label}, batch={batch}", drain, tasks, f"(incl. process start: {outer:.2f} s)")
+    return line(f"no-op: this pool, {label}, batch={batch}, {procs} proc", drain, tasks,
+                f"(incl. process start: {outer:.2f} s)")
 
 
 CELERY_APP = """
@@ -217,11 +228,12 @@ def external_noop(kind: str, tasks: int) -> float:
     key, queue = f"bs_bench:{tag}", f"bs_bench_{tag}"
     tmp = Path(tempfile.mkdtemp(prefix="bs-bench-"))
     src = CELERY_APP if kind == "celery" else DRAMATIQ_APP
-    (tmp / f"bs_{kind}_app.py").write_text(textwrap.dedent(src.format(url=url, queue=queue, key=key)))
+    name = f"bs_{kind}_app_{tag}"  # a module of its own per run: a repeat must not reuse the last run's queue
+    (tmp / f"{name}.py").write_text(textwrap.dedent(src.format(url=url, queue=queue, key=key)))
     env = {**os.environ, "PYTHONPATH": str(tmp)}
     sys.path.insert(0, str(tmp))
     try:
-        module = __import__(f"bs_{kind}_app")
+        module = __import__(name)
         if kind == "celery":
             conf = module.app.conf
             settings = (f"worker_prefetch_multiplier={conf.worker_prefetch_multiplier} x concurrency {CPUS} = "
@@ -239,11 +251,11 @@ def external_noop(kind: str, tasks: int) -> float:
             else:
                 module.noop.send()
         if kind == "celery":
-            cmd = [str(VENV_BIN / "celery"), "-A", f"bs_{kind}_app", "worker", "--pool=prefork",
+            cmd = [str(VENV_BIN / "celery"), "-A", name, "worker", "--pool=prefork",
                    f"--concurrency={CPUS}", "--loglevel=WARNING", "-Q", queue, "--without-gossip",
                    "--without-mingle", "--without-heartbeat"]
         else:
-            cmd = [str(VENV_BIN / "dramatiq"), f"bs_{kind}_app", "--processes", str(CPUS), "--threads", "1",
+            cmd = [str(VENV_BIN / "dramatiq"), name, "--processes", str(CPUS), "--threads", "1",
                    "--queues", "noop"]
         proc = subprocess.Popen(cmd, env=env, cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
@@ -257,9 +269,149 @@ def external_noop(kind: str, tasks: int) -> float:
         return line(f"no-op: {kind} (Redis broker)", drain, tasks)
     finally:
         sys.path.remove(str(tmp))
+        sys.modules.pop(name, None)
         for k in r.scan_iter(match=f"*{tag}*", count=1000):
             r.delete(k)
         shutil.rmtree(tmp)
+
+
+# ---- pgqueuer -------------------------------------------------------------------------------
+PGQUEUER_BATCH = 1  # jobs per dequeue, and the size of its completion log buffer (per-job semantics)
+
+
+def _pgqueuer_worker(dsn: str, schema: str, out) -> None:
+    import asyncio
+
+    from pgqueuer import PsycopgDriver, Queries, QueueManager
+
+    async def main() -> None:
+        conn = await psycopg.AsyncConnection.connect(dsn, autocommit=True, options=f"-c search_path={schema}")
+        qm = QueueManager(Queries(PsycopgDriver(conn)))
+        times: list[float] = []
+
+        @qm.entrypoint("noop")
+        async def noop(job) -> None:
+            times.append(time.time())
+
+        await qm.run(batch_size=PGQUEUER_BATCH, mode=_drain(), dequeue_timeout=timedelta(seconds=1),
+                     log_aggregation_interval=timedelta(0))
+        await conn.close()
+        out.send(times)
+
+    asyncio.run(main())
+
+
+def _drain():
+    from pgqueuer.domain.types import QueueExecutionMode
+
+    return QueueExecutionMode.drain
+
+
+def pgqueuer_noop(tasks: int, procs: int = CPUS) -> float:
+    import asyncio
+
+    from pgqueuer import PsycopgDriver, Queries
+    from pgqueuer.domain.settings import DBSettings
+
+    dsn = pg_dsn()
+    schema = f"bs_pgq_{uuid.uuid4().hex[:8]}"
+
+    async def setup() -> None:
+        async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as c:
+            await c.execute(f"CREATE SCHEMA {schema}")
+        async with await psycopg.AsyncConnection.connect(dsn, autocommit=True,
+                                                         options=f"-c search_path={schema}") as c:
+            q = Queries(PsycopgDriver(c))
+            await q.install()
+            for i in range(0, tasks, 1000):
+                k = min(1000, tasks - i)
+                await q.enqueue(["noop"] * k, [None] * k, [0] * k)
+
+    asyncio.run(setup())
+    print(f"   pgqueuer settings: batch_size={PGQUEUER_BATCH} (jobs per dequeue, and completion log buffer "
+          f"max_size={PGQUEUER_BATCH}), {procs} worker processes x 1 QueueManager, durability="
+          f"{DBSettings().durability.value} (all tables logged), synchronous_commit on", flush=True)
+    ctx = mp.get_context("fork")
+    pipes, workers = [], []
+    for _ in range(procs):
+        parent, child = ctx.Pipe(duplex=False)
+        pipes.append(parent)
+        workers.append(ctx.Process(target=_pgqueuer_worker, args=(dsn, schema, child)))
+    for p in workers:
+        p.start()
+    times = [t for parent in pipes for t in parent.recv()]
+    for p in workers:
+        p.join()
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        left = conn.execute(f"SELECT count(*) FROM {schema}.pgqueuer").fetchone()[0]
+        conn.execute(f"DROP SCHEMA {schema} CASCADE")
+    assert len(times) == tasks and left == 0, (len(times), tasks, left)
+    return line("no-op: pgqueuer (PostgreSQL)", max(times) - min(times), tasks)
+
+
+# ---- repeats and the table -------------------------------------------------------------------
+def repeated(name: str, repeat: int, fn) -> tuple[float, float]:
+    """(min, median) tasks/s of ``repeat`` runs of ``fn``."""
+    rates = sorted(fn() for _ in range(repeat))
+    low, med = rates[0], statistics.median(rates)
+    print(f"   {name}: min {low:,.0f} / median {med:,.0f} tasks/s over {repeat} runs", flush=True)
+    return low, med
+
+
+def noop_section(args, tmp: str, pg_store: str, redis_store: str) -> None:
+    n, rep = args.noop_tasks, args.repeat
+    batch = default_noop_batch(n)
+    print(f"-- {n} no-op tasks, {CPUS} worker processes each, {rep} runs each; drain time = last finish - first "
+          "finish (first claim for the pool)", flush=True)
+    k = iter(range(10**6))
+    rows = {
+        f"this pool, SQLite, batch {batch}": lambda: pool_noop(f"sqlite:///{tmp}/noop{next(k)}.db", None, n,
+                                                                "SQLite", batch),
+        "this pool, SQLite, batch 1": lambda: pool_noop(f"sqlite:///{tmp}/noop{next(k)}.db", None, n, "SQLite", 1),
+        "bare SQLite loop, 2 transactions per task, no ledger": lambda: naive_sqlite(n),
+        f"this pool, PostgreSQL + Redis, batch {batch}": lambda: pool_noop(pg_store, redis_store, n,
+                                                                           "PostgreSQL + Redis mirror", batch),
+        "this pool, PostgreSQL + Redis, batch 1": lambda: pool_noop(pg_store, redis_store, n,
+                                                                    "PostgreSQL + Redis mirror", 1),
+        "naive SKIP LOCKED loop on PostgreSQL, no ledger": lambda: naive_pg(n),
+        "Celery, Redis broker": lambda: external_noop("celery", n),
+        "Dramatiq, Redis broker": lambda: external_noop("dramatiq", n),
+        "pgqueuer, PostgreSQL, batch_size 1": lambda: pgqueuer_noop(n),
+    }
+    skip = [w.strip() for w in args.without.split(",") if w.strip()]
+    results = {name: repeated(name, rep, fn) for name, fn in rows.items()
+               if not any(w.lower() in name.lower() for w in skip)}
+    sweep = {}
+    if args.sweep:
+        counts = [int(x) for x in args.sweep.split(",")]
+        m = args.sweep_tasks
+        print(f"-- worker sweep: {m} no-op tasks at batch 1 on PostgreSQL, processes {counts}", flush=True)
+        for procs in counts:
+            pool_rate = repeated(f"pool {procs} proc", rep, lambda p=procs: pool_noop(
+                pg_store, redis_store, m, "PostgreSQL + Redis mirror", 1, procs=p))
+            naive_rate = repeated(f"naive {procs} proc", rep, lambda p=procs: naive_pg(
+                m, p, f"naive PostgreSQL loop, {p} proc"))
+            sweep[procs] = (pool_rate, naive_rate)
+    print(f"\n| no-op tasks through ({n} tasks, {CPUS} worker processes, {rep} runs) | tasks/s min | tasks/s median |")
+    print("| --- | --- | --- |")
+    for name, (low, med) in results.items():
+        print(f"| {name} | {low:,.0f} | {med:,.0f} |")
+    pg1 = results["this pool, PostgreSQL + Redis, batch 1"][1]
+    sq1 = results["this pool, SQLite, batch 1"][1]
+    print("\nratios of medians:")
+    for other in ("naive SKIP LOCKED loop on PostgreSQL, no ledger", "Celery, Redis broker", "Dramatiq, Redis broker",
+                  "pgqueuer, PostgreSQL, batch_size 1"):
+        if other not in results:
+            continue
+        print(f"  pool PostgreSQL + Redis batch 1 / {other} = {pg1 / results[other][1]:.2f}x")
+    print(f"  pool SQLite batch 1 / bare SQLite 2-transaction loop = "
+          f"{sq1 / results['bare SQLite loop, 2 transactions per task, no ledger'][1]:.2f}x")
+    if sweep:
+        print(f"\n| worker processes ({args.sweep_tasks} tasks, batch 1, PostgreSQL) | pool + Redis tasks/s (median) "
+              "| naive loop tasks/s (median) | pool / naive |")
+        print("| --- | --- | --- | --- |")
+        for procs, (p, q) in sweep.items():
+            print(f"| {procs} | {p[1]:,.0f} | {q[1]:,.0f} | {p[1] / q[1]:.2f}x |")
 
 
 def main() -> None:
@@ -267,6 +419,11 @@ def main() -> None:
     ap.add_argument("--tasks", type=int, default=131072)
     ap.add_argument("--agents", type=int, default=128)
     ap.add_argument("--noop-tasks", type=int, default=20000)
+    ap.add_argument("--repeat", type=int, default=3, help="runs of each no-op measurement (min and median printed)")
+    ap.add_argument("--sweep", default="1,2,4,8", help="worker process counts of the sweep ('' for none)")
+    ap.add_argument("--sweep-tasks", type=int, default=2000)
+    ap.add_argument("--without", default="", help="comma-separated rows of the no-op table to leave out (e.g. "
+                    "pgqueuer, to run this file against code whose environment lacks it)")
     ap.add_argument("--only", action="append", choices=["l01-sqlite", "naive-sqlite", "l01-pg", "naive-pg", "noop"])
     args = ap.parse_args()
     only = set(args.only or ["l01-sqlite", "naive-sqlite", "l01-pg", "naive-pg", "noop"])
@@ -286,18 +443,7 @@ def main() -> None:
         if "naive-pg" in only:
             naive_pg(args.tasks)
         if "noop" in only:
-            n = args.noop_tasks
-            print(f"-- {n} no-op tasks, {CPUS} worker processes each; drain time = last finish - first finish")
-            batch = default_noop_batch(n)
-            pools = {
-                f"SQLite batch={batch}": pool_noop(f"sqlite:///{tmp}/noop.db", None, n, "SQLite", batch),
-                "SQLite batch=1": pool_noop(f"sqlite:///{tmp}/noop1.db", None, n, "SQLite", 1),
-                f"PG+Redis batch={batch}": pool_noop(pg_store, redis_store, n, "PostgreSQL + Redis mirror", batch),
-                "PG+Redis batch=1": pool_noop(pg_store, redis_store, n, "PostgreSQL + Redis mirror", 1),
-            }
-            others = {"Celery": external_noop("celery", n), "Dramatiq": external_noop("dramatiq", n)}
-            print("ratios (tasks/s): " + ", ".join(
-                f"pool {p} / {o} = {pools[p] / others[o]:.2f}x" for p in pools for o in others))
+            noop_section(args, tmp, pg_store, redis_store)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         with psycopg.connect(pg_dsn(), autocommit=True) as conn:

@@ -110,9 +110,17 @@ def _outcome(agent: Agent, claim: Claim) -> Outcome:
     return out
 
 
-def work_once(pool: TaskPool, agent: Agent, *, batch: int, stats: AgentStats) -> int:
-    """One round of one agent: claim up to ``batch``, handle, complete/fail. Returns claims taken."""
-    claims = pool.claim(agent.agent_id, agent.capabilities, limit=batch)
+def work_once(pool: TaskPool, agent: Agent, *, batch: int, stats: AgentStats,
+              held: dict[str, list[Claim]] | None = None, next_agent: Agent | None = None) -> int:
+    """One round of one agent: claim up to ``batch``, handle, complete/fail. Returns claims taken.
+    With ``held`` (agent id -> claims) and ``next_agent`` (the agent that runs right after this one
+    in this process, maybe itself), the round starts with the claims ``held`` has for the agent and
+    ends by finishing its batch and claiming the next agent's batch in one transaction
+    (:meth:`~benchscore.swarm.pool.TaskPool.finish_and_claim`: one commit per round, not two; the
+    claims wait for no other agent's work)."""
+    claims = held.pop(agent.agent_id, None) if held is not None else None
+    if not claims:
+        claims = pool.claim(agent.agent_id, agent.capabilities, limit=batch)
     if not claims:
         return 0
     stats.claimed += len(claims)
@@ -125,14 +133,19 @@ def work_once(pool: TaskPool, agent: Agent, *, batch: int, stats: AgentStats) ->
             done.append((claim, out.score, out.output))
         else:
             failed.append((claim, out.error))
-    if done:
-        accepted = pool.complete_many(done)
-        stats.completed += sum(accepted)
-        stats.stale += len(accepted) - sum(accepted)
-    if failed:
-        statuses = pool.fail_many(failed)
-        stats.failed += sum(1 for s in statuses if s is not None)
-        stats.stale += sum(1 for s in statuses if s is None)
+    if held is not None and next_agent is not None:
+        limit = 0 if held.get(next_agent.agent_id) else batch
+        accepted, statuses, claimed = pool.finish_and_claim(done, failed, next_agent.agent_id,
+                                                            next_agent.capabilities, limit=limit)
+        if claimed:
+            held[next_agent.agent_id] = claimed
+    else:
+        accepted = pool.complete_many(done) if done else []
+        statuses = pool.fail_many(failed) if failed else []
+    stats.completed += sum(accepted)
+    stats.stale += len(accepted) - sum(accepted)
+    stats.failed += sum(1 for s in statuses if s is not None)
+    stats.stale += sum(1 for s in statuses if s is None)
     return len(claims)
 
 
@@ -147,8 +160,11 @@ def run_agents(
 ) -> AgentStats:
     """Run several agents in turn in this process (each claims its own batches) until none has
     anything left: a task claimed by someone else keeps an agent waiting, since its lease may
-    expire and the task come back."""
+    expire and the task come back. Each agent finishes its batch and claims the batch of the
+    agent that runs next in one transaction (see :func:`work_once`); with ``should_stop`` every
+    round claims and finishes on its own, so that a stop leaves no claim held."""
     stats = AgentStats()
+    held: dict[str, list[Claim]] | None = {} if should_stop is None else None
     active = list(agents)
     idle_rounds = 0
     while active:
@@ -156,11 +172,13 @@ def run_agents(
             break
         took = 0
         still = []
-        for agent in active:
-            n = work_once(pool, agent, batch=batch, stats=stats)
+        for i, agent in enumerate(active):
+            n = work_once(pool, agent, batch=batch, stats=stats, held=held, next_agent=active[(i + 1) % len(active)])
             took += n
-            if n or pool.has_open(agent.capabilities):
+            if n or (held and held.get(agent.agent_id)) or pool.has_open(agent.capabilities):
                 still.append(agent)
+        if held:  # an agent that was handed claims after its turn ended keeps its place
+            still += [a for a in active if held.get(a.agent_id) and a not in still]
         active = still
         if took == 0 and active:
             idle_rounds += 1

@@ -4,12 +4,16 @@
 chain head the store records). It replays the rows in ``seq`` order and refutes the run at every
 row that breaks one of these rules, naming the task and the ledger ``seq``:
 
-- **hash chain**: every row's stored hash is ``sha256(previous row's hash || the row's content)``
-  (:func:`benchscore.swarm.ledger.event_digest`), and the run's recorded head (last hash, number
-  of rows, last seq) matches the last row. A row edited, deleted, inserted or moved breaks the
-  chain at the first row whose hash no longer matches. ``ledger_head`` is the head recomputed from
-  the rows' contents: compare it with a copy recorded earlier (``expect_head``) to detect a history
-  rewritten together with all the hashes after the change;
+- **hash chains**, one per writer (:mod:`benchscore.swarm.ledger`): every row's stored hash is
+  ``sha256(stored hash of its writer's previous row || the row's content)``
+  (:func:`benchscore.swarm.ledger.event_digest`), its ``writer_seq`` the next of its writer and
+  its ``seq`` above the previous row's; each writer's recorded head (last hash, number of rows,
+  last seq) matches its chain's last row, every writer with rows has a head, and the run's writer
+  count equals its heads. A row edited, deleted, inserted or moved (within a chain or to another
+  writer's) breaks a chain at the first row whose hash no longer matches; a deleted tail breaks the
+  writer's recorded head. ``ledger_head`` is the run's head recomputed from the rows' contents
+  (:func:`benchscore.swarm.ledger.run_head`): compare it with a copy recorded earlier
+  (``expect_head``) to detect a history rewritten together with all the hashes after the change;
 - **duplicate claims**: a claim of a task that is still claimed by someone, a claim of a task
   already done or failed, a claim reusing an attempt number, a completion or failure that does not
   match the task's current claim (agent and attempt), or a second completion;
@@ -34,7 +38,7 @@ from pydantic import Field
 
 from benchscore.common.models import Format
 
-from .ledger import LEDGER_COLUMNS, LedgerHead, verify_chain
+from .ledger import LEDGER_COLUMNS, LedgerHead, run_head, verify_chains
 from .stores.base import LEDGER_TYPES, TASK_STATE_TYPES, TaskPool, output_digest
 from .tasks import FAILURE_PENALTY
 
@@ -86,14 +90,16 @@ class AuditReport(Format):
     pheromone_consistent: bool = Field(
         description="every pheromone change adds up and follows the seed's rule (+score, -1.0), every claim "
                     "records the current P_t")
-    chain_intact: bool = Field(description="every row's hash chains to the previous row and the recorded head "
-                                           "matches the last row")
+    chain_intact: bool = Field(description="every row's hash chains to the previous row of its writer and every "
+                                           "writer's recorded head matches its last row")
     chain_breaks: int = Field(description="rows whose stored hash does not match (edited, or a row before them "
-                                          "deleted, inserted or moved)")
-    ledger_head: str = Field(description="sha256 chain head recomputed from the rows' contents (hex); record it to "
-                                         "compare with a later audit")
-    ledger_head_stored: str | None = Field(description="the head the store records for the run (hex); None when not "
-                                                       "read")
+                                          "in their writer's chain deleted, inserted or moved), and recorded heads "
+                                          "that do not match")
+    ledger_writers: int = Field(default=0, description="writers (hash chains) with rows in the ledger")
+    ledger_head: str = Field(description="sha256 run head recomputed from the rows' contents (hex; over every "
+                                         "writer's chain head); record it to compare with a later audit")
+    ledger_head_stored: str | None = Field(description="the run head over the writers' heads the store records (hex); "
+                                                       "None when not read")
     ledger_events_stored: int | None = Field(description="the number of ledger rows the store records for the run")
     expected_head: str | None = Field(default=None, description="a head recorded earlier (--expect-head)")
     expected_head_found_at: int | None = Field(
@@ -144,8 +150,8 @@ def audit_events(
     rows: Iterable[tuple], *, run_id: str, history: bool = False, tasks: Sequence[tuple] | None = None,
     head: LedgerHead | None = None, expect_head: str | None = None,
 ) -> AuditReport:
-    """Replay ledger rows ``(seq, run_id, task_id, kind, agent, attempt, value, delta, note, at, hash)``
-    in order; check them against the task table ``tasks`` (rows in :data:`TASK_STATE_COLUMNS` order)
+    """Replay ledger rows ``(seq, run_id, task_id, kind, agent, attempt, value, delta, note, at, hash,
+    writer_id, writer_seq)`` in ``seq`` order; check them against the task table ``tasks`` (rows in :data:`TASK_STATE_COLUMNS` order)
     and the recorded chain ``head`` when given, and against a head recorded earlier (``expect_head``, hex)."""
     replays: dict[int, _Replay] = {}
     counts = {"create": 0, "claim": 0, "complete": 0, "fail": 0, "pheromone": 0, "lease_expired": 0}
@@ -173,16 +179,16 @@ def audit_events(
             violate(task_id, seq, attempt, agent, f"missing pheromone change {t.owed[1]} after {t.owed[0]}")
             t.owed = None
 
-    # ---- the hash chain ------------------------------------------------------------------------
-    broken, content, prev, found_at = verify_chain(rows, expect_head)
-    for row, reason in broken:
+    # ---- the hash chains ---------------------------------------------------------------------
+    check = verify_chains(rows, expect_head)
+    for row, reason in check.broken:
         violate(row[2], row[0], row[5], row[4], reason)
-    chain_breaks = len(broken)
+    chain_breaks = len(check.broken)
+    found_at = check.found_at
     n = len(rows)
-    last_row = rows[-1] if rows else None
 
     # ---- the protocol, task by task ----------------------------------------------------------
-    for seq, _run, task_id, kind, agent, attempt, value, delta, note, _at, _hash in rows:
+    for seq, _run, task_id, kind, agent, attempt, value, delta, note, *_rest in rows:
         counts[kind] = counts.get(kind, 0) + 1
         t = replays.get(task_id)
         if t is not None:
@@ -253,17 +259,37 @@ def audit_events(
             violate(task_id, t.last_seq, t.last_attempt, t.open_agent,
                     f"not accounted for: its ledger history ends {_STATUS[t.state]}")
 
-    # ---- the chain head the store records ----------------------------------------------------
-    last_seq = last_row[0] if last_row is not None else None
-    last_task = last_row[2] if last_row is not None else None
+    # ---- the chain heads the store records ---------------------------------------------------
     if head is not None:
-        if head.events != n or (last_seq or 0) != head.seq:
+        recorded = {w.writer_id: w for w in head.writers}
+        last_of = {}
+        for row in rows:
+            if len(row) > 12 and row[11] is not None:
+                last_of[row[11]] = row
+        for w in sorted(set(recorded) | set(check.writers)):
+            mine, ours = recorded.get(w), check.writers.get(w)
+            last = last_of.get(w)
+            where = (last[2], last[0]) if last is not None else (None, None)
+            if mine is None:
+                chain_breaks += 1
+                violate(*where, None, None, f"writer {w} has {ours[1]} ledger rows but no recorded chain head: "
+                        "its rows were added")
+            elif ours is None:
+                if mine.events:
+                    chain_breaks += 1
+                    violate(None, None, None, None, f"writer {w} records {mine.events} ledger rows up to seq "
+                            f"{mine.seq}, the ledger holds none of them: rows were deleted")
+            elif (mine.events, mine.seq) != ours[1:]:
+                chain_breaks += 1
+                violate(*where, None, None, f"writer {w} records {mine.events} ledger rows up to seq {mine.seq}, the "
+                        f"ledger holds {ours[1]} up to seq {ours[2]}: rows were deleted or added")
+            elif mine.hash != ours[0]:
+                chain_breaks += 1
+                violate(*where, None, None, f"writer {w}'s recorded chain head does not match its last ledger row")
+        if sorted(recorded) != list(range(1, head.writer_count + 1)):
             chain_breaks += 1
-            violate(last_task, last_seq, None, None, f"the run records {head.events} ledger rows up to seq {head.seq}, "
-                    f"the ledger holds {n} up to seq {last_seq}: rows were deleted or added")
-        elif head.hash != prev:
-            chain_breaks += 1
-            violate(last_task, last_seq, None, None, "the run's recorded chain head does not match its last ledger row")
+            violate(None, None, None, None, f"the run handed out {head.writer_count} writers, the store records the "
+                    f"chain heads of writers {sorted(recorded)}: a writer's head was deleted or added")
     if expect_head is not None and found_at is None:
         violate(None, None, None, None, f"the head recorded earlier ({expect_head[:16]}...) is not in this ledger's "
                 "chain: the history up to it was rewritten")
@@ -311,8 +337,9 @@ def audit_events(
         pheromone_consistent=consistent,
         chain_intact=chain_breaks == 0,
         chain_breaks=chain_breaks,
-        ledger_head=content.hex(),
-        ledger_head_stored=head.hash.hex() if head is not None else None,
+        ledger_writers=len(check.writers),
+        ledger_head=check.head.hex(),
+        ledger_head_stored=run_head(head.writers).hex() if head is not None else None,
         ledger_events_stored=head.events if head is not None else None,
         expected_head=expect_head,
         expected_head_found_at=found_at,

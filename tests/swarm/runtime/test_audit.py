@@ -11,11 +11,17 @@ def ev(seq, task, kind, agent=None, attempt=0, value=None, delta=None, note=None
 
 
 def chained(rows):
-    """The rows with a valid hash chain (in their order): what a store would have written."""
-    out, prev = [], GENESIS
+    """The rows with valid hash chains (in their order): what a store would have written. A row
+    goes to the first writer whose last seq is below its own (writer 1 unless the rows' seqs fall)."""
+    out, heads = [], []  # heads: [last seq, hash, rows] per writer
     for row in rows:
-        prev = event_digest(prev, *row[1:9])
-        out.append((*row, prev))
+        w = next((i for i, h in enumerate(heads) if h[0] < row[0]), None)
+        if w is None:
+            heads.append([0, GENESIS, 0])
+            w = len(heads) - 1
+        h = heads[w]
+        h[0], h[1], h[2] = row[0], event_digest(h[1], *row[1:9]), h[2] + 1
+        out.append((*row, h[1], w + 1, h[2]))
     return out
 
 

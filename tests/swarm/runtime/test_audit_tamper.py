@@ -133,14 +133,17 @@ def test_deleted_completion_pair_names_the_task_and_the_row(store_url, finished)
 
 
 def _rechain(store_url: str, run_id: str) -> None:
-    """What the chain cannot catch: recompute every hash and the recorded head after an edit."""
-    prev = GENESIS
-    rows = sql(store_url, "SELECT seq, run_id, task_id, kind, agent, attempt, value, delta, note FROM swarm_events "
-                          "WHERE run_id = :r ORDER BY seq", {"r": run_id})
+    """What the chains cannot catch: recompute every hash of every writer's chain and the recorded
+    heads after an edit."""
+    heads: dict[int, bytes] = {}
+    rows = sql(store_url, "SELECT seq, run_id, task_id, kind, agent, attempt, value, delta, note, writer_id "
+                          "FROM swarm_events WHERE run_id = :r ORDER BY writer_id, writer_seq", {"r": run_id})
     for row in rows:
-        prev = event_digest(prev, *row[1:])
-        sql(store_url, "UPDATE swarm_events SET hash = :h WHERE seq = :s", {"h": prev, "s": row[0]})
-    sql(store_url, "UPDATE swarm_runs SET ledger_head = :h WHERE run_id = :r", {"h": prev, "r": run_id})
+        heads[row[9]] = event_digest(heads.get(row[9], GENESIS), *row[1:9])
+        sql(store_url, "UPDATE swarm_events SET hash = :h WHERE seq = :s", {"h": heads[row[9]], "s": row[0]})
+    for writer, head in heads.items():
+        sql(store_url, "UPDATE swarm_chains SET head = :h WHERE run_id = :r AND writer_id = :w",
+            {"h": head, "r": run_id, "w": writer})
 
 
 def test_rewrite_with_recomputed_chain_needs_the_recorded_head(store_url, finished):

@@ -54,12 +54,14 @@ def test_pheromones_and_events_are_mirrored(mirrored):
     _mirror_matches_store(pool)
     assert pool.mirror.top("a") == [(c[0].task_id, pytest.approx(1.0))]
     keys = pool.mirror.keys()
-    assert sorted(k.rsplit(":", 1)[-1] for k in keys) == ["a", "b", "events", "mirror"]
-    for entry_id, fields in client.xrange(f"{prefix}swarm:mirror-run:events"):  # stream id = first ledger seq
-        assert entry_id == f"{orjson.loads(fields[b'events'])[0][0]}-0".encode()
+    assert sorted(k.rsplit(":", 1)[-1] for k in keys) == ["a", "b", "events", "mirror", "task"]
+    writers = {r[0]: r[11] for r in pool.event_rows()}
+    for _entry_id, fields in client.xrange(f"{prefix}swarm:mirror-run:events"):  # each entry names its writer
+        assert {writers[e[0]] for e in orjson.loads(fields[b"events"])} == {int(fields[b"w"])}
     assert not [k for k in keys if "control" in k or "message" in k or "plan" in k]
     entry = client.xrange(f"{prefix}swarm:mirror-run:events", count=1)[0][1]
-    assert entry[b"n"] == b"2" and b'"create"' in entry[b"events"]
+    # the four small transactions went out in one publish (one script call, one stream entry)
+    assert entry[b"n"] == b"8" and [e[2] for e in orjson.loads(entry[b"events"])][:3] == ["create", "create", "claim"]
 
 
 @pytest.mark.pg
@@ -178,6 +180,7 @@ def test_stale_mirror_is_repaired_by_reconcile(store_url, redis_prefix):
         pool.add_tasks(TaskSpec(capability="a", payload={}) for _ in range(5))
         for c in pool.claim("ag", ["a"], limit=5):
             pool.complete(c, 0.5, "ok")
+        pool.flush_mirror()  # everything published; then the mirror is damaged behind the pool's back
         client = redis_lib.Redis.from_url(url)
         client.zadd(f"{prefix}swarm:stale-run:pheromone:a", {"3": 9.0})
         client.delete(f"{prefix}swarm:stale-run:events")
@@ -190,8 +193,9 @@ def test_stale_mirror_is_repaired_by_reconcile(store_url, redis_prefix):
 
 
 def test_mirror_applies_transactions_once_and_in_ledger_order(redis_prefix):
-    """The append script: out-of-order publishes wait for their predecessor, repeats are dropped, an
-    overlapping transaction adds only its new events, and an older P_t never overwrites a newer one."""
+    """The append script: out-of-order publishes of one writer wait for their predecessor, repeats
+    are dropped, an overlapping transaction adds only its new events, writers do not wait for each
+    other, and an older P_t never overwrites a newer one (whichever writer publishes it)."""
     from benchscore.common.services import redis_url
     from benchscore.swarm.retry import ServiceLog
     from benchscore.swarm.stores.base import Appended
@@ -200,22 +204,53 @@ def test_mirror_applies_transactions_once_and_in_ledger_order(redis_prefix):
     url, prefix = redis_prefix
     mirror = RedisMirror.connect(f"{redis_url()}?prefix={prefix}", "order", ServiceLog())
 
-    def tx(prev, seqs, changes=()):
-        return Appended(prev, [(q, 1, "claim", "ag", 1, 0.0, None, None, 0.0) for q in seqs], list(changes))
+    def tx(writer, prev, seqs, changes=()):
+        """changes: (seq, P_t) of task 1; the writer_seq of each follows from its place in seqs"""
+        events = [(q, 1, "claim", "ag", 1, 0.0, None, None, 0.0) for q in seqs]
+        return Appended(writer, prev, events, [(q, prev + 1 + seqs.index(q), "cap", 1, p) for q, p in changes])
 
-    a = tx(0, [1, 2, 3], [(1, "cap", 1, 0.1)])
-    b = tx(3, [4, 5], [(4, "cap", 1, 0.3)])
-    c = tx(5, [6, 7, 8], [(7, "cap", 1, 0.5)])
+    a = tx(1, 0, [1, 2, 3], [(1, 0.1)])
+    b = tx(1, 3, [4, 5], [(4, 0.3)])
+    c = tx(1, 5, [6, 7, 8], [(7, 0.5)])
     assert mirror._append(a)[0] == APPLIED
     assert mirror._append(c) == (WAITING, 3, 1)  # its predecessor b has not arrived
     assert mirror._append(b) == (APPLIED, 8, 0)  # b applied, then c from pending
     assert mirror._append(b) == (APPLIED, 8, 0)  # a repeat changes nothing
     assert mirror.pheromones("cap") == {1: 0.5}
-    d = tx(6, [7, 8, 9, 10], [(7, "cap", 1, 0.5), (10, "cap", 1, 0.9)])  # overlaps c
+    d = tx(1, 6, [7, 8, 9, 10], [(7, 0.5), (10, 0.9)])  # overlaps c
     assert mirror._append(d) == (APPLIED, 10, 0)
-    assert [e[0] for e in mirror.stream_events()] == list(range(1, 11))
-    ids = [i for i, _ in mirror.client.xrange(mirror.events_key)]
-    assert ids == [b"1-0", b"4-0", b"6-0", b"9-0"]
-    assert mirror.pheromones("cap") == {1: 0.9}
-    assert mirror.client.hgetall(mirror.marker_key) == {b"seq": b"10", b"events": b"10", b"entries": b"4"}
+    # writer 2 does not wait for writer 1; its change of seq 12 wins, its older one (seq 9.5) cannot
+    e = tx(2, 0, [11, 12], [(12, 0.7)])
+    assert mirror._append(e) == (APPLIED, 2, 0)
+    assert mirror.pheromones("cap") == {1: 0.7}
+    old = Appended(3, 0, [(9, 1, "claim", "ag", 1, 0.0, None, None, 0.0)], [(9, 1, "cap", 1, 0.2)])
+    assert mirror._append(old) == (APPLIED, 1, 0)
+    assert mirror.pheromones("cap") == {1: 0.7}  # seq 9 is older than seq 12: not written
+    assert [e[0] for e in mirror.stream_events()] == [1, 2, 3, 4, 5, 6, 7, 8, 9, 9, 10, 11, 12]
+    assert [int(f[b"w"]) for _i, f in mirror.client.xrange(mirror.events_key)] == [1, 1, 1, 1, 2, 3]
+    assert mirror.client.hgetall(mirror.marker_key) == {
+        b"w:1": b"10", b"q:1": b"10", b"w:2": b"2", b"q:2": b"12", b"w:3": b"1", b"q:3": b"9",
+        b"events": b"13", b"entries": b"6"}
     mirror.close()
+
+
+def test_a_flush_is_found_by_any_writer_and_rebuilt(store_url, redis_prefix):
+    """After Redis loses the run, the next publish (of any writer, not only the first) finds the
+    mirror gone and rebuilds it from every writer's chain."""
+    url, prefix = redis_prefix
+    redis_url = f"{url}?prefix={prefix}"
+    with open_pool(store_url, "two-writers", redis_url=redis_url) as first:
+        first.create_run()
+        first.add_tasks(TaskSpec(capability="a", payload={}) for _ in range(4))
+        with open_pool(store_url, "two-writers", redis_url=redis_url) as second:
+            c = second.claim("w2", ["a"])[0]
+            second.complete(c, 0.5, "x")
+            rebuilds = second.mirror.rebuilds  # (reading the mirror publishes what waits)
+            _delete_run_keys(url, prefix, "two-writers")
+            c = second.claim("w2", ["a"])[0]
+            assert second.mirror.rebuilds == rebuilds + 1  # writer 2's publish found the mirror gone
+            second.complete(c, 0.25, "y")
+            for c in first.claim("w1", ["a"], limit=2):
+                first.complete(c, 0.75, "z")
+        assert first.ledger_head().writer_count == 2
+        _mirror_matches_store(first)

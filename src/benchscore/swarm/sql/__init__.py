@@ -41,7 +41,10 @@ SQLITE_UPGRADES = (
     ("swarm_runs", "ledger_head", "BLOB"),
     ("swarm_runs", "ledger_events", "INTEGER NOT NULL DEFAULT 0"),
     ("swarm_runs", "ledger_seq", "INTEGER NOT NULL DEFAULT 0"),
+    ("swarm_runs", "ledger_writers", "INTEGER NOT NULL DEFAULT 0"),
     ("swarm_events", "hash", "BLOB"),
+    ("swarm_events", "writer_id", "INTEGER"),
+    ("swarm_events", "writer_seq", "INTEGER"),
     ("swarm_budget_windows", "reserved", "INTEGER NOT NULL DEFAULT 0"),
 )
 

@@ -16,37 +16,38 @@ SELECT created_at FROM swarm_runs WHERE run_id = %(run_id)s;
 SELECT 1 FROM swarm_events WHERE seq = %(seq)s AND run_id = %(run_id)s;
 
 -- name: get_run
-SELECT crash_policy, lease_seconds, ledger_head, ledger_events, ledger_seq FROM swarm_runs WHERE run_id = %(run_id)s;
+SELECT crash_policy, lease_seconds, ledger_writers FROM swarm_runs WHERE run_id = %(run_id)s;
 
--- name: lock_ledger
--- taken by every transaction of a run just before it appends ledger rows, held to its commit:
--- serialises the run's appends (and so its hash chain); NO KEY UPDATE leaves the foreign key
--- checks of task inserts unblocked
-SELECT ledger_head, ledger_events, ledger_seq FROM swarm_runs WHERE run_id = %(run_id)s FOR NO KEY UPDATE;
+-- name: new_writer
+-- a writer id of the run and its chain (NULL when there is no such run)
+SELECT swarm_new_writer(%(run_id)s);
+
+-- name: chains
+SELECT writer_id, head, events, last_seq FROM swarm_chains WHERE run_id = %(run_id)s ORDER BY writer_id;
+
+-- name: lock_chain
+SELECT head, events FROM swarm_chains WHERE run_id = %(run_id)s AND writer_id = %(writer)s FOR UPDATE;
+
+-- name: set_chain_head
+UPDATE swarm_chains SET head = %(head)s, events = %(events)s, last_seq = %(seq)s
+WHERE run_id = %(run_id)s AND writer_id = %(writer)s;
+
+-- name: writer_events
+SELECT events FROM swarm_chains WHERE run_id = %(run_id)s AND writer_id = %(writer)s;
+
+-- name: step
+-- finish claims, claim the next ones and append the events of both to the writer's chain: one
+-- round trip (swarm_step in schema.sql)
+SELECT * FROM swarm_step(%(run_id)s, %(writer)s, %(at)s, %(finish)s::jsonb, %(agent)s, %(capabilities)s::text[],
+                         %(limit)s, %(lease)s);
 
 -- name: append_events
--- the events of one transaction, a JSON list of [task_id, kind, agent, attempt, value, delta, note,
--- at, hash hex] (hashes computed by the caller), and the run's new chain head
-WITH ins AS (
-    INSERT INTO swarm_events (run_id, task_id, kind, agent, attempt, value, delta, note, at, hash)
-    SELECT %(run_id)s, (v.e->>0)::bigint, v.e->>1, v.e->>2, (v.e->>3)::int, (v.e->>4)::float8, (v.e->>5)::float8,
-           v.e->>6, (v.e->>7)::float8, decode(v.e->>8, 'hex')
-    FROM jsonb_array_elements(%(events)s::jsonb) WITH ORDINALITY AS v (e, ord)
-    ORDER BY v.ord
-    RETURNING seq
-), head AS (
-    UPDATE swarm_runs SET ledger_head = %(head)s, ledger_events = ledger_events + %(n)s,
-                          ledger_seq = (SELECT max(seq) FROM ins)
-    WHERE run_id = %(run_id)s
-)
-SELECT seq FROM ins ORDER BY seq;
+-- events built by the caller (lease expiries) appended to the writer's chain; returns their seqs
+SELECT swarm_append(%(run_id)s, %(writer)s, %(at)s, %(task)s::bigint[], %(kind)s::text[], %(agent)s::text[],
+                    %(attempt)s::int[], %(value)s::float8[], %(delta)s::float8[], %(note)s::text[]);
 
 -- name: allocate_event_seqs
 SELECT nextval(pg_get_serial_sequence('swarm_events', 'seq')) FROM generate_series(1, %(n)s);
-
--- name: set_ledger_head
-UPDATE swarm_runs SET ledger_head = %(head)s, ledger_events = %(events)s, ledger_seq = %(seq)s
-WHERE run_id = %(run_id)s;
 
 -- name: list_runs
 SELECT run_id FROM swarm_runs ORDER BY created_at, run_id;
@@ -69,49 +70,6 @@ SET status = v.status, pheromone = v.pheromone, claimed_by = NULL, lease_expires
 FROM unnest(%(ids)s::bigint[], %(attempts)s::int[], %(statuses)s::text[], %(pheromones)s::float8[])
      AS v (id, attempt, status, pheromone)
 WHERE t.id = v.id AND t.status = 'claimed' AND t.attempts = v.attempt;
-
--- name: claim_batch
-WITH picked AS (
-    SELECT id FROM swarm_tasks
-    WHERE run_id = %(run_id)s AND status = 'pending' AND capability = ANY (%(capabilities)s::text[])
-    ORDER BY pheromone DESC, id
-    LIMIT %(limit)s
-    FOR UPDATE SKIP LOCKED
-)
-UPDATE swarm_tasks t
-SET status = 'claimed', claimed_by = %(agent)s, attempts = t.attempts + 1,
-    lease_expires_at = extract(epoch FROM clock_timestamp()) + %(lease)s
-FROM picked
-WHERE t.id = picked.id
-RETURNING t.id, t.attempts, t.capability, t.payload, t.pheromone, t.max_attempts, t.lease_expires_at;
-
--- name: complete_batch
--- rows: a JSON list of [id, attempt, agent, score, output, pheromone]; the fence: still held by this
--- agent at this attempt (swarm_tasks_holder makes that imply status = 'claimed')
-WITH v AS MATERIALIZED (
-    SELECT (e->>0)::bigint AS id, (e->>1)::int AS attempt, e->>2 AS agent, (e->>3)::float8 AS score,
-           e->>4 AS output, (e->>5)::float8 AS pheromone
-    FROM jsonb_array_elements(%(rows)s::jsonb) AS r (e)
-)
-UPDATE swarm_tasks t
-SET status = 'done', score = v.score, output = v.output, pheromone = v.pheromone,
-    claimed_by = NULL, lease_expires_at = NULL
-FROM v
-WHERE t.id = v.id AND t.run_id = %(run_id)s AND t.attempts = v.attempt AND t.claimed_by = v.agent
-RETURNING t.id;
-
--- name: fail_batch
--- rows: a JSON list of [id, attempt, agent, status, error, pheromone]
-WITH v AS MATERIALIZED (
-    SELECT (e->>0)::bigint AS id, (e->>1)::int AS attempt, e->>2 AS agent, e->>3 AS status, e->>4 AS error,
-           (e->>5)::float8 AS pheromone
-    FROM jsonb_array_elements(%(rows)s::jsonb) AS r (e)
-)
-UPDATE swarm_tasks t
-SET status = v.status, output = v.error, pheromone = v.pheromone, claimed_by = NULL, lease_expires_at = NULL
-FROM v
-WHERE t.id = v.id AND t.run_id = %(run_id)s AND t.attempts = v.attempt AND t.claimed_by = v.agent
-RETURNING t.id;
 
 -- name: counts
 SELECT status, count(*) FROM swarm_tasks WHERE run_id = %(run_id)s GROUP BY status;
@@ -161,11 +119,11 @@ SELECT scope, accepted_task_id, accepted_score, accepted_output, blob_sha256
 FROM swarm_convergence WHERE run_id = %(run_id)s ORDER BY scope;
 
 -- name: events
-SELECT seq, run_id, task_id, kind, agent, attempt, value, delta, note, at, hash
+SELECT seq, run_id, task_id, kind, agent, attempt, value, delta, note, at, hash, writer_id, writer_seq
 FROM swarm_events WHERE run_id = %(run_id)s ORDER BY seq;
 
 -- name: events_after
-SELECT seq, run_id, task_id, kind, agent, attempt, value, delta, note, at, hash
+SELECT seq, run_id, task_id, kind, agent, attempt, value, delta, note, at, hash, writer_id, writer_seq
 FROM swarm_events WHERE run_id = %(run_id)s AND seq > %(seq)s ORDER BY seq;
 
 -- name: completions_per_capability
@@ -195,6 +153,7 @@ WHERE budget_id = %(budget_id)s AND minute = %(minute)s;
 
 -- name: delete_run
 WITH e AS (DELETE FROM swarm_events WHERE run_id = %(run_id)s),
+     h AS (DELETE FROM swarm_chains WHERE run_id = %(run_id)s),
      c AS (DELETE FROM swarm_convergence WHERE run_id = %(run_id)s),
      t AS (DELETE FROM swarm_tasks WHERE run_id = %(run_id)s)
 SELECT 1;
@@ -205,10 +164,18 @@ DELETE FROM swarm_runs WHERE run_id = %(run_id)s;
 -- name: vacuum
 -- after a run is deleted: its rows become free space again and the planner's statistics fresh
 -- (outside a transaction; PostgreSQL's autovacuum may be off, or behind after a large run)
-VACUUM (ANALYZE) swarm_events, swarm_tasks, swarm_convergence, swarm_runs;
+VACUUM (ANALYZE) swarm_events, swarm_chains, swarm_tasks, swarm_convergence, swarm_runs;
 
 -- name: copy_tasks
 COPY swarm_tasks (id, run_id, capability, payload, pheromone, max_attempts, created_at) FROM STDIN;
 
 -- name: copy_events
-COPY swarm_events (seq, run_id, task_id, kind, agent, attempt, value, delta, note, at, hash) FROM STDIN;
+COPY swarm_events (seq, run_id, task_id, kind, agent, attempt, value, delta, note, at, hash, writer_id, writer_seq) FROM STDIN;
+
+-- name: writer_rows_after
+-- the rows a writer appended after its first N (what a step whose commit was not confirmed did)
+SELECT seq, task_id, kind, attempt, value FROM swarm_events
+WHERE run_id = %(run_id)s AND writer_id = %(writer)s AND writer_seq > %(events)s ORDER BY writer_seq;
+
+-- name: claimed_tasks
+SELECT id, capability, payload, max_attempts, lease_expires_at FROM swarm_tasks WHERE id = ANY (%(ids)s::bigint[]);

@@ -7,16 +7,25 @@ VALUES (:run_id, :crash_policy, :lease_seconds, :now)
 ON CONFLICT (run_id) DO NOTHING;
 
 -- name: get_run
-SELECT crash_policy, lease_seconds, ledger_head, ledger_events, ledger_seq FROM swarm_runs WHERE run_id = :run_id;
+SELECT crash_policy, lease_seconds, ledger_writers FROM swarm_runs WHERE run_id = :run_id;
+
+-- name: count_writer
+UPDATE swarm_runs SET ledger_writers = ledger_writers + 1 WHERE run_id = :run_id RETURNING ledger_writers;
+
+-- name: insert_chain
+INSERT INTO swarm_chains (run_id, writer_id, head) VALUES (:run_id, :writer, :head);
+
+-- name: chains
+SELECT writer_id, head, events, last_seq FROM swarm_chains WHERE run_id = :run_id ORDER BY writer_id;
 
 -- name: run_created_at
 SELECT created_at FROM swarm_runs WHERE run_id = :run_id;
 
--- name: ledger_head
-SELECT ledger_head, ledger_events, ledger_seq FROM swarm_runs WHERE run_id = :run_id;
+-- name: chain_head
+SELECT head, events FROM swarm_chains WHERE run_id = :run_id AND writer_id = :writer;
 
--- name: set_ledger_head
-UPDATE swarm_runs SET ledger_head = :head, ledger_events = :events, ledger_seq = :seq WHERE run_id = :run_id;
+-- name: set_chain_head
+UPDATE swarm_chains SET head = :head, events = :events, last_seq = :seq WHERE run_id = :run_id AND writer_id = :writer;
 
 -- name: max_seq
 SELECT coalesce(max(seq), 0) FROM swarm_events;
@@ -32,8 +41,9 @@ INSERT INTO swarm_tasks (run_id, capability, payload, pheromone, max_attempts, c
 VALUES (?, ?, ?, ?, ?, ?);
 
 -- name: insert_event
-INSERT INTO swarm_events (seq, run_id, task_id, kind, agent, attempt, value, delta, note, at, hash)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+INSERT INTO swarm_events (seq, run_id, task_id, kind, agent, attempt, value, delta, note, at, hash, writer_id,
+                          writer_seq)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: expired_leases
 SELECT id, attempts, max_attempts, pheromone, claimed_by, capability
@@ -119,11 +129,11 @@ SELECT scope, accepted_task_id, accepted_score, accepted_output, blob_sha256
 FROM swarm_convergence WHERE run_id = :run_id ORDER BY scope;
 
 -- name: events
-SELECT seq, run_id, task_id, kind, agent, attempt, value, delta, note, at, hash
+SELECT seq, run_id, task_id, kind, agent, attempt, value, delta, note, at, hash, writer_id, writer_seq
 FROM swarm_events WHERE run_id = :run_id ORDER BY seq;
 
 -- name: events_after
-SELECT seq, run_id, task_id, kind, agent, attempt, value, delta, note, at, hash
+SELECT seq, run_id, task_id, kind, agent, attempt, value, delta, note, at, hash, writer_id, writer_seq
 FROM swarm_events WHERE run_id = :run_id AND seq > :seq ORDER BY seq;
 
 -- name: completions_per_capability
@@ -148,6 +158,9 @@ WHERE budget_id = :budget_id AND minute = :minute;
 
 -- name: delete_events
 DELETE FROM swarm_events WHERE run_id = :run_id;
+
+-- name: delete_chains
+DELETE FROM swarm_chains WHERE run_id = :run_id;
 
 -- name: delete_convergence
 DELETE FROM swarm_convergence WHERE run_id = :run_id;

@@ -4,10 +4,12 @@ CREATE TABLE IF NOT EXISTS swarm_runs (
     crash_policy TEXT NOT NULL CHECK (crash_policy IN ('requeue', 'fail')),
     lease_seconds REAL NOT NULL CHECK (lease_seconds > 0),
     created_at REAL NOT NULL,
-    -- the head of the run's ledger hash chain: last row's hash, number of rows, last row's seq
+    -- the single chain head of stores before the per-writer chains (no longer written)
     ledger_head BLOB,
     ledger_events INTEGER NOT NULL DEFAULT 0,
-    ledger_seq INTEGER NOT NULL DEFAULT 0
+    ledger_seq INTEGER NOT NULL DEFAULT 0,
+    -- writer ids handed out for the run (1..ledger_writers, each with its row in swarm_chains)
+    ledger_writers INTEGER NOT NULL DEFAULT 0
 );
 
 CREATE TABLE IF NOT EXISTS swarm_tasks (
@@ -47,9 +49,21 @@ CREATE TABLE IF NOT EXISTS swarm_events (
     delta REAL,
     note TEXT,
     at REAL NOT NULL,
-    hash BLOB
+    hash BLOB,
+    writer_id INTEGER,
+    writer_seq INTEGER
 );
 CREATE INDEX IF NOT EXISTS swarm_events_run ON swarm_events (run_id, seq);
+
+-- the head of each writer's chain (benchscore.swarm.ledger)
+CREATE TABLE IF NOT EXISTS swarm_chains (
+    run_id TEXT NOT NULL,
+    writer_id INTEGER NOT NULL,
+    head BLOB NOT NULL,
+    events INTEGER NOT NULL DEFAULT 0,
+    last_seq INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (run_id, writer_id)
+);
 
 CREATE TABLE IF NOT EXISTS swarm_convergence (
     run_id TEXT NOT NULL,

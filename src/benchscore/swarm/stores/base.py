@@ -22,7 +22,7 @@ import orjson
 from benchscore.common.errors import BadInput, BenchscoreError
 
 from ..lease import DEFAULT_LEASE_SECONDS, CrashPolicy, resolve_expired_lease
-from ..ledger import GENESIS, EventKind, LedgerEvent, LedgerHead, event_contents
+from ..ledger import EventKind, LedgerEvent, LedgerHead, WriterHead, event_contents
 from ..retry import ServiceLog
 from ..tasks import (
     Claim,
@@ -72,31 +72,47 @@ class EventBatch:
             self.changes.append((len(self.events), capability, task_id, value))
         self.events.append((self.run_id, task_id, kind, agent, attempt, value, delta, note, at))
 
-    def appended(self, prev_seq: int, seqs: Sequence[int]) -> Appended:
+    def extend(self, other: EventBatch) -> None:
+        """Append the events (and pheromone changes) of ``other`` after this batch's."""
+        n = len(self.events)
+        self.events += other.events
+        self.changes += [(i + n, *rest) for i, *rest in other.changes]
+
+    def appended(self, writer_id: int, writer_events: int, seqs: Sequence[int]) -> Appended:
+        """What the mirror publishes of these events, appended with ``seqs`` to writer ``writer_id``'s
+        chain, which holds ``writer_events`` rows after them."""
+        prev = writer_events - len(seqs)
         return Appended(
-            prev_seq,
+            writer_id, prev,
             [(q, *e[1:]) for q, e in zip(seqs, self.events, strict=True)],
-            [(seqs[i], cap, task_id, p) for i, cap, task_id, p in self.changes],
+            [(seqs[i], prev + 1 + i, cap, task_id, p) for i, cap, task_id, p in self.changes],
         )
 
 
 @dataclass(frozen=True)
 class Appended:
-    """What one committed transaction added to the ledger, as the mirror publishes it:
-    ``prev_seq`` (the run's last ``seq`` before it, 0 for none), ``events`` as
-    ``(seq, task_id, kind, agent, attempt, value, delta, note, at)`` and ``changes`` as
-    ``(seq of the event, capability, task_id, new P_t)``."""
+    """What one committed transaction added to the ledger, as the mirror publishes it: the
+    ``writer_id`` whose chain it extended, ``prev`` (that chain's rows before it), ``events`` as
+    ``(seq, task_id, kind, agent, attempt, value, delta, note, at)`` (writer_seq ``prev + 1``,
+    ``prev + 2``, ...) and ``changes`` as ``(seq of the event, its writer_seq, capability, task_id,
+    new P_t)``."""
 
-    prev_seq: int
+    writer_id: int
+    prev: int
     events: list[tuple]
     changes: list[tuple]
 
 
+#: a mirror publish waits for at most this many events or seconds (TaskPool._publish)
+PUBLISH_EVENTS = 256
+PUBLISH_SECONDS = 0.05
+
 _NONE = type(None)
 _INT, _STR, _NUM, _BYTES_OR_NONE = (int,), (str,), (int, float), (bytes, _NONE)
 #: the types a ledger row's columns (LEDGER_COLUMNS) and a task state's (TASK_STATE_COLUMNS) may hold
+_INT_OR_NONE = (int, _NONE)
 LEDGER_TYPES = (_INT, _STR, _INT, _STR, (str, _NONE), _INT, (int, float, _NONE), (int, float, _NONE), (str, _NONE),
-                _NUM, _BYTES_OR_NONE)
+                _NUM, _BYTES_OR_NONE, _INT_OR_NONE, _INT_OR_NONE)
 TASK_STATE_TYPES = (_INT, _STR, _NUM, (int, float, _NONE), _INT, (str, _NONE), _STR, (str, _NONE))
 
 
@@ -108,6 +124,7 @@ def _number(value: object) -> float:
 
 _EMPTY_OUTPUT = hashlib.sha256(b"").hexdigest()
 _CREATE, _CLAIM, _COMPLETE, _FAIL, _PHEROMONE, _LEASE_EXPIRED = (k.value for k in EventKind)
+_DONE = TaskStatus.done.value
 
 
 def output_digest(output: str) -> str:
@@ -159,7 +176,10 @@ class TaskPool(ABC):
     def __init__(self, url: str, run_id: str) -> None:
         self.url = url
         self.run_id = run_id
-        self.mirror: RedisMirror | None = None
+        self._mirror: RedisMirror | None = None
+        self._unpublished: list[Appended] = []  # committed, not yet sent to the mirror (see _publish)
+        self._unpublished_events = 0
+        self._unpublished_since = 0.0
         self.service_log = ServiceLog()
         self._settings: tuple[CrashPolicy, float] | None = None
         self._closed = False
@@ -167,15 +187,31 @@ class TaskPool(ABC):
     # ---- lifecycle -------------------------------------------------------------------------
     def attach_mirror(self, mirror: RedisMirror) -> None:
         """Mirror pheromones and events to Redis from now on (and bring it up to date now)."""
-        self.mirror = mirror
+        self._mirror = mirror
         mirror.sync(self)
+
+    @property
+    def mirror(self) -> RedisMirror | None:
+        """The Redis mirror (None without one), with every transaction committed so far published."""
+        self.flush_mirror()
+        return self._mirror
+
+    def flush_mirror(self) -> None:
+        """Publish the committed transactions still waiting to go to the mirror."""
+        if self._unpublished and self._mirror is not None:
+            pending, self._unpublished, self._unpublished_events = self._unpublished, [], 0
+            for appended in pending:
+                self._mirror.publish(appended, self)
 
     def close(self) -> None:
         if self._closed:
             return
         self._closed = True
-        if self.mirror is not None:
-            self.mirror.close()
+        if self._mirror is not None:
+            try:
+                self.flush_mirror()
+            finally:
+                self._mirror.close()
         self._close()
 
     def discard(self) -> None:
@@ -250,8 +286,9 @@ class TaskPool(ABC):
     def delete_run(self) -> None:
         """Remove the run: its tasks, ledger, convergence and (if mirrored) its Redis keys."""
         self._delete_run()
-        if self.mirror is not None:
-            self.mirror.delete()
+        self._unpublished, self._unpublished_events = [], 0
+        if self._mirror is not None:
+            self._mirror.delete()
         self._settings = None
 
     def reclaim_space(self) -> None:
@@ -264,8 +301,26 @@ class TaskPool(ABC):
         return self._get_run() is not None
 
     def _publish(self, appended: Appended | None) -> None:
-        if self.mirror is not None and appended is not None and appended.events:
-            self.mirror.publish(appended, self)
+        """Send a committed transaction to the mirror. Small ones wait (merged with the same
+        writer's previous ones, so one script call carries many) until :data:`PUBLISH_EVENTS`
+        events or :data:`PUBLISH_SECONDS` have gathered, an agent finds nothing to claim, the mirror
+        is read through :attr:`mirror`, or the pool closes: a per-task round costs no Redis round
+        trip of its own. The mirror may lag by that much (it always lags by the transactions in
+        flight); a process killed meanwhile leaves a gap that is filled from the ledger."""
+        if self._mirror is None or appended is None or not appended.events:
+            return
+        last = self._unpublished[-1] if self._unpublished else None
+        if last is not None and last.writer_id == appended.writer_id and last.prev + len(last.events) == appended.prev:
+            self._unpublished[-1] = Appended(last.writer_id, last.prev, last.events + appended.events,
+                                             last.changes + appended.changes)
+        else:
+            if not self._unpublished:
+                self._unpublished_since = time.monotonic()
+            self._unpublished.append(appended)
+        self._unpublished_events += len(appended.events)
+        if (self._unpublished_events >= PUBLISH_EVENTS
+                or time.monotonic() - self._unpublished_since >= PUBLISH_SECONDS):
+            self.flush_mirror()
 
     def _batch(self) -> EventBatch:
         return EventBatch(self.run_id)
@@ -295,15 +350,7 @@ class TaskPool(ABC):
         the claim: on SQLite at every claim; on PostgreSQL at most every ``min(1 s, lease / 2)`` per
         connection and always before a claim would come back empty (so a task whose lease expired
         moments ago may wait up to that long before it is pending again)."""
-        if limit < 1:
-            raise ValueError("limit must be >= 1")
-        caps = sorted(set(capabilities))
-        if not caps:
-            return []
-        policy, lease = self.settings
-        claims, appended = self._claim(agent_id, caps, limit, policy, lease)
-        self._publish(appended)
-        return claims
+        return self.finish_and_claim((), (), agent_id, capabilities, limit=limit)[2]
 
     def complete(self, claim: Claim, score: float, output: str) -> None:
         """Success: status done, ``P_t += score``. Raises :class:`StaleClaim` if refused."""
@@ -312,17 +359,7 @@ class TaskPool(ABC):
 
     def complete_many(self, results: Sequence[tuple[Claim, float, str]]) -> list[bool]:
         """Complete several claims in one transaction; True where accepted, False where stale."""
-        rows = []
-        for claim, score, output in results:
-            score = float(score) + 0.0
-            if score != score or score in (float("inf"), float("-inf")):
-                raise ValueError(f"task {claim.task_id}: score must be finite")
-            rows.append((claim, score, str(output), pheromone_on_success(claim.pheromone, score)))
-        if not rows:
-            return []
-        accepted, appended = self._complete(rows, time.time())
-        self._publish(appended)
-        return accepted
+        return self.finish_and_claim(results, (), None, (), limit=0)[0]
 
     def fail(self, claim: Claim, error: str = "") -> TaskStatus:
         """Failure: ``P_t -= 1.0``; pending again until the attempt limit, then failed.
@@ -334,20 +371,49 @@ class TaskPool(ABC):
 
     def fail_many(self, failures: Sequence[tuple[Claim, str]]) -> list[TaskStatus | None]:
         """Fail several claims in one transaction; the new status where accepted, None where stale."""
-        rows = [
-            (
-                claim,
-                status_after_failure(claim.attempt, claim.max_attempts),
-                str(error),
-                pheromone_on_failure(claim.pheromone),
-            )
-            for claim, error in failures
-        ]
-        if not rows:
-            return []
-        accepted, appended = self._fail(rows, time.time())
+        return self.finish_and_claim((), failures, None, (), limit=0)[1]
+
+    def finish_and_claim(
+        self, results: Sequence[tuple[Claim, float, str]], failures: Sequence[tuple[Claim, str]],
+        agent_id: str | None, capabilities: Sequence[str], *, limit: int = 1,
+    ) -> tuple[list[bool], list[TaskStatus | None], list[Claim]]:
+        """Complete ``results``, fail ``failures`` and claim up to ``limit`` next tasks for
+        ``agent_id`` in **one** transaction (one commit, on PostgreSQL one round trip): what
+        :meth:`complete_many`, :meth:`fail_many` and :meth:`claim` return, in that order. A claim
+        passed twice is finished once (the second is refused as stale)."""
+        if limit < 0 or (limit and agent_id is None):
+            raise ValueError("limit must be >= 0, and an agent is needed to claim")
+        rows: list[tuple] = []
+        for claim, score, output in results:
+            score = float(score) + 0.0
+            if score != score or score in (float("inf"), float("-inf")):
+                raise ValueError(f"task {claim.task_id}: score must be finite")
+            output = str(output)
+            rows.append((claim, _DONE, score, output, pheromone_on_success(claim.pheromone, score),
+                         output_digest(output)))
+        statuses = [status_after_failure(claim.attempt, claim.max_attempts) for claim, _e in failures]
+        rows += [(claim, status.value, None, str(error), pheromone_on_failure(claim.pheromone), None)
+                 for (claim, error), status in zip(failures, statuses, strict=True)]
+        seen: set[int] = set()
+        unique = []
+        for r in rows:
+            unique.append(r[0].task_id not in seen)
+            seen.add(r[0].task_id)
+        caps = sorted(set(capabilities)) if limit else []
+        if not caps:
+            limit = 0
+        if not rows and not limit:
+            return [], [], []
+        policy, lease = self.settings
+        sent = [r for r, u in zip(rows, unique, strict=True) if u]
+        accepted_sent, claims, appended = self._step(sent, agent_id, caps, limit, policy, lease)
         self._publish(appended)
-        return [r[1] if ok else None for r, ok in zip(rows, accepted, strict=True)]
+        if limit and not claims:
+            self.flush_mirror()  # nothing to do here: what this process did goes out now
+        it = iter(accepted_sent)
+        accepted = [next(it) if u else False for u in unique]
+        n = len(results)
+        return (accepted[:n], [st if ok else None for st, ok in zip(statuses, accepted[n:], strict=True)], claims)
 
     def expire_leases(self) -> int:
         """Resolve every expired lease now by the crash policy; returns how many."""
@@ -423,13 +489,16 @@ class TaskPool(ABC):
             yield LedgerEvent.from_row(row)
 
     def ledger_head(self) -> LedgerHead:
-        """The chain head the store records for the run (RunNotFound when there is no run)."""
+        """The writers' chain heads the store records for the run, and the run's head over them
+        (RunNotFound when there is no run)."""
         row = self._get_run()
         if row is None:
             raise RunNotFound(f"no run {self.run_id!r} in {self.display_url}")
-        self.check_types([row[2:5]], ("ledger_head", "ledger_events", "ledger_seq"), (_BYTES_OR_NONE, _INT, _INT),
-                         "the run's chain head")
-        return head_from_row(row[2:5])
+        chains = self._chains()
+        self.check_types(chains, ("writer_id", "head", "events", "last_seq"), (_INT, (bytes,), _INT, _INT),
+                         "the chain head of writer")
+        self.check_types([row[2:3]], ("ledger_writers",), (_INT,), "the run's writer count")
+        return LedgerHead.of((WriterHead(int(w), bytes(h), int(n), int(q)) for w, h, n, q in chains), int(row[2]))
 
     def created_at(self) -> float:
         """When the run was created (epoch seconds; RunNotFound when there is no run)."""
@@ -477,26 +546,25 @@ class TaskPool(ABC):
         return updates
 
     @staticmethod
-    def _claim_events(claims: Sequence[Claim], now: float, batch: EventBatch) -> None:
-        run = batch.run_id
-        batch.events += [(run, c.task_id, _CLAIM, c.agent_id, c.attempt, c.pheromone, None, None, now) for c in claims]
-
-    @staticmethod
-    def _complete_events(rows: Sequence[tuple], now: float, batch: EventBatch) -> None:
+    def _step_events(rows: Sequence[tuple], accepted: Sequence[bool], claims: Sequence[Claim], now: float,
+                     batch: EventBatch) -> None:
+        """The events of a step, in the order its store appends them: per accepted finish row
+        ``(claim, status, score, output, new P_t, output sha256)`` its complete (or fail) and its
+        pheromone change, then per claim its claim event."""
         run, events, changes = batch.run_id, batch.events, batch.changes
-        for claim, score, output, new_p in rows:
-            events.append((run, claim.task_id, _COMPLETE, claim.agent_id, claim.attempt, score, None,
-                           output_digest(output), now))
+        for (claim, status, score, _output, new_p, digest), ok in zip(rows, accepted, strict=True):
+            if not ok:
+                continue
+            if status == _DONE:
+                events.append((run, claim.task_id, _COMPLETE, claim.agent_id, claim.attempt, score, None, digest, now))
+                cause = _COMPLETE
+            else:
+                events.append((run, claim.task_id, _FAIL, claim.agent_id, claim.attempt, None, None, status, now))
+                cause = _FAIL
             changes.append((len(events), claim.capability, claim.task_id, new_p))
             events.append((run, claim.task_id, _PHEROMONE, claim.agent_id, claim.attempt, new_p,
-                           new_p - claim.pheromone, _COMPLETE, now))
-
-    @staticmethod
-    def _fail_events(rows: Sequence[tuple], now: float, batch: EventBatch) -> None:
-        for claim, status, _error, new_p in rows:
-            batch.add(claim.task_id, _FAIL, claim.agent_id, claim.attempt, None, None, status.value, now)
-            batch.add(claim.task_id, _PHEROMONE, claim.agent_id, claim.attempt, new_p,
-                      new_p - claim.pheromone, _FAIL, now, capability=claim.capability)
+                           new_p - claim.pheromone, cause, now))
+        events += [(run, c.task_id, _CLAIM, c.agent_id, c.attempt, c.pheromone, None, None, now) for c in claims]
 
     # ---- what each store implements ----------------------------------------------------------
     # Every write returns the Appended of its transaction for the mirror (None when it appended
@@ -507,7 +575,10 @@ class TaskPool(ABC):
     def _delete_run(self) -> None: ...
     @abstractmethod
     def _get_run(self) -> tuple | None:
-        """(crash_policy, lease_seconds, ledger_head, ledger_events, ledger_seq) or None."""
+        """(crash_policy, lease_seconds, writers handed out) or None."""
+    @abstractmethod
+    def _chains(self) -> list[tuple]:
+        """(writer_id, head, events, last_seq) of every writer of the run, by writer id."""
     @abstractmethod
     def _insert_run(self, policy: CrashPolicy, lease_seconds: float, now: float, rows: list[tuple]
                     ) -> tuple[list[int], Appended | None]:
@@ -515,12 +586,12 @@ class TaskPool(ABC):
     @abstractmethod
     def _insert_tasks(self, rows: list[tuple], now: float) -> tuple[list[int], Appended]: ...
     @abstractmethod
-    def _claim(self, agent: str, caps: list[str], limit: int, policy: CrashPolicy, lease: float
-               ) -> tuple[list[Claim], Appended | None]: ...
-    @abstractmethod
-    def _complete(self, rows: list[tuple], now: float) -> tuple[list[bool], Appended | None]: ...
-    @abstractmethod
-    def _fail(self, rows: list[tuple], now: float) -> tuple[list[bool], Appended | None]: ...
+    def _step(self, rows: list[tuple], agent: str | None, caps: list[str], limit: int, policy: CrashPolicy,
+              lease: float) -> tuple[list[bool], list[Claim], Appended | None]:
+        """One transaction: finish ``rows`` (``(claim, status, score, output/error, new P_t, output
+        sha256)``, fenced by attempt and agent; no task twice), then claim up to ``limit``
+        (resolving expired leases first, see :meth:`claim`); returns which rows were accepted and
+        the claims in claim order."""
     @abstractmethod
     def _expire(self, policy: CrashPolicy, now: float) -> tuple[int, Appended | None]: ...
     @abstractmethod
@@ -541,9 +612,3 @@ class TaskPool(ABC):
     def _task_states(self) -> list[tuple]: ...
     @abstractmethod
     def _capabilities(self) -> list[str]: ...
-
-
-def head_from_row(row: Sequence) -> LedgerHead:
-    """A LedgerHead from the (ledger_head, ledger_events, ledger_seq) columns of a run row."""
-    head, events, seq = row
-    return LedgerHead(bytes(head) if head is not None else GENESIS, int(events or 0), int(seq or 0))

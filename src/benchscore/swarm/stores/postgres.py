@@ -1,13 +1,14 @@
 """The PostgreSQL store (``postgresql://...``): the source of truth for agents on many machines.
 
-Every write transaction of a run that appends ledger rows locks the run's row (``lock_ledger``)
-after its task changes and just before the append: the run's ledger appends, and so its hash chain,
-are serialised from that point to the commit (agents of other runs are not held up). The run's row
-is the last lock a transaction takes and nothing waits after it, so the lock adds no deadlock. Claims
-take a batch in pheromone order with ``FOR UPDATE SKIP LOCKED``; completions and failures of a batch are
-one ``UPDATE ... FROM unnest(...)`` fenced by attempt and agent; every change is committed together
-with its ledger rows (synchronous commit kept). All SQL lives in ``sql/schema.sql`` and the named
-queries of ``sql/queries.sql``.
+Each pool object is one **writer** of the run (a writer id handed out at its first write,
+``swarm_new_writer``) and appends its ledger rows to its own hash chain, whose head is its own row
+of ``swarm_chains``: two workers never wait for each other's head, so their commits overlap (and
+share WAL flushes) the way unchained commits do. An agent's round is **one round trip**:
+``swarm_step`` (``sql/schema.sql``) finishes its claims (fenced by attempt and agent), claims the
+next batch in pheromone order with ``FOR UPDATE SKIP LOCKED`` and appends the events of both, hashed
+in SQL (``swarm_content``, the same bytes as :func:`benchscore.swarm.ledger.event_content`), inside
+one transaction (synchronous commit kept). All SQL lives in ``sql/schema.sql`` and the named queries
+of ``sql/queries.sql``.
 
 **Outages.** Every statement runs through :meth:`PostgresPool._do`: a transaction that fails with a
 connection error (the server restarting, shutting down, not yet accepting connections, a dropped
@@ -24,6 +25,7 @@ of claiming again.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from typing import TypeVar
@@ -36,11 +38,11 @@ from benchscore.common.errors import BadInput
 
 from ..defaults import DEFAULT_MAX_OUTAGE
 from ..lease import CrashPolicy
-from ..ledger import LedgerHead, chain_hashes
+from ..ledger import chain_hashes
 from ..retry import STORE_MAX_DELAY, ServiceLog, with_retry
 from ..sql import queries, read_sql
 from ..tasks import Claim
-from .base import Appended, EventBatch, RunNotFound, TaskPool, head_from_row
+from .base import Appended, EventBatch, RunNotFound, TaskPool
 
 Q = queries("queries.sql")
 T = TypeVar("T")
@@ -127,6 +129,9 @@ class PostgresPool(TaskPool):
         self.max_outage = max_outage
         self._last_sweep = 0.0
         self._tx_first_seq: int | None = None
+        self._writer: int | None = None  # this pool's writer id of the run (see _ensure_writer)
+        self._writer_pid = 0
+        self._writer_events: int | None = None  # rows of this writer's chain after its last write, when known
 
     @classmethod
     def connect(cls, url: str, run_id: str, *, max_outage: float = DEFAULT_MAX_OUTAGE,
@@ -194,27 +199,30 @@ class PostgresPool(TaskPool):
         if self.conn is not None:
             self.conn.close()
 
-    def _lock(self, c: psycopg.Connection) -> LedgerHead:
-        """Lock the run's row (held to the commit) and read its chain head."""
-        row = c.execute(Q["lock_ledger"], {"run_id": self.run_id}).fetchone()
-        if row is None:
-            raise RunNotFound(f"no run {self.run_id!r} in {self.display_url}")
-        return head_from_row(row)
+    def _ensure_writer(self) -> int:
+        """This pool's writer id of the run, handed out (in a transaction of its own) at its first
+        write; a forked process gets its own."""
+        if self._writer is None or self._writer_pid != os.getpid():
+            w = self._do(lambda c: c.execute(Q["new_writer"], {"run_id": self.run_id}).fetchone()[0], "new_writer")
+            if w is None:
+                raise RunNotFound(f"no run {self.run_id!r} in {self.display_url}")
+            self._writer, self._writer_pid, self._writer_events = w, os.getpid(), 0
+        return self._writer
 
-    def _append(self, c: psycopg.Connection, batch: EventBatch, contents: list[bytes] | None = None
-                ) -> Appended | None:
-        """Lock the run's row and extend its hash chain by the batch's events (the last statements
-        of a transaction; ``contents``: the batch's event contents when computed beforehand)."""
+    def _append(self, c: psycopg.Connection, batch: EventBatch) -> tuple[list[int], int]:
+        """Append events built here (lease expiries) to this writer's chain; (seqs, the writer's rows
+        after them)."""
         if not batch.events:
-            return None
-        head = self._lock(c)
-        hashes = chain_hashes(head.hash, batch.contents() if contents is None else contents)
-        events = orjson.dumps([(*e[1:], h.hex()) for e, h in zip(batch.events, hashes, strict=True)]).decode()
-        seqs = [r[0] for r in c.execute(Q["append_events"], {
-            "run_id": self.run_id, "events": events, "head": hashes[-1], "n": len(hashes)}).fetchall()]
+            return [], -1
+        cols = list(zip(*(e[1:9] for e in batch.events), strict=True))
+        seqs = c.execute(Q["append_events"], {
+            "run_id": self.run_id, "writer": self._writer, "at": batch.events[0][8], "task": list(cols[0]),
+            "kind": list(cols[1]), "agent": list(cols[2]), "attempt": list(cols[3]), "value": list(cols[4]),
+            "delta": list(cols[5]), "note": list(cols[6])}).fetchone()[0]
         if self._tx_first_seq is None:
             self._tx_first_seq = seqs[0]
-        return batch.appended(head.seq, seqs) if self.mirror is not None else None
+        n = c.execute(Q["writer_events"], {"run_id": self.run_id, "writer": self._writer}).fetchone()[0]
+        return seqs, n
 
     def _delete_run(self) -> None:
         def tx(c: psycopg.Connection) -> None:
@@ -229,6 +237,9 @@ class PostgresPool(TaskPool):
     def _get_run(self):
         return self._one("get_run", {"run_id": self.run_id})
 
+    def _chains(self):
+        return self._all("chains", {"run_id": self.run_id})
+
     def _insert_run(self, policy, lease_seconds, now, rows):
         def tx(c: psycopg.Connection) -> tuple[list[int], Appended | None]:
             if c.execute(Q["insert_run"], {"run_id": self.run_id, "crash_policy": policy.value,
@@ -237,6 +248,9 @@ class PostgresPool(TaskPool):
                 if row is None or row[0] != now:  # not this process's own insert, retried after its COMMIT
                     raise self._exists()
                 return [], None
+            # writer 1 of the run, created with it (kept only if this transaction commits)
+            self._writer_events = None
+            self._writer, self._writer_pid = c.execute(Q["new_writer"], {"run_id": self.run_id}).fetchone()[0], os.getpid()
             return self._insert_tasks_tx(c, rows, now) if rows else ([], None)
 
         out = self._do(tx, "create_run")
@@ -249,23 +263,25 @@ class PostgresPool(TaskPool):
         ids = sorted(r[0] for r in c.execute(Q["allocate_task_ids"], {"n": len(rows)}).fetchall())
         batch = self._create_events(ids, rows, now)
         contents = batch.contents()
-        run = self.run_id
+        run, writer = self.run_id, self._writer
         with c.cursor() as cur:
             with cur.copy(Q["copy_tasks"]) as copy:
                 for i, (cap, payload, p, m) in zip(ids, rows, strict=True):
                     copy.write_row((i, run, cap, payload, p, m, now))
-            head = self._lock(c)
-            hashes = chain_hashes(head.hash, contents)
+            head, n = c.execute(Q["lock_chain"], {"run_id": run, "writer": writer}).fetchone()
+            hashes = chain_hashes(bytes(head), contents)
             seqs = sorted(r[0] for r in c.execute(Q["allocate_event_seqs"], {"n": len(rows)}).fetchall())
             self._tx_first_seq = seqs[0]
             with cur.copy(Q["copy_events"]) as copy:
-                for q, e, h in zip(seqs, batch.events, hashes, strict=True):
-                    copy.write_row((q, *e, h))
-        c.execute(Q["set_ledger_head"], {"run_id": run, "head": hashes[-1], "events": head.events + len(hashes),
-                                         "seq": seqs[-1]})
-        return ids, batch.appended(head.seq, seqs) if self.mirror is not None else None
+                for k, (q, e, h) in enumerate(zip(seqs, batch.events, hashes, strict=True), n + 1):
+                    copy.write_row((q, *e, h, writer, k))
+        c.execute(Q["set_chain_head"], {"run_id": run, "writer": writer, "head": hashes[-1], "events": n + len(hashes),
+                                        "seq": seqs[-1]})
+        return ids, batch.appended(writer, n + len(hashes), seqs) if self._mirror is not None else None
 
     def _insert_tasks(self, rows, now):
+        self._ensure_writer()
+        self._writer_events = None
         out = self._do(lambda c: self._insert_tasks_tx(c, rows, now), "add_tasks")
         if len(rows) >= 500:  # fresh statistics, so claims walk the pending index in order
             self._do(lambda c: c.execute(Q["analyze_tasks"]), "analyze")
@@ -280,66 +296,131 @@ class PostgresPool(TaskPool):
                                         "ids": [u[2] for u in updates], "attempts": [u[3] for u in updates]})
         return len(updates)
 
-    def _claim(self, agent, caps, limit, policy, lease):
+    def _step(self, rows, agent, caps, limit, policy, lease):
         # Expired leases are swept at most every min(1 s, lease/2) per connection, and always
         # before reporting that nothing is claimable.
+        writer = self._ensure_writer()
+        finish = orjson.dumps([(r[0].task_id, r[0].attempt, r[0].agent_id, r[1], r[2], r[3], r[4], r[0].pheromone,
+                                r[5]) for r in rows]).decode() if rows else None
+
+        def step(c: psycopg.Connection, finish_json: str | None, now: float) -> tuple:
+            out = c.execute(Q["step"], {"run_id": self.run_id, "writer": writer, "at": now, "finish": finish_json,
+                                        "agent": agent, "capabilities": caps, "limit": limit,
+                                        "lease": lease}).fetchone()
+            if out[8] and self._tx_first_seq is None:
+                self._tx_first_seq = out[8][0]
+            return out
+
+        now = time.time()
+        if not (limit and now - self._last_sweep >= min(1.0, lease / 2)):
+            out = self._step_alone(writer, finish, agent, caps, limit, lease, rows, now)
+            claims = self._claims(out, agent)
+            if claims or not limit:
+                finished = set(out[0])
+                accepted = [r[0].task_id in finished for r in rows]
+                if self._mirror is None or not out[8]:
+                    return accepted, claims, None
+                batch = self._batch()
+                self._step_events(rows, accepted, claims, now, batch)
+                return accepted, claims, batch.appended(writer, out[9], out[8])
+            # nothing claimable: resolve expired leases, then claim again (below, one transaction)
+            accepted, appended = [r[0].task_id in set(out[0]) for r in rows], None
+            if self._mirror is not None and out[8]:
+                batch = self._batch()
+                self._step_events(rows, accepted, [], now, batch)
+                appended = batch.appended(writer, out[9], out[8])
+            self._publish(appended)
+            rows, finish = [], None
+        else:
+            accepted = None
+        self._writer_events = None
+
         def tx(c: psycopg.Connection):
-            batch = self._batch()
             now = time.time()
+            batch = self._batch()  # the events in the order they are appended (for the mirror)
+            seqs: list[int] = []
             swept = False
-            if now - self._last_sweep >= min(1.0, lease / 2):
+            if limit and now - self._last_sweep >= min(1.0, lease / 2):
                 self._sweep(c, policy, now, batch)
                 self._last_sweep, swept = now, True
-            rows = self._claim_rows(c, agent, caps, limit, lease)
-            if not rows and not swept:
-                n = self._sweep(c, policy, now, batch)
+                seqs += self._append(c, batch)[0]
+            out = step(c, finish, now)
+            finished, n = set(out[0]), out[9]
+            seqs += out[8]
+            claims = self._claims(out, agent)
+            accepted = [r[0].task_id in finished for r in rows]
+            self._step_events(rows, accepted, claims, now, batch)
+            if limit and not claims and not swept:
                 self._last_sweep = now
-                if n:
-                    rows = self._claim_rows(c, agent, caps, limit, lease)
-            rows.sort(key=lambda r: (-r[4], r[0]))
-            claims = [Claim(r[0], r[1], agent, r[2], r[3], r[4], r[5], r[6]) for r in rows]
-            self._claim_events(claims, now, batch)
-            return claims, self._append(c, batch)
+                more = self._batch()
+                if self._sweep(c, policy, now, more):
+                    seqs += self._append(c, more)[0]
+                    batch.extend(more)
+                    out = step(c, None, now)
+                    seqs += out[8]
+                    n = out[9]
+                    claims = self._claims(out, agent)
+                    self._step_events([], [], claims, now, batch)
+            if self._mirror is None or not seqs:
+                return accepted, claims, None
+            return accepted, claims, batch.appended(writer, n, seqs)
 
-        return self._do(tx, "claim")
+        out = self._do(tx, "claim" if limit else "finish")
+        return out if accepted is None else (accepted, *out[1:])
 
-    def _claim_rows(self, c: psycopg.Connection, agent, caps, limit, lease) -> list[tuple]:
-        return c.execute(Q["claim_batch"], {"run_id": self.run_id, "capabilities": caps, "limit": limit,
-                                            "agent": agent, "lease": lease}).fetchall()
+    def _step_alone(self, writer: int, finish: str | None, agent, caps, limit, lease, rows, now) -> tuple:
+        """``swarm_step`` as one autocommit statement: one round trip, one commit. When the
+        connection breaks before the answer, the writer's own chain tells whether it committed (only
+        this pool appends to it): if it grew, its new rows are the step's result."""
+        if self._writer_events is None:
+            self._writer_events = self._one("writer_events", {"run_id": self.run_id, "writer": writer})[0]
+        known = self._writer_events
+        params = {"run_id": self.run_id, "writer": writer, "at": now, "finish": finish, "agent": agent,
+                  "capabilities": caps, "limit": limit, "lease": lease}
+        sent: list[bool] = []
 
-    def _complete(self, rows, now):
-        prepared = self._batch()
-        self._complete_events(rows, now, prepared)  # before the lock; stale claims dropped inside
-        contents = prepared.contents()
-        payload = orjson.dumps([(r[0].task_id, r[0].attempt, r[0].agent_id, r[1], r[2], r[3]) for r in rows]).decode()
+        def attempt() -> tuple:
+            conn = self._connection()
+            if sent:
+                n = conn.execute(Q["writer_events"], {"run_id": self.run_id, "writer": writer}).fetchone()[0]
+                if n > known:
+                    return self._recovered(conn, writer, known, n, agent)
+                sent.clear()
+            sent.append(True)
+            out = conn.execute(Q["step"], params).fetchone()
+            sent.clear()
+            return out
 
-        def tx(c: psycopg.Connection):
-            done = {r[0] for r in c.execute(Q["complete_batch"], {"run_id": self.run_id, "rows": payload}).fetchall()}
-            accepted = [r[0].task_id in done for r in rows]
-            if all(accepted):
-                return accepted, self._append(c, prepared, contents)
-            return accepted, self._append(c, prepared.only(accepted, 2))
+        out = self._retry(attempt, "claim" if limit else "finish")
+        self._writer_events = out[9]
+        return out
 
-        return self._do(tx, "complete")
+    def _recovered(self, conn: psycopg.Connection, writer: int, known: int, n: int, agent) -> tuple:
+        """The result of a step that committed although its answer was lost, from the writer's rows."""
+        rows = conn.execute(Q["writer_rows_after"], {"run_id": self.run_id, "writer": writer,
+                                                     "events": known}).fetchall()
+        finished = [r[1] for r in rows if r[2] in ("complete", "fail")]
+        picked = [r for r in rows if r[2] == "claim"]
+        tasks = {r[0]: r for r in conn.execute(Q["claimed_tasks"], {"ids": [r[1] for r in picked]}).fetchall()}
+        cols = [(r[1], r[3], tasks[r[1]][1], tasks[r[1]][2], r[4], tasks[r[1]][3], tasks[r[1]][4]) for r in picked]
+        claim_cols = [list(c) for c in zip(*cols, strict=True)] if cols else [[]] * 7
+        return (finished, *claim_cols, [r[0] for r in rows], n)
 
-    def _fail(self, rows, now):
-        prepared = self._batch()
-        self._fail_events(rows, now, prepared)
-        payload = orjson.dumps([(r[0].task_id, r[0].attempt, r[0].agent_id, r[1].value, r[2], r[3])
-                                for r in rows]).decode()
-
-        def tx(c: psycopg.Connection):
-            failed = {r[0] for r in c.execute(Q["fail_batch"], {"run_id": self.run_id, "rows": payload}).fetchall()}
-            accepted = [r[0].task_id in failed for r in rows]
-            return accepted, self._append(c, prepared.only(accepted, 2))
-
-        return self._do(tx, "fail")
+    @staticmethod
+    def _claims(out: tuple, agent: str | None) -> list[Claim]:
+        if not out[1]:
+            return []
+        return [Claim(*r[:2], agent, *r[2:]) for r in zip(*out[1:8], strict=True)]
 
     def _expire(self, policy, now):
+        writer = self._ensure_writer()
+        self._writer_events = None
+
         def tx(c: psycopg.Connection):
             batch = self._batch()
             n = self._sweep(c, policy, now, batch)
-            return n, self._append(c, batch)
+            seqs, events = self._append(c, batch)
+            return n, batch.appended(writer, events, seqs) if seqs and self._mirror is not None else None
 
         return self._do(tx, "expire_leases")
 

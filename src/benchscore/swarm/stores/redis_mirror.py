@@ -3,32 +3,40 @@
 Keys of run R (all under the prefix):
 
 - ``swarm:R:pheromone:CAPABILITY``: a sorted set, member = task id, score = P_t;
-- ``swarm:R:events``: a Redis Stream carrying every ledger event exactly once, in ledger order: one
-  entry per committed transaction (up to 1000 events per entry when the mirror is rebuilt), whose
-  stream id is ``SEQ-0`` with SEQ the ledger ``seq`` of its first event, fields ``n`` (event count)
-  and ``events`` (a JSON list of ``[seq, task, kind, agent, attempt, value, delta, note, at]``);
-- ``swarm:R:mirror``: a hash, ``seq`` (the last ledger seq mirrored), ``events`` and ``entries``
-  (events and stream entries mirrored);
-- ``swarm:R:mirror:pending``: transactions that reached Redis before their predecessor;
+- ``swarm:R:events``: a Redis Stream carrying every ledger event exactly once: one entry per
+  publish (one or more consecutive committed transactions of one writer; up to 1000 events per
+  entry when the mirror is filled from the ledger),
+  fields ``w`` (the writer whose chain the transaction extended), ``n`` (event count) and ``events``
+  (a JSON list of ``[seq, task, kind, agent, attempt, value, delta, note, at]``); the entries of one
+  writer are in its chain order, :meth:`RedisMirror.stream_events` returns them in ``seq`` order;
+- ``swarm:R:mirror``: a hash, ``w:W`` (the last row of writer W's chain mirrored, its writer_seq),
+  ``q:W`` (that row's ledger seq), ``events`` and ``entries`` (events and stream entries mirrored);
+- ``swarm:R:mirror:task``: per task, the ledger seq of the last pheromone change mirrored;
+- ``swarm:R:mirror:pending``: transactions that reached Redis before their writer's previous one;
 - ``swarm:R:mirror:lock``: held while one process repairs the mirror.
 
 The store (SQLite or PostgreSQL) stays the source of truth; each transaction is published after
-its commit with the ``seq`` of the run's previous ledger row (``prev_seq``). One Lua script applies
-a transaction atomically and only in ledger order: if ``prev_seq`` is the last seq mirrored, its
-events are appended and its pheromones written; a transaction (or the part of it) already mirrored
-is dropped; one whose predecessor has not arrived waits in ``pending`` and is applied as soon as
-the predecessor is. So publishes from many processes in any order, repeated publishes and a repair
-running beside them never duplicate an event, never lose one, and never let an older P_t overwrite
-a newer one.
+its commit with its writer and the number of rows that writer's chain held before it (``prev``).
+One Lua script applies a transaction atomically and in its writer's order: if ``prev`` is the last
+row mirrored of that writer, its events are appended and its pheromones written; a transaction (or
+the part of it) already mirrored is dropped; one whose predecessor of the same writer has not
+arrived waits in ``pending`` and is applied as soon as it has. Writers are independent (there is no
+run-wide order to wait for, so publishing adds no serial section across workers); a P_t is written
+only when its change's ledger seq is above the last one mirrored for that task (the seqs of one
+task's events follow its commits, see :mod:`benchscore.swarm.ledger`), so an older P_t never
+overwrites a newer one whichever writer's publish arrives first. So publishes from many processes
+in any order, repeated publishes and a repair running beside them never duplicate an event, never
+lose one, and never let an older P_t overwrite a newer one.
 
 When Redis loses the run's data (a flush, a restart without persistence) the next publish finds the
-marker gone; the one process that takes the lock rebuilds the mirror from the store's ledger (the
-others keep publishing; their transactions wait in ``pending`` and are applied behind the rebuild).
-A gap that lasts (a worker killed between its commit and its publish, a Redis outage) is filled from
-the ledger the same way. :meth:`RedisMirror.reconcile` (end of a run, ``swarm status --redis``)
-compares the mirror with the store (every P_t, events and seq mirrored against the ledger head) and
-rebuilds it when they differ. There is no control key and no message key: agents never talk through
-Redis, they only read the pool.
+marker gone (only the first transaction of writer 1, the run's creator, may start a mirror); the
+one process that takes the lock rebuilds the mirror from the store's ledger (the others keep
+publishing; their transactions wait in ``pending`` and are applied behind the rebuild). A gap that
+lasts (a worker killed between its commit and its publish, a Redis outage) is filled from the
+ledger the same way. :meth:`RedisMirror.reconcile` (end of a run, ``swarm status --redis``)
+compares the mirror with the store (every P_t, and every writer's rows mirrored against its chain
+head) and rebuilds it when they differ. There is no control key and no message key: agents never
+talk through Redis, they only read the pool.
 
 A Redis that stops answering is retried with backoff (reported in the service log); after the
 retries the mirror is marked stale, publishing resumes when Redis answers again and the gap is
@@ -66,47 +74,52 @@ LOCK_SECONDS = 60.0
 APPLIED, WAITING, LOST = 0, 1, 2
 
 APPEND_LUA = """
--- KEYS: marker, stream, pending
--- ARGV: pheromone key prefix, prev_seq, last_seq, the events' seqs (comma-separated),
---       the events (a JSON list), each event's 1-based byte offset in it (comma-separated),
---       the pheromone changes (a JSON list of [seq, capability, task, P_t as text])
-local marker, stream, pending = KEYS[1], KEYS[2], KEYS[3]
+-- KEYS: marker, stream, pending, task seqs
+-- ARGV: pheromone key prefix, writer, prev (the writer's rows before), last (its rows after), the
+--       events (a JSON list), each event's 1-based byte offset in it (comma-separated), the pheromone
+--       changes (a JSON list of [seq, writer_seq, capability, task, P_t as text]), last event's seq,
+--       '1' when this transaction may start the mirror (the run's first, or a fill from the ledger)
+local marker, stream, pending, taskseq = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local zprefix = ARGV[1]
-local top_s = redis.call('HGET', marker, 'seq')
 local lost = false
-if not top_s then
-  top_s = '0'
-  lost = tonumber(ARGV[2]) > 0 or redis.call('EXISTS', stream) == 1
+if redis.call('EXISTS', marker) == 0 then
+  lost = not (ARGV[9] == '1' and redis.call('EXISTS', stream) == 0)
 end
-local top = tonumber(top_s)
 local events = tonumber(redis.call('HGET', marker, 'events') or '0')
 local entries = tonumber(redis.call('HGET', marker, 'entries') or '0')
-
-local function split(csv)
-  local out = {}
-  for x in string.gmatch(csv, '%d+') do out[#out + 1] = x end
-  return out
+local tops = {}
+local function top_of(w)
+  if tops[w] == nil then tops[w] = tonumber(redis.call('HGET', marker, 'w:' .. w) or '0') end
+  return tops[w]
 end
 
--- apply one transaction in ledger order (only its events after the last seq mirrored); false when
--- its predecessor has not been applied yet
-local function apply(prev_s, last_s, seqs_csv, body, offsets_csv, changes)
-  local last = tonumber(last_s)
+-- apply one transaction in its writer's order (only its events after the writer's last mirrored);
+-- false when the writer's previous transaction has not been applied yet
+local function apply(w, prev_s, last_s, body, offsets_csv, changes, lastseq)
+  local top = top_of(w)
+  local last, prev = tonumber(last_s), tonumber(prev_s)
   if last <= top then return true end
-  if tonumber(prev_s) > top then return false end
-  local seqs = split(seqs_csv)
-  local k = 1
-  while tonumber(seqs[k]) <= top do k = k + 1 end
-  if k > 1 then body = '[' .. string.sub(body, tonumber(split(offsets_csv)[k])) end
-  redis.call('XADD', stream, seqs[k] .. '-0', 'n', #seqs - k + 1, 'events', body)
-  local by = {}
+  if prev > top then return false end
+  local k = top - prev + 1
+  if k > 1 then
+    local offsets = {}
+    for x in string.gmatch(offsets_csv, '%d+') do offsets[#offsets + 1] = x end
+    body = '[' .. string.sub(body, tonumber(offsets[k]))
+  end
+  redis.call('XADD', stream, '*', 'w', w, 'n', last - top, 'events', body)
+  local by, seqs = {}, {}
   for _, c in ipairs(cjson.decode(changes)) do
-    if c[1] > top then
-      local key = zprefix .. c[2]
-      local t = by[key]
-      if not t then t = {}; by[key] = t end
-      t[#t + 1] = c[4]
-      t[#t + 1] = c[3]
+    if c[2] > top then
+      local task = c[4]
+      local known = seqs[task] or tonumber(redis.call('HGET', taskseq, task) or '0')
+      if c[1] > known then
+        seqs[task] = c[1]
+        local key = zprefix .. c[3]
+        local t = by[key]
+        if not t then t = {}; by[key] = t end
+        t[#t + 1] = c[5]
+        t[#t + 1] = task
+      end
     end
   end
   for key, t in pairs(by) do
@@ -114,14 +127,23 @@ local function apply(prev_s, last_s, seqs_csv, body, offsets_csv, changes)
       redis.call('ZADD', key, unpack(t, j, math.min(j + 999, #t)))
     end
   end
-  top, top_s, events, entries = last, last_s, events + #seqs - k + 1, entries + 1
+  local flat = {}
+  for task, q in pairs(seqs) do
+    flat[#flat + 1] = task
+    flat[#flat + 1] = string.format('%d', q)
+    if #flat >= 1000 then redis.call('HSET', taskseq, unpack(flat)); flat = {} end
+  end
+  if #flat > 0 then redis.call('HSET', taskseq, unpack(flat)) end
+  tops[w] = last
+  events, entries = events + last - top, entries + 1
+  redis.call('HSET', marker, 'w:' .. w, last_s, 'q:' .. w, lastseq)
   return true
 end
 
 local state = 0
-if lost or not apply(ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]) then
-  redis.call('HSET', pending, ARGV[2] .. ':' .. ARGV[3],
-             cmsgpack.pack({ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]}))
+if lost or not apply(ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8]) then
+  redis.call('HSET', pending, ARGV[2] .. ':' .. ARGV[3] .. ':' .. ARGV[4],
+             cmsgpack.pack({ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8]}))
   state = lost and 2 or 1
 else
   local progress = redis.call('HLEN', pending) > 0
@@ -130,15 +152,15 @@ else
     local all = redis.call('HGETALL', pending)
     for i = 1, #all, 2 do
       local e = cmsgpack.unpack(all[i + 1])
-      if apply(e[1], e[2], e[3], e[4], e[5], e[6]) then
+      if apply(e[1], e[2], e[3], e[4], e[5], e[6], e[7]) then
         redis.call('HDEL', pending, all[i])
         progress = true
       end
     end
   end
-  redis.call('HSET', marker, 'seq', top_s, 'events', events, 'entries', entries)
+  redis.call('HSET', marker, 'events', events, 'entries', entries)
 end
-return {state, top_s, redis.call('HLEN', pending)}
+return {state, top_of(ARGV[2]), redis.call('HLEN', pending)}
 """
 
 UNLOCK_LUA = """
@@ -175,6 +197,7 @@ class RedisMirror:
         self.events_key = base + "events"
         self.marker_key = base + "mirror"
         self.pending_key = base + "mirror:pending"
+        self.task_seq_key = base + "mirror:task"
         self.lock_key = base + "mirror:lock"
         self._append_script = client.register_script(APPEND_LUA)
         self._unlock_script = client.register_script(UNLOCK_LUA)
@@ -204,20 +227,25 @@ class RedisMirror:
                           retries=self.retries if retries is None else retries, what=what)
 
     # ---- writing ---------------------------------------------------------------------------
-    def _append(self, appended: Appended, retries: int | None = None) -> tuple[int, int, int]:
-        """Apply one transaction with the append script: (state, last seq mirrored, transactions pending)."""
+    def _append(self, appended: Appended, retries: int | None = None, *, start: bool = False
+                ) -> tuple[int, int, int]:
+        """Apply one transaction with the append script: (state, rows of its writer mirrored,
+        transactions pending). Only the run's first transaction (writer 1's first) or ``start`` (a
+        fill from the ledger) may find no mirror without that meaning Redis lost it."""
         parts = [orjson.dumps(e) for e in appended.events]
         offsets, at = [], 2  # Lua strings are 1-based; the list starts with "["
         for part in parts:
             offsets.append(at)
             at += len(part) + 1
-        args = [self.pheromone_prefix, appended.prev_seq, appended.events[-1][0],
-                ",".join(str(e[0]) for e in appended.events), b"[" + b",".join(parts) + b"]",
-                ",".join(map(str, offsets)),
-                orjson.dumps([(seq, cap, str(task_id), repr(float(p))) for seq, cap, task_id, p in appended.changes])]
+        args = [self.pheromone_prefix, appended.writer_id, appended.prev, appended.prev + len(appended.events),
+                b"[" + b",".join(parts) + b"]", ",".join(map(str, offsets)),
+                orjson.dumps([(seq, wseq, cap, str(task_id), repr(float(p)))
+                              for seq, wseq, cap, task_id, p in appended.changes]),
+                appended.events[-1][0],
+                "1" if start or (appended.writer_id == 1 and appended.prev == 0) else "0"]
         state, top, pending = self._call(
-            lambda: self._append_script(keys=[self.marker_key, self.events_key, self.pending_key], args=args,
-                                        client=self.client),
+            lambda: self._append_script(keys=[self.marker_key, self.events_key, self.pending_key, self.task_seq_key],
+                                        args=args, client=self.client),
             "mirror", retries)
         return int(state), int(top), int(pending)
 
@@ -247,11 +275,11 @@ class RedisMirror:
             time.sleep(0.05)
         try:
             for _ in range(3):
-                top = self._call(lambda: self.client.hget(self.marker_key, "seq"), "repair")
-                rebuild = full or top is None
+                marker = self._marker()
+                rebuild = full or not marker
                 if rebuild:
                     self._reset()
-                if self._fill(pool, 0 if rebuild else int(top)):
+                if self._fill(pool, {} if rebuild else marker):
                     break
                 full = True  # Redis lost the data again while it was being filled
             self.stale = False
@@ -261,48 +289,76 @@ class RedisMirror:
         finally:
             self._call(lambda: self._unlock_script(keys=[self.lock_key], args=[token], client=self.client), "unlock")
 
+    def _marker(self) -> dict[str, int]:
+        """The marker hash (``w:W``, ``q:W``, ``events``, ``entries``) as ints; {} when it is gone."""
+        raw = self._call(lambda: self.client.hgetall(self.marker_key), "marker")
+        return {k.decode(): int(v) for k, v in raw.items()}
+
     def _reset(self) -> None:
-        """Delete the mirrored pheromones, stream and marker (transactions waiting in pending stay)."""
+        """Delete the mirrored pheromones, stream, marker and task seqs (transactions waiting in
+        pending stay)."""
         def reset() -> None:
             keys = list(self.client.scan_iter(match=self.pheromone_prefix + "*", count=1000))
-            self.client.delete(self.events_key, self.marker_key, *keys)
+            self.client.delete(self.events_key, self.marker_key, self.task_seq_key, *keys)
 
         self._call(reset, "rebuild")
 
-    def _fill(self, pool: TaskPool, top: int) -> bool:
-        """Append the ledger rows after ``top`` in chunks; False if the mirror was lost meanwhile."""
+    def _fill(self, pool: TaskPool, marker: dict[str, int]) -> bool:
+        """Append each writer's ledger rows after the last one mirrored (per ``marker``) in chunks;
+        False if the mirror was lost meanwhile."""
         from .base import Appended
 
-        rows = pool.event_rows_after(top)
+        head = pool.ledger_head()
+        behind = [w for w in head.writers if marker.get(f"w:{w.writer_id}", 0) < w.events]
+        if not behind:
+            return True
+        since = min(marker.get(f"q:{w.writer_id}", 0) if marker.get(f"w:{w.writer_id}") else 0 for w in behind)
+        rows = [r for r in pool.event_rows_after(since) if r[11] is not None]
         capability = {r[2]: r[8] for r in rows if r[3] == "create"}
         if any(r[3] == "pheromone" and r[2] not in capability for r in rows):
             capability.update({task_id: cap for task_id, cap, _p in pool.pheromones() if task_id not in capability})
-        prev = top
-        for i in range(0, len(rows), STREAM_CHUNK):
-            chunk = rows[i:i + STREAM_CHUNK]
-            events = [(r[0], *r[2:10]) for r in chunk]
-            changes = [(r[0], capability[r[2]], r[2], r[6]) for r in chunk if r[3] in ("create", "pheromone")]
-            state, _top, _pending = self._append(Appended(prev, events, changes))
-            if state == LOST:
-                return False
-            prev = chunk[-1][0]
-        if rows:
+        by_writer: dict[int, list[tuple]] = {}
+        for r in rows:
+            if r[12] > marker.get(f"w:{r[11]}", 0):
+                by_writer.setdefault(r[11], []).append(r)
+        count = 0
+        first = not marker  # only the first chunk of a rebuild may start the mirror
+        for writer, mine in sorted(by_writer.items()):
+            mine.sort(key=lambda r: r[12])
+            for i in range(0, len(mine), STREAM_CHUNK):
+                chunk = mine[i:i + STREAM_CHUNK]
+                events = [(r[0], *r[2:10]) for r in chunk]
+                changes = [(r[0], r[12], capability[r[2]], r[2], r[6]) for r in chunk
+                           if r[3] in ("create", "pheromone")]
+                state, _top, _pending = self._append(Appended(writer, chunk[0][12] - 1, events, changes),
+                                                     start=first)
+                first = False
+                if state == LOST:
+                    return False
+            count += len(mine)
+        if count:
             self.log.incidents.append({"service": "redis", "error": "mirror filled from the store's ledger",
-                                       "from_seq": top, "events": len(rows)})
+                                       "from_seq": since, "events": count})
         return True
 
+    def _behind(self, pool: TaskPool) -> bool:
+        head = pool.ledger_head()
+        marker = self._call(lambda: self.client.hgetall(self.marker_key), "sync")
+        if not marker:
+            return head.events > 0
+        return any(int(marker.get(f"w:{w.writer_id}".encode(), 0)) < w.events for w in head.writers)
+
     def sync(self, pool: TaskPool) -> None:
-        """Bring the mirror up to the store's ledger head if it is behind (cheap when it is not)."""
+        """Bring the mirror up to the store's chain heads if it is behind (cheap when it is not)."""
         if not pool.run_exists():
             return
-        head = pool.ledger_head()
-        top = self._call(lambda: self.client.hget(self.marker_key, "seq"), "sync")
-        if (top is None and head.seq > 0) or (top is not None and int(top) < head.seq) or self.stale:
+        if self.stale or self._behind(pool):
             self.repair(pool, wait=True)
 
     def compare(self, pool: TaskPool) -> dict[str, Any]:
-        """The mirror against the store: ledger head vs seq/events mirrored, stream entries vs the
-        marker, and every task's P_t (a task missing, extra or with another value is a mismatch)."""
+        """The mirror against the store: every writer's chain head vs its rows mirrored, events and
+        stream entries vs the marker, and every task's P_t (a task missing, extra or with another
+        value is a mismatch)."""
         head = pool.ledger_head()
         expected: dict[str, dict[int, float]] = {}
         for task_id, cap, p in pool.pheromones():
@@ -319,14 +375,17 @@ class RedisMirror:
         for cap in set(expected) | set(mirrored):
             want, got = expected.get(cap, {}), mirrored.get(cap, {})
             mismatches += sum(1 for t in set(want) | set(got) if want.get(t) != got.get(t))
+        writers_behind = sum(1 for w in head.writers if marker.get(f"w:{w.writer_id}", 0) != w.events)
         out = {
             "ledger_events": head.events, "mirrored_events": marker.get("events", 0),
-            "ledger_seq": head.seq, "mirrored_seq": marker.get("seq", 0),
+            "ledger_seq": head.seq,
+            "mirrored_seq": max((v for k, v in marker.items() if k.startswith("q:")), default=0),
+            "ledger_writers": len(head.writers), "writers_behind": writers_behind,
             "stream_entries": entries, "marker_entries": marker.get("entries", 0),
             "tasks": sum(len(v) for v in expected.values()), "pheromone_mismatches": mismatches,
         }
         out["consistent"] = (out["ledger_events"] == out["mirrored_events"] and out["ledger_seq"] == out["mirrored_seq"]
-                             and entries == out["marker_entries"] and mismatches == 0)
+                             and writers_behind == 0 and entries == out["marker_entries"] and mismatches == 0)
         return out
 
     def reconcile(self, pool: TaskPool) -> dict[str, Any]:
@@ -372,11 +431,12 @@ class RedisMirror:
         return sum(int(fields[b"n"]) for _id, fields in self._entries())
 
     def stream_events(self) -> list[tuple]:
-        """Every event of the stream as ``(seq, task, kind, agent, attempt, value, delta, note, at)``."""
+        """Every event of the stream as ``(seq, task, kind, agent, attempt, value, delta, note, at)``,
+        in ledger ``seq`` order."""
         out: list[tuple] = []
         for _id, fields in self._entries():
             out.extend(tuple(e) for e in orjson.loads(fields[b"events"]))
-        return out
+        return sorted(out, key=lambda e: e[0])
 
     def keys(self) -> list[str]:
         """Every Redis key of the run (to check there is no control or message key)."""

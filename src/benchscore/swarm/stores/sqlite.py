@@ -32,11 +32,11 @@ from benchscore.common.errors import BadInput
 
 from ..defaults import DEFAULT_MAX_OUTAGE
 from ..lease import CrashPolicy
-from ..ledger import chain_hashes
+from ..ledger import GENESIS, chain_hashes
 from ..retry import STORE_MAX_DELAY, with_retry
 from ..sql import queries, read_sql, upgrade_sqlite
 from ..tasks import Claim
-from .base import Appended, EventBatch, RunNotFound, StoreCorrupt, StoreFull, TaskPool, head_from_row
+from .base import Appended, EventBatch, RunNotFound, StoreCorrupt, StoreFull, TaskPool
 
 Q = queries("sqlite_queries.sql")
 T = TypeVar("T")
@@ -64,6 +64,9 @@ class SQLitePool(TaskPool):
         self.created_files = [f for f in (path, Path(f"{path}.lock")) if not f.exists()]
         self.conn: sqlite3.Connection | None = None
         self._lock_fd: int | None = None
+        self._writer: int | None = None  # this pool's writer id of the run (handed out at its first write)
+        self._writer_pid = 0
+        self._new_writer: int | None = None  # handed out by the transaction under way
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._lock_fd = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, 0o644)
@@ -149,9 +152,12 @@ class SQLitePool(TaskPool):
             with self._locked():
                 cur = self.conn.cursor()
                 self._guard(lambda: cur.execute("BEGIN IMMEDIATE"))
+                self._new_writer = None
                 try:
                     out = self._guard(lambda: fn(cur))
                     self._guard(lambda: cur.execute("COMMIT"))
+                    if self._new_writer is not None:
+                        self._writer, self._writer_pid = self._new_writer, os.getpid()
                 except BaseException:
                     if self.conn.in_transaction:
                         try:
@@ -173,13 +179,16 @@ class SQLitePool(TaskPool):
 
     def _delete_run(self) -> None:
         def tx(cur: sqlite3.Cursor) -> None:
-            for name in ("delete_events", "delete_convergence", "delete_tasks", "delete_run_row"):
+            for name in ("delete_events", "delete_chains", "delete_convergence", "delete_tasks", "delete_run_row"):
                 cur.execute(Q[name], {"run_id": self.run_id})
 
         self._tx(tx, "delete_run")
 
     def _get_run(self) -> tuple | None:
         return self._read(lambda c: c.execute(Q["get_run"], {"run_id": self.run_id}).fetchone())
+
+    def _chains(self) -> list[tuple]:
+        return self._q("chains")
 
     def _insert_run(self, policy: CrashPolicy, lease_seconds: float, now: float, rows: list[tuple]):
         def tx(cur: sqlite3.Cursor) -> tuple[list[int], Appended | None]:
@@ -191,23 +200,36 @@ class SQLitePool(TaskPool):
 
         return self._tx(tx, "create_run")
 
+    def _writer_id(self, cur: sqlite3.Cursor) -> int:
+        """This pool's writer id of the run; a new one (kept if the transaction commits) at its first
+        write, or in a forked process."""
+        if self._new_writer is not None:
+            return self._new_writer
+        if self._writer is not None and self._writer_pid == os.getpid():
+            return self._writer
+        row = cur.execute(Q["count_writer"], {"run_id": self.run_id}).fetchone()
+        if row is None:
+            raise RunNotFound(f"no run {self.run_id!r} in {self.display_url}")
+        cur.execute(Q["insert_chain"], {"run_id": self.run_id, "writer": row[0], "head": GENESIS})
+        self._new_writer = row[0]
+        return row[0]
+
     def _append(self, cur: sqlite3.Cursor, batch: EventBatch, contents: list[bytes] | None = None
                 ) -> Appended | None:
-        """Extend the run's hash chain by the batch's events (inside the writer lock; ``contents``:
+        """Extend this writer's hash chain by the batch's events (inside the writer lock; ``contents``:
         the batch's event contents when they were computed before taking it)."""
         if not batch.events:
             return None
-        row = cur.execute(Q["ledger_head"], {"run_id": self.run_id}).fetchone()
-        if row is None:
-            raise RunNotFound(f"no run {self.run_id!r} in {self.display_url}")
-        head = head_from_row(row)
-        hashes = chain_hashes(head.hash, batch.contents() if contents is None else contents)
+        writer = self._writer_id(cur)
+        head, n = cur.execute(Q["chain_head"], {"run_id": self.run_id, "writer": writer}).fetchone()
+        hashes = chain_hashes(bytes(head), batch.contents() if contents is None else contents)
         first = cur.execute(Q["max_seq"]).fetchone()[0] + 1
         seqs = range(first, first + len(hashes))
-        cur.executemany(Q["insert_event"], ((q, *e, h) for q, e, h in zip(seqs, batch.events, hashes, strict=True)))
-        cur.execute(Q["set_ledger_head"], {"run_id": self.run_id, "head": hashes[-1],
-                                           "events": head.events + len(hashes), "seq": seqs[-1]})
-        return batch.appended(head.seq, seqs) if self.mirror is not None else None
+        cur.executemany(Q["insert_event"], ((q, *e, h, writer, k) for k, (q, e, h)
+                                            in enumerate(zip(seqs, batch.events, hashes, strict=True), n + 1)))
+        cur.execute(Q["set_chain_head"], {"run_id": self.run_id, "writer": writer, "head": hashes[-1],
+                                          "events": n + len(hashes), "seq": seqs[-1]})
+        return batch.appended(writer, n + len(hashes), list(seqs)) if self._mirror is not None else None
 
     def _insert_tasks_tx(self, cur: sqlite3.Cursor, rows: list[tuple], now: float):
         run = self.run_id
@@ -229,23 +251,35 @@ class SQLitePool(TaskPool):
         ])
         return len(updates)
 
-    def _claim(self, agent, caps, limit, policy, lease):
+    def _step(self, rows, agent, caps, limit, policy, lease):
         def tx(cur: sqlite3.Cursor):
             batch = self._batch()
             now = time.time()
-            self._sweep(cur, policy, now, batch)
-            expires = now + lease
-            rows = cur.execute(
-                Q["claim_batch"],
-                {"agent": agent, "lease": expires, "run_id": self.run_id,
-                 "capabilities": orjson.dumps(caps).decode(), "limit": limit},
-            ).fetchall()
-            rows.sort(key=lambda r: (-r[4], r[0]))
-            claims = [Claim(r[0], r[1], agent, r[2], r[3], float(r[4]), r[5], expires) for r in rows]
-            self._claim_events(claims, now, batch)
-            return claims, self._append(cur, batch)
+            if limit:
+                self._sweep(cur, policy, now, batch)
+            accepted = self._held(cur, [r[0] for r in rows]) if rows else []
+            done = [(score, output, new_p, claim.task_id) for (claim, status, score, output, new_p, _d), ok
+                    in zip(rows, accepted, strict=True) if ok and status == "done"]
+            failed = [(status, error, new_p, claim.task_id) for (claim, status, _s, error, new_p, _d), ok
+                      in zip(rows, accepted, strict=True) if ok and status != "done"]
+            if done:
+                cur.executemany(Q["complete_task"], done)
+            if failed:
+                cur.executemany(Q["fail_task"], failed)
+            claims: list[Claim] = []
+            if limit:
+                expires = now + lease
+                found = cur.execute(
+                    Q["claim_batch"],
+                    {"agent": agent, "lease": expires, "run_id": self.run_id,
+                     "capabilities": orjson.dumps(caps).decode(), "limit": limit},
+                ).fetchall()
+                found.sort(key=lambda r: (-r[4], r[0]))
+                claims = [Claim(r[0], r[1], agent, r[2], r[3], float(r[4]), r[5], expires) for r in found]
+            self._step_events(rows, accepted, claims, now, batch)
+            return accepted, claims, self._append(cur, batch)
 
-        return self._tx(tx, "claim")
+        return self._tx(tx, "claim" if limit else "finish")
 
     def _held(self, cur: sqlite3.Cursor, claims: list[Claim]) -> list[bool]:
         """The attempt fence, inside the writer lock: True where the claim is still the task's
@@ -257,33 +291,6 @@ class SQLitePool(TaskPool):
             out.append(held.get(c.task_id) == (c.attempt, c.agent_id))
             held.pop(c.task_id, None)  # a claim passed twice is completed (or failed) once
         return out
-
-    def _complete(self, rows, now):
-        prepared = self._batch()
-        self._complete_events(rows, now, prepared)  # prepared before the lock; stale claims dropped inside
-        contents = prepared.contents()
-
-        def tx(cur: sqlite3.Cursor):
-            accepted = self._held(cur, [r[0] for r in rows])
-            cur.executemany(Q["complete_task"], [(score, output, new_p, claim.task_id) for (claim, score, output, new_p), ok
-                                                 in zip(rows, accepted, strict=True) if ok])
-            if all(accepted):
-                return accepted, self._append(cur, prepared, contents)
-            return accepted, self._append(cur, prepared.only(accepted, 2))
-
-        return self._tx(tx, "complete")
-
-    def _fail(self, rows, now):
-        prepared = self._batch()
-        self._fail_events(rows, now, prepared)
-
-        def tx(cur: sqlite3.Cursor):
-            accepted = self._held(cur, [r[0] for r in rows])
-            cur.executemany(Q["fail_task"], [(status.value, error, new_p, claim.task_id) for (claim, status, error, new_p), ok
-                                             in zip(rows, accepted, strict=True) if ok])
-            return accepted, self._append(cur, prepared.only(accepted, 2))
-
-        return self._tx(tx, "fail")
 
     def _expire(self, policy, now):
         def tx(cur: sqlite3.Cursor):
