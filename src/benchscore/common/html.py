@@ -264,12 +264,15 @@ class SummaryRow:
 
 
 def number(value: Any, unit: str = "") -> str:
-    """A number for reading: 4 significant digits (integers whole), '-' for None."""
+    """A number for reading: 4 significant digits (integers whole), '-' for None: the terminal's rule
+    (:func:`benchscore.common.report.number`), so a page and the command's output print one value alike."""
+    from .report import number as reading
+
     if value is None:
         return "-"
     if isinstance(value, bool) or not isinstance(value, int | float):
         return fmt(value)
-    text = str(value) if isinstance(value, int) else format(value, ".4g")
+    text = str(value) if isinstance(value, int) else reading(value)
     return f"{text}{' ' if unit and unit != '%' else ''}{unit}" if unit else text
 
 
