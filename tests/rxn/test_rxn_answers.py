@@ -15,6 +15,7 @@ from benchscore.rxn.answers import parse_fib_answer, parse_mc_answer
     ("2", 2),
     ("  3\n", 3),
     ("```\n1\n```", 1),
+    ("``` 2 ```", 2),  # a fence on one line: only its markers are ignored
     ('```json\n{"answer": 4}\n```', 4),
     ('{"all_varying:bh-1": 2}', 2),  # the prompt's own example shape; the id's digit is not the answer
     ("The best option is 3.", 3),
@@ -63,6 +64,9 @@ def test_mc_answers_without_an_index_are_unparseable(text):
     ('Answer:\n```json\n{"base": 2, "solvent": 0}\n```', {"base": 2, "solvent": 0}),
     ('{"all_blank:t1": {"solvent": 1, "base": 0}}', {"solvent": 1, "base": 0}),
     ('solvent: {"0": "DMF"}\nmy answer {"solvent": 3, "base": 1}', {"solvent": 3, "base": 1}),
+    # a fence on the object's own line: only the markers are ignored (CI found this: hypothesis, filler '```')
+    ('``` {"solvent": 0, "base": 1} ```', {"solvent": 0, "base": 1}),
+    ('```json {"solvent": 2, "base": 1}```', {"solvent": 2, "base": 1}),
     ('{"solvent": "DMF", "base": "DBU"}', {"solvent": "DMF", "base": "DBU"}),  # kept: the evaluator says invalid
 ])
 def test_fib_answers(text, expected):

@@ -12,7 +12,9 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-_FENCE = re.compile(r"^\s*```[^\n]*$", re.MULTILINE)
+#: a code-fence marker: a run of three or more backticks and the language tag glued to it (```` ```json ````).
+#: Only the marker goes, never the rest of its line: ```` ``` {"solvent": 0} ``` ```` keeps its object.
+_FENCE = re.compile(r"`{3,}[\w+.-]*")
 _QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')
 #: an integer that stands alone: not part of a word or SMILES (``C1``, ``_01``), a decimal or list
 #: (``0.5``, ``1,4``), a ratio or a time (``20:1``, ``14:59``), a hyphenated name or date (``2-MeTHF``,
@@ -30,7 +32,7 @@ _ARITH_AFTER = re.compile(r"^\s*(?:[+/=×÷^<>−]|\*(?!\*)|-\s*[0-9]|x\s*[0-9(]
 
 
 def _strip_fences(text: str) -> str:
-    return _FENCE.sub("", text).strip()
+    return _FENCE.sub(" ", text).strip()
 
 
 def _json_objects(text: str) -> Iterator[tuple[int, int, dict[str, Any]]]:
