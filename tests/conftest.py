@@ -13,7 +13,11 @@ from benchscore.common.services import pg_dsn, redis_url, services_required
 settings.register_profile(
     "benchscore", deadline=None, max_examples=100, suppress_health_check=[HealthCheck.too_slow]
 )
-settings.load_profile("benchscore")
+#: BENCHSCORE_HYPOTHESIS=thorough: 20x the examples, for a hunt before a release (CI runs the default profile)
+settings.register_profile(
+    "thorough", deadline=None, max_examples=2000, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile(os.environ.get("BENCHSCORE_HYPOTHESIS", "benchscore"))
 
 
 def _unavailable(what: str, exc: BaseException) -> None:
