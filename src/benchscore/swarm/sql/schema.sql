@@ -217,7 +217,10 @@ BEGIN
                 SET status = v.status, score = CASE WHEN v.status = 'done' THEN v.score ELSE t.score END,
                     output = v.output, pheromone = v.pheromone, claimed_by = NULL, lease_expires_at = NULL
                 FROM v
-                WHERE t.id = v.id AND t.run_id = p_run AND t.attempts = v.attempt AND t.claimed_by = v.agent
+                -- the ids as an index condition: joined on v alone, the generic plan estimates 100
+                -- rows from jsonb_array_elements and scans the whole table per step (issue 19)
+                WHERE t.id = ANY (ARRAY(SELECT v.id FROM v)) AND t.id = v.id AND t.run_id = p_run
+                  AND t.attempts = v.attempt AND t.claimed_by = v.agent
                 RETURNING t.id
             )
             SELECT v.* FROM v JOIN u ON u.id = v.id ORDER BY v.ord
@@ -250,7 +253,7 @@ BEGIN
             SET status = 'claimed', claimed_by = p_agent, attempts = t.attempts + 1,
                 lease_expires_at = extract(epoch FROM clock_timestamp()) + p_lease
             FROM picked
-            WHERE t.id = picked.id
+            WHERE t.id = ANY (ARRAY(SELECT picked.id FROM picked)) AND t.id = picked.id
             RETURNING t.id, t.attempts, t.capability, t.payload, t.pheromone, t.max_attempts, t.lease_expires_at
         )
         SELECT coalesce(array_agg(c.id ORDER BY c.pheromone DESC, c.id), '{}'),
