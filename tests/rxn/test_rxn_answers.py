@@ -16,6 +16,7 @@ from benchscore.rxn.answers import parse_fib_answer, parse_mc_answer
     ("  3\n", 3),
     ("```\n1\n```", 1),
     ("``` 2 ```", 2),  # a fence on one line: only its markers are ignored
+    ("```3```", 3),
     ('```json\n{"answer": 4}\n```', 4),
     ('{"all_varying:bh-1": 2}', 2),  # the prompt's own example shape; the id's digit is not the answer
     ("The best option is 3.", 3),

@@ -14,7 +14,7 @@ from typing import Any
 
 #: a code-fence marker: a run of three or more backticks and the language tag glued to it (```` ```json ````).
 #: Only the marker goes, never the rest of its line: ```` ``` {"solvent": 0} ``` ```` keeps its object.
-_FENCE = re.compile(r"`{3,}[\w+.-]*")
+_FENCE = re.compile(r"`{3,}(?:[A-Za-z][\w+.-]*)?")  # a tag starts with a letter: ```2``` keeps its 2
 _QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')
 #: an integer that stands alone: not part of a word or SMILES (``C1``, ``_01``), a decimal or list
 #: (``0.5``, ``1,4``), a ratio or a time (``20:1``, ``14:59``), a hyphenated name or date (``2-MeTHF``,
