@@ -76,7 +76,7 @@ def _outputs(clone: Path) -> dict[str, bytes]:
 
 
 def _result(raw: bytes) -> dict:
-    """A run's verdicts and counts: its top-level values, but what names the run."""
+    """A run's verdicts and counts: its top-level values, but what names the run or the worker race decides."""
     doc = orjson.loads(raw)
     return {k: v for k, v in doc.items() if k not in RUN_NAMING | SCHEDULING and not isinstance(v, dict | list)}
 
