@@ -9,6 +9,8 @@ nothing written. Each case checks the output is written whenever the exit code i
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import orjson
@@ -140,3 +142,30 @@ def test_bad_input_is_2_and_writes_nothing(args, tmp_path):
     out = tmp_path / "out.json"
     code, _ = _run(*(str(out) if a == "{out}" else a for a in args))
     assert code == 2 and not out.exists()
+
+
+def test_ctrl_c_that_a_library_turned_into_its_own_error_still_exits_130():
+    """pydantic-core, building a validator when SIGINT lands, raises a SchemaError that reads
+    "KeyboardInterrupt" (CI saw it in `benchscore demo`): an error after Ctrl-C is the interrupt's."""
+    code = """
+import os, signal
+import click
+from benchscore.common.cli import Group
+
+@click.group(cls=Group)
+def cli():
+    pass
+
+@cli.command()
+def work():
+    try:
+        os.kill(os.getpid(), signal.SIGINT)
+    except KeyboardInterrupt as exc:
+        raise RuntimeError(f"Error building validator: KeyboardInterrupt: {exc}")  # no chain, as pydantic-core
+
+cli.main(["work"], prog_name="benchscore")
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                          timeout=60)
+    assert proc.returncode == 130, proc.stderr
+    assert proc.stderr.splitlines() == ["error: interrupted (Ctrl-C); nothing was written"], proc.stderr

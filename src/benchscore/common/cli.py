@@ -15,7 +15,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -54,6 +56,32 @@ class Interrupted(BenchscoreError):
     """Ctrl-C: the command stopped before finishing; nothing was written."""
 
     exit_code = EXIT_INTERRUPTED
+
+
+INTERRUPTED = "interrupted (Ctrl-C); nothing was written"
+#: set by the SIGINT handler :meth:`Group.main` installs: a library may turn the KeyboardInterrupt it
+#: was handed into an error of its own (pydantic-core building a validator raises a SchemaError that
+#: reads "KeyboardInterrupt"), and an error after Ctrl-C is the interrupt's, not a crash
+_sigint_seen = False
+
+
+def _note_sigint(signum: int, frame: Any) -> None:
+    global _sigint_seen
+    _sigint_seen = True
+    signal.default_int_handler(signum, frame)
+
+
+@contextlib.contextmanager
+def _ctrl_c() -> Iterator[None]:
+    """Ctrl-C, however it surfaces, as :class:`Interrupted` (exit 130, one line)."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        raise Interrupted(INTERRUPTED) from None
+    except Exception:
+        if _sigint_seen:
+            raise Interrupted(INTERRUPTED) from None
+        raise
 
 
 def _one_line(text: str) -> str:
@@ -151,11 +179,8 @@ class Command(click.Command):
                                              provenance.arguments_record(self, ctx.params))
         else:
             recorded = provenance.not_recorded()
-        try:
-            with guard.inputs_guard(), recorded:
-                return super().invoke(ctx)
-        except KeyboardInterrupt:
-            raise Interrupted("interrupted (Ctrl-C); nothing was written") from None
+        with _ctrl_c(), guard.inputs_guard(), recorded:
+            return super().invoke(ctx)
 
 
 class Group(click.Group):
@@ -165,10 +190,8 @@ class Group(click.Group):
     group_class = type  # sub-groups are of this same class
 
     def invoke(self, ctx: click.Context) -> Any:
-        try:
+        with _ctrl_c():
             return super().invoke(ctx)
-        except KeyboardInterrupt:
-            raise Interrupted("interrupted (Ctrl-C); nothing was written") from None
 
     def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None,
                                                                             list[str]]:
@@ -188,13 +211,15 @@ class Group(click.Group):
              standalone_mode: bool = True, **extra: Any) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            signal.signal(signal.SIGINT, _note_sigint)
         try:
             code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except BenchscoreError as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(exc.exit_code)
         except click.exceptions.Abort:  # Ctrl-C outside a command (while parsing), or EOF at a prompt
-            click.echo("error: interrupted (Ctrl-C); nothing was written", err=True)
+            click.echo(f"error: {INTERRUPTED}", err=True)
             sys.exit(EXIT_INTERRUPTED)
         except click.ClickException as exc:
             command = f" (see '{exc.ctx.command_path} --help')" if getattr(exc, "ctx", None) else ""
