@@ -78,6 +78,8 @@ def _ctrl_c() -> Iterator[None]:
         yield
     except KeyboardInterrupt:
         raise Interrupted(INTERRUPTED) from None
+    except BenchscoreError:
+        raise  # a command's own answer, to Ctrl-C too (rxn predict: what was saved and how to resume)
     except Exception:
         if _sigint_seen:
             raise Interrupted(INTERRUPTED) from None
