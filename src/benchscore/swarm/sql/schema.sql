@@ -113,7 +113,10 @@ $$;
 
 -- What a ledger row's hash covers (benchscore.swarm.ledger.event_content: texts as 01 || int32
 -- length || UTF-8, integers as int64, floats as IEEE-754 binary64, big-endian, 00 for NULL)
-CREATE OR REPLACE FUNCTION swarm_text(s text) RETURNS bytea LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+-- STABLE, not IMMUTABLE: convert_to is STABLE, and PostgreSQL inlines a SQL function only when it is
+-- declared no less volatile than its body; inlined, hashing a row calls no SQL function (declared
+-- IMMUTABLE, each of the seven calls per row ran through the SQL-function executor: issue 19)
+CREATE OR REPLACE FUNCTION swarm_text(s text) RETURNS bytea LANGUAGE sql STABLE PARALLEL SAFE AS $$
     SELECT CASE WHEN s IS NULL THEN '\x00'::bytea
                 ELSE '\x01'::bytea || int4send(octet_length(s)) || convert_to(s, 'UTF8') END
 $$;
@@ -124,7 +127,7 @@ $$;
 
 CREATE OR REPLACE FUNCTION swarm_content(run_id text, task_id bigint, kind text, agent text, attempt integer,
                                          value float8, delta float8, note text)
-RETURNS bytea LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+RETURNS bytea LANGUAGE sql STABLE PARALLEL SAFE AS $$
     SELECT swarm_text(run_id) || int8send(task_id) || swarm_text(kind) || swarm_text(agent)
            || int8send(attempt::bigint) || swarm_float(value) || swarm_float(delta) || swarm_text(note)
 $$;
@@ -147,7 +150,7 @@ $$;
 CREATE OR REPLACE FUNCTION swarm_append(p_run text, p_writer integer, p_at float8, p_task bigint[], p_kind text[],
                                         p_agent text[], p_attempt integer[], p_value float8[], p_delta float8[],
                                         p_note text[])
-RETURNS bigint[] LANGUAGE plpgsql AS $$
+RETURNS bigint[] LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
     h bytea;
     n bigint;
@@ -193,7 +196,7 @@ CREATE OR REPLACE FUNCTION swarm_step(p_run text, p_writer integer, p_at float8,
                                       OUT capabilities text[], OUT payloads text[], OUT pheromones float8[],
                                       OUT max_attempts integer[], OUT lease_expires float8[], OUT seqs bigint[],
                                       OUT writer_events bigint)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
     e_task bigint[] := '{}';
     e_kind text[] := '{}';
