@@ -172,6 +172,22 @@ def test_postgres_hashes_the_same_bytes_as_python(pg_url, values):
 
 
 @pytest.mark.pg
+def test_postgres_inlines_the_row_encoding_so_hashing_calls_no_sql_function(pg_url):
+    """swarm_content and swarm_text must be inlinable (declared no less volatile than convert_to,
+    which is STABLE): declared IMMUTABLE, PostgreSQL kept them as calls and each ledger row's hash
+    ran seven SQL-function calls, half of swarm_step's time (issue 19)."""
+    dsn, schema = split_schema(pg_url)
+    with open_pool(pg_url, "schema-only"):
+        pass
+    with psycopg.connect(dsn, autocommit=True, options=f"-c search_path={schema}") as conn:
+        plan = "\n".join(r[0] for r in conn.execute(
+            "EXPLAIN (VERBOSE) SELECT sha256(swarm_content(v.r, v.t, v.k, v.a, v.n, v.x, v.d, v.o)) FROM (VALUES "
+            "('r', 1::bigint, 'claim', 'a', 1, 0.5::float8, NULL::float8, NULL::text)) AS v (r, t, k, a, n, x, d, o)"))
+    assert "convert_to" in plan  # the encoding's body, inlined
+    assert "swarm_content" not in plan and "swarm_text" not in plan and "swarm_float" not in plan, plan
+
+
+@pytest.mark.pg
 def test_a_step_whose_answer_was_lost_is_recovered_from_the_writers_chain(pg_url):
     """The connection breaks after swarm_step committed but before its answer arrived: the retry
     finds the writer's chain grown and returns what the step did (no second claim, no lost one)."""
