@@ -175,7 +175,7 @@ def test_postgres_hashes_the_same_bytes_as_python(pg_url, values):
 def test_postgres_inlines_the_row_encoding_so_hashing_calls_no_sql_function(pg_url):
     """swarm_content and swarm_text must be inlinable (declared no less volatile than convert_to,
     which is STABLE): declared IMMUTABLE, PostgreSQL kept them as calls and each ledger row's hash
-    ran seven SQL-function calls, half of swarm_step's time (issue 19)."""
+    ran seven SQL-function calls, a fifth of swarm_step's server time (issue 19)."""
     dsn, schema = split_schema(pg_url)
     with open_pool(pg_url, "schema-only"):
         pass
