@@ -58,8 +58,10 @@ def pg_bindir() -> Path:
 class OwnPostgres:
     """One PostgreSQL cluster in a temporary folder, on a free port, with a database ``test``."""
 
-    def __init__(self) -> None:
+    def __init__(self, options: str = "") -> None:
+        """``options``: more ``-c name=value`` server settings (e.g. a preloaded library)."""
         self.bindir = pg_bindir()
+        self.extra_options = options
         self.user = None
         if os.geteuid() == 0:  # the server refuses root
             try:
@@ -92,7 +94,7 @@ class OwnPostgres:
     @property
     def _options(self) -> str:
         return (f"-c port={self.port} -c listen_addresses=127.0.0.1 -c unix_socket_directories={self.root} "
-                "-c fsync=off -c full_page_writes=off -c max_connections=200")
+                f"-c fsync=off -c full_page_writes=off -c max_connections=200 {self.extra_options}").strip()
 
     def dsn(self, db: str = "test") -> str:
         return f"postgresql://postgres@127.0.0.1:{self.port}/{db}"
