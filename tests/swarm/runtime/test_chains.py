@@ -187,6 +187,52 @@ def test_postgres_inlines_the_row_encoding_so_hashing_calls_no_sql_function(pg_u
     assert "swarm_content" not in plan and "swarm_text" not in plan and "swarm_float" not in plan, plan
 
 
+def _function_versions(conn) -> dict[str, int]:
+    """name -> xmin of the store's swarm_* functions (a new xmin: the function was replaced)."""
+    return {name: int(xmin) for name, xmin in conn.execute(
+        "SELECT proname, xmin::text FROM pg_proc WHERE pronamespace = current_schema()::regnamespace "
+        "AND proname LIKE 'swarm%'")}
+
+
+@pytest.mark.pg
+def test_a_store_at_this_schema_version_is_not_altered_by_a_new_connection(pg_url):
+    """Applying the schema replaces every function, and every other connection then compiles its
+    functions and plans their statements again: a worker joining a run under way must not do that
+    to the running ones (issue 19). A store that records this version (swarm_meta) is left alone."""
+    dsn, schema = split_schema(pg_url)
+    with open_pool(pg_url, "v") as running:
+        running.create_run()
+        running.add_tasks(TaskSpec(capability="a", payload={}) for _ in range(2))
+        with psycopg.connect(dsn, autocommit=True, options=f"-c search_path={schema}") as conn:
+            before = _function_versions(conn)
+            assert {"swarm_step", "swarm_append", "swarm_new_writer"} <= set(before)
+            with open_pool(pg_url, "v") as joining:  # connects while the other pool is open
+                joining.complete(joining.claim("y", ["a"])[0], 0.5, "ok")
+            assert _function_versions(conn) == before
+        running.complete(running.claim("x", ["a"])[0], 0.5, "ok")
+        assert audit_pool(running).verdict == "PASS"
+
+
+@pytest.mark.pg
+def test_a_store_at_another_schema_version_is_upgraded_at_connect(pg_url):
+    """A store written by another version (its swarm_meta says so, and a function is missing) gets
+    this schema applied and records this version."""
+    from benchscore.swarm.stores.postgres import _schema
+
+    dsn, schema = split_schema(pg_url)
+    with open_pool(pg_url, "u") as pool:
+        pool.create_run()
+    with psycopg.connect(dsn, autocommit=True, options=f"-c search_path={schema}") as conn:
+        conn.execute("UPDATE swarm_meta SET value = 'an older version' WHERE key = 'schema_sha256'")
+        conn.execute("DROP FUNCTION swarm_step")
+        with open_pool(pg_url, "u") as pool:
+            pool.add_tasks([TaskSpec(capability="a", payload={})])
+            pool.complete(pool.claim("x", ["a"])[0], 0.5, "ok")
+            assert audit_pool(pool).verdict == "PASS"
+        assert "swarm_step" in _function_versions(conn)
+        assert conn.execute("SELECT value FROM swarm_meta WHERE key = 'schema_sha256'").fetchone()[0] == _schema()[1]
+
+
 @pytest.mark.pg
 def test_a_step_whose_answer_was_lost_is_recovered_from_the_writers_chain(pg_url):
     """The connection breaks after swarm_step committed but before its answer arrived: the retry

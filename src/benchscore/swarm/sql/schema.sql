@@ -1,4 +1,11 @@
--- Schema of the PostgreSQL store, applied at connect (idempotent, under an advisory lock).
+-- Schema of the PostgreSQL store, applied at connect (idempotent, under an advisory lock) when the
+-- store does not hold this version yet: swarm_meta's schema_sha256 is the sha256 of this file's text
+-- (benchscore.swarm.stores.postgres._apply_schema).
+CREATE TABLE IF NOT EXISTS swarm_meta (
+    key text PRIMARY KEY,
+    value text NOT NULL
+);
+
 CREATE TABLE IF NOT EXISTS swarm_runs (
     run_id text PRIMARY KEY,
     crash_policy text NOT NULL CHECK (crash_policy IN ('requeue', 'fail')),

@@ -25,9 +25,11 @@ of claiming again.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 from collections.abc import Callable
+from functools import cache
 from typing import TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -89,12 +91,38 @@ def _connect_once(url: str) -> psycopg.Connection:
     return conn
 
 
+@cache
+def _schema() -> tuple[str, str]:
+    """``sql/schema.sql`` and the sha256 of its text (the version a store records)."""
+    text = read_sql("schema.sql")
+    return text, hashlib.sha256(text.encode()).hexdigest()
+
+
+def _schema_is_current(conn: psycopg.Connection) -> bool:
+    """Whether the store already holds this version of the schema (``swarm_meta``)."""
+    if conn.execute("SELECT to_regclass('swarm_meta') IS NOT NULL").fetchone()[0] is not True:
+        return False
+    row = conn.execute("SELECT value FROM swarm_meta WHERE key = 'schema_sha256'").fetchone()
+    return row is not None and row[0] == _schema()[1]
+
+
 def _apply_schema(conn: psycopg.Connection, schema: str | None) -> None:
+    """Create or upgrade the store's tables and functions, unless it already holds this version.
+    Applying it takes a global advisory lock and replaces every function, which makes every other
+    connection of the store compile its functions and plan their statements again: a worker that
+    joins a run under way must not cost the running ones that (issue 19)."""
+    if _schema_is_current(conn):
+        return
+    text, sha = _schema()
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(7432001)")
         if schema:
             conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
-        conn.execute(read_sql("schema.sql"))
+        if _schema_is_current(conn):  # another connection applied it while this one waited
+            return
+        conn.execute(text)
+        conn.execute("INSERT INTO swarm_meta (key, value) VALUES ('schema_sha256', %s) "
+                     "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value", (sha,))
 
 
 def connect_pg(url: str, *, retries: int = CONNECT_RETRIES, max_outage: float | None = None,
