@@ -1,5 +1,16 @@
 -- Named queries of the PostgreSQL store (psycopg named parameters).
 
+-- name: schema_table_exists
+-- whether the store has swarm_meta (stores created before it don't)
+SELECT to_regclass('swarm_meta') IS NOT NULL;
+
+-- name: schema_version
+SELECT value FROM swarm_meta WHERE key = 'schema_sha256';
+
+-- name: record_schema_version
+INSERT INTO swarm_meta (key, value) VALUES ('schema_sha256', %(sha)s)
+ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value;
+
 -- name: insert_run
 -- no row back when the run is already there (another process's, or this one's own insert whose
 -- COMMIT went through before the connection broke: run_created_at tells them apart)

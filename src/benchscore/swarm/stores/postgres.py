@@ -100,9 +100,9 @@ def _schema() -> tuple[str, str]:
 
 def _schema_is_current(conn: psycopg.Connection) -> bool:
     """Whether the store already holds this version of the schema (``swarm_meta``)."""
-    if conn.execute("SELECT to_regclass('swarm_meta') IS NOT NULL").fetchone()[0] is not True:
+    if conn.execute(Q["schema_table_exists"]).fetchone()[0] is not True:
         return False
-    row = conn.execute("SELECT value FROM swarm_meta WHERE key = 'schema_sha256'").fetchone()
+    row = conn.execute(Q["schema_version"]).fetchone()
     return row is not None and row[0] == _schema()[1]
 
 
@@ -121,8 +121,7 @@ def _apply_schema(conn: psycopg.Connection, schema: str | None) -> None:
         if _schema_is_current(conn):  # another connection applied it while this one waited
             return
         conn.execute(text)
-        conn.execute("INSERT INTO swarm_meta (key, value) VALUES ('schema_sha256', %s) "
-                     "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value", (sha,))
+        conn.execute(Q["record_schema_version"], {"sha": sha})
 
 
 def connect_pg(url: str, *, retries: int = CONNECT_RETRIES, max_outage: float | None = None,
