@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from benchscore.swarm import TaskSpec, audit_pool, open_pool
 from benchscore.swarm.ledger import GENESIS, WriterHead, event_content, event_contents, run_head
-from benchscore.swarm.stores.postgres import split_schema
+from benchscore.swarm.stores.postgres import Q, split_schema
 
 from .test_audit_tamper import audit, sql
 
@@ -234,23 +234,25 @@ def test_a_store_at_another_schema_version_is_upgraded_at_connect(pg_url):
 
 
 @pytest.mark.pg
-def test_a_step_whose_answer_was_lost_is_recovered_from_the_writers_chain(pg_url):
-    """The connection breaks after swarm_step committed but before its answer arrived: the retry
-    finds the writer's chain grown and returns what the step did (no second claim, no lost one)."""
+@pytest.mark.parametrize("batch", [1, 2], ids=["step_one", "swarm_step"])
+def test_a_step_whose_answer_was_lost_is_recovered_from_the_writers_chain(pg_url, batch):
+    """The connection breaks after the step committed but before its answer arrived: the retry
+    finds the writer's chain grown and returns what the step did (no second claim, no lost one).
+    Batch 1 runs the one-task statement (step_one), batch 2 swarm_step."""
     with open_pool(pg_url, "lost-answer") as pool:
         pool.create_run()
-        pool.add_tasks(TaskSpec(capability="a", payload={"i": i}) for i in range(3))
-        first = pool.claim("x", ["a"])[0]
+        pool.add_tasks(TaskSpec(capability="a", payload={"i": i}) for i in range(3 * batch))
+        claims = pool.claim("x", ["a"], limit=batch)
         real = pool._connection()
-        broken = []
+        broken, statement = [], Q["step_one"] if batch == 1 else Q["step"]
 
         class Breaks:
             def __getattr__(self, name):
                 return getattr(real, name)
 
-            def execute(self, query, params=None):
-                out = real.execute(query, params)
-                if "swarm_step" in query and not broken:
+            def execute(self, query, params=None, **kw):
+                out = real.execute(query, params, **kw)
+                if query == statement and not broken:
                     broken.append(True)
                     out.fetchone()  # the step ran and committed (autocommit) ...
                     real.close()  # ... and the answer is lost with the connection
@@ -258,13 +260,15 @@ def test_a_step_whose_answer_was_lost_is_recovered_from_the_writers_chain(pg_url
                 return out
 
         pool.conn = Breaks()
-        accepted, _statuses, claims = pool.finish_and_claim([(first, 0.5, "ok")], [], "x", ["a"])
-        assert broken and accepted == [True] and len(claims) == 1
+        accepted, _statuses, claims = pool.finish_and_claim([(c, 0.5, "ok") for c in claims], [], "x", ["a"],
+                                                            limit=batch)
+        assert broken and accepted == [True] * batch and len(claims) == batch
         assert pool.service_log.retries.get("postgresql", 0) >= 1
         while claims:
-            accepted, _s, claims = pool.finish_and_claim([(claims[0], 0.5, "ok")], [], "x", ["a"])
+            accepted, _s, claims = pool.finish_and_claim([(c, 0.5, "ok") for c in claims], [], "x", ["a"],
+                                                         limit=batch)
         r = audit_pool(pool)
-        assert r.verdict == "PASS" and r.duplicate_claim_count == 0 and r.tasks_done == 3
+        assert r.verdict == "PASS" and r.duplicate_claim_count == 0 and r.tasks_done == 3 * batch
 
 
 _text = st.one_of(st.none(), st.text(max_size=80))

@@ -152,6 +152,13 @@ BEGIN
 END
 $$;
 
+-- The error of a write to a chain that is not there (called by the step_one query only then).
+CREATE OR REPLACE FUNCTION swarm_no_writer(p_run text, p_writer integer) RETURNS bigint LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'no ledger writer % of run %', p_writer, p_run;
+END
+$$;
+
 -- Append events to writer p_writer's chain: hash each onto the writer's head, insert them with
 -- seqs drawn now (after the caller's row locks on their tasks) and move the head. Returns the seqs.
 CREATE OR REPLACE FUNCTION swarm_append(p_run text, p_writer integer, p_at float8, p_task bigint[], p_kind text[],

@@ -43,7 +43,7 @@ from ..lease import CrashPolicy
 from ..ledger import chain_hashes
 from ..retry import STORE_MAX_DELAY, ServiceLog, with_retry
 from ..sql import queries, read_sql
-from ..tasks import Claim
+from ..tasks import Claim, TaskStatus
 from .base import Appended, EventBatch, RunNotFound, TaskPool
 
 Q = queries("queries.sql")
@@ -85,9 +85,10 @@ def _connect_once(url: str) -> psycopg.Connection:
         conn = psycopg.connect(dsn, **kwargs)
     except psycopg.ProgrammingError as exc:
         raise BadInput(f"store URL {_redacted(url)!r}: {' '.join(str(exc).split())}") from None
-    # no server-side prepared statements: a generic plan of the batch statements (arrays of ids)
-    # falls back to scanning the run's tasks, a custom plan uses the indexes
-    conn.prepare_threshold = None
+    # no automatic server-side prepared statements: a generic plan of the batch statements (arrays
+    # of ids) falls back to scanning the run's tasks, a custom plan uses the indexes. Only the
+    # statements executed with prepare=True (step_one) are prepared (None would refuse even those)
+    conn.prepare_threshold = 1 << 30
     return conn
 
 
@@ -327,20 +328,18 @@ class PostgresPool(TaskPool):
         # Expired leases are swept at most every min(1 s, lease/2) per connection, and always
         # before reporting that nothing is claimable.
         writer = self._ensure_writer()
-        finish = orjson.dumps([(r[0].task_id, r[0].attempt, r[0].agent_id, r[1], r[2], r[3], r[4], r[0].pheromone,
-                                r[5]) for r in rows]).decode() if rows else None
 
-        def step(c: psycopg.Connection, finish_json: str | None, now: float) -> tuple:
-            out = c.execute(Q["step"], {"run_id": self.run_id, "writer": writer, "at": now, "finish": finish_json,
-                                        "agent": agent, "capabilities": caps, "limit": limit,
-                                        "lease": lease}).fetchone()
+        def step(c: psycopg.Connection, finishing: list[tuple], now: float) -> tuple:
+            query, params, prepare = self._step_call(writer, finishing, agent, caps, limit, lease, now)
+            out = c.execute(query, params, prepare=prepare).fetchone()
             if out[8] and self._tx_first_seq is None:
                 self._tx_first_seq = out[8][0]
             return out
 
         now = time.time()
         if not (limit and now - self._last_sweep >= min(1.0, lease / 2)):
-            out = self._step_alone(writer, finish, agent, caps, limit, lease, rows, now)
+            out = self._step_alone(writer, self._step_call(writer, rows, agent, caps, limit, lease, now), agent,
+                                   "claim" if limit else "finish")
             claims = self._claims(out, agent)
             if claims or not limit:
                 finished = set(out[0])
@@ -357,7 +356,7 @@ class PostgresPool(TaskPool):
                 self._step_events(rows, accepted, [], now, batch)
                 appended = batch.appended(writer, out[9], out[8])
             self._publish(appended)
-            rows, finish = [], None
+            rows = []
         else:
             accepted = None
         self._writer_events = None
@@ -371,7 +370,7 @@ class PostgresPool(TaskPool):
                 self._sweep(c, policy, now, batch)
                 self._last_sweep, swept = now, True
                 seqs += self._append(c, batch)[0]
-            out = step(c, finish, now)
+            out = step(c, rows, now)
             finished, n = set(out[0]), out[9]
             seqs += out[8]
             claims = self._claims(out, agent)
@@ -383,7 +382,7 @@ class PostgresPool(TaskPool):
                 if self._sweep(c, policy, now, more):
                     seqs += self._append(c, more)[0]
                     batch.extend(more)
-                    out = step(c, None, now)
+                    out = step(c, [], now)
                     seqs += out[8]
                     n = out[9]
                     claims = self._claims(out, agent)
@@ -395,15 +394,40 @@ class PostgresPool(TaskPool):
         out = self._do(tx, "claim" if limit else "finish")
         return out if accepted is None else (accepted, *out[1:])
 
-    def _step_alone(self, writer: int, finish: str | None, agent, caps, limit, lease, rows, now) -> tuple:
-        """``swarm_step`` as one autocommit statement: one round trip, one commit. When the
-        connection breaks before the answer, the writer's own chain tells whether it committed (only
-        this pool appends to it): if it grew, its new rows are the step's result."""
+    def _step_call(self, writer: int, rows: list[tuple], agent, caps, limit: int, lease: float,
+                   now: float) -> tuple[str, dict, bool]:
+        """The statement of a step, its parameters and whether to prepare it: ``step_one`` (one
+        plain statement, prepared) for a round of at most one task whose finish, if any, takes it
+        out of the pool (done or failed); ``swarm_step`` otherwise (a requeued task may be claimed
+        again in the same step, which needs the claim to run after the finish)."""
+        base = {"run_id": self.run_id, "writer": writer, "at": now, "agent": agent, "capabilities": caps,
+                "lease": lease}
+        if self._one_task_round(rows, limit):
+            claim, status, score, output, new_p, digest = rows[0] if rows else (None,) * 6
+            return Q["step_one"], {
+                **base, "claim": limit == 1, "f_id": claim and claim.task_id, "f_attempt": claim and claim.attempt,
+                "f_agent": claim and claim.agent_id, "f_status": status, "f_score": score, "f_output": output,
+                "f_pheromone": new_p, "f_old_pheromone": claim and claim.pheromone, "f_digest": digest}, True
+        finish = orjson.dumps([(r[0].task_id, r[0].attempt, r[0].agent_id, r[1], r[2], r[3], r[4], r[0].pheromone,
+                                r[5]) for r in rows]).decode() if rows else None
+        return Q["step"], {**base, "finish": finish, "limit": limit}, False
+
+    @staticmethod
+    def _one_task_round(rows: list[tuple], limit: int) -> bool:
+        """Whether ``step_one`` can do this step (see :meth:`_step_call`)."""
+        return limit <= 1 and len(rows) <= 1 and all(r[1] != TaskStatus.pending.value for r in rows)
+
+    def _step_alone(self, writer: int, call: tuple[str, dict, bool], agent, what: str) -> tuple:
+        """A step (:meth:`_step_call`) as one autocommit statement: one round trip, one commit.
+        When the connection breaks before the answer, the writer's own chain tells whether it
+        committed (only this pool appends to it): if it grew, its new rows are the step's result."""
         if self._writer_events is None:
-            self._writer_events = self._one("writer_events", {"run_id": self.run_id, "writer": writer})[0]
+            row = self._one("writer_events", {"run_id": self.run_id, "writer": writer})
+            if row is None:
+                raise RunNotFound(f"no ledger writer {writer} of run {self.run_id!r} in {self.display_url}")
+            self._writer_events = row[0]
         known = self._writer_events
-        params = {"run_id": self.run_id, "writer": writer, "at": now, "finish": finish, "agent": agent,
-                  "capabilities": caps, "limit": limit, "lease": lease}
+        query, params, prepare = call
         sent: list[bool] = []
 
         def attempt() -> tuple:
@@ -414,11 +438,11 @@ class PostgresPool(TaskPool):
                     return self._recovered(conn, writer, known, n, agent)
                 sent.clear()
             sent.append(True)
-            out = conn.execute(Q["step"], params).fetchone()
+            out = conn.execute(query, params, prepare=prepare).fetchone()
             sent.clear()
             return out
 
-        out = self._retry(attempt, "claim" if limit else "finish")
+        out = self._retry(attempt, what)
         self._writer_events = out[9]
         return out
 
