@@ -115,7 +115,7 @@ WITH f AS (
                               writer_seq)
     SELECT %(run_id)s::text, r.task_id, r.kind, r.agent, r.attempt, r.value, r.delta, r.note, %(at)s::float8,
            CASE r.o WHEN 1 THEN k.h1 WHEN 2 THEN k.h2 ELSE k.h3 END, %(writer)s::int,
-           k.n + row_number() OVER (ORDER BY r.o)
+           k.n + CASE WHEN r.o = 3 AND k.h1 IS NULL THEN 1 ELSE r.o END
     FROM r CROSS JOIN k
     ORDER BY r.o
     RETURNING seq
@@ -126,11 +126,12 @@ WITH f AS (
     WHERE s.run_id = %(run_id)s::text AND s.writer_id = %(writer)s::int AND EXISTS (SELECT 1 FROM ins)
     RETURNING s.events
 )
-SELECT ARRAY(SELECT id FROM f), ARRAY(SELECT id FROM c), ARRAY(SELECT attempts FROM c),
-       ARRAY(SELECT capability FROM c), ARRAY(SELECT payload FROM c), ARRAY(SELECT pheromone FROM c),
-       ARRAY(SELECT max_attempts FROM c), ARRAY(SELECT lease_expires_at FROM c), ARRAY(SELECT seq FROM ins ORDER BY seq),
+-- one row: the id finished (or NULL), the claim's columns (or NULLs), the seqs, the writer's rows
+SELECT (SELECT id FROM f), c.id, c.attempts, c.capability, c.payload, c.pheromone, c.max_attempts,
+       c.lease_expires_at, ARRAY(SELECT seq FROM ins ORDER BY seq),
        -- no chain row: the whole statement fails, as swarm_append does
-       coalesce((SELECT events FROM up), (SELECT n FROM k), swarm_no_writer(%(run_id)s::text, %(writer)s::int));
+       coalesce((SELECT events FROM up), (SELECT n FROM k), swarm_no_writer(%(run_id)s::text, %(writer)s::int))
+FROM (VALUES (1)) AS one (x) LEFT JOIN c ON true;
 
 -- name: append_events
 -- events built by the caller (lease expiries) appended to the writer's chain; returns their seqs

@@ -330,8 +330,7 @@ class PostgresPool(TaskPool):
         writer = self._ensure_writer()
 
         def step(c: psycopg.Connection, finishing: list[tuple], now: float) -> tuple:
-            query, params, prepare = self._step_call(writer, finishing, agent, caps, limit, lease, now)
-            out = c.execute(query, params, prepare=prepare).fetchone()
+            out = self._run_step(c, self._step_call(writer, finishing, agent, caps, limit, lease, now))
             if out[8] and self._tx_first_seq is None:
                 self._tx_first_seq = out[8][0]
             return out
@@ -413,6 +412,17 @@ class PostgresPool(TaskPool):
         return Q["step"], {**base, "finish": finish, "limit": limit}, False
 
     @staticmethod
+    def _run_step(conn: psycopg.Connection, call: tuple[str, dict, bool]) -> tuple:
+        """Execute a step; its answer in ``swarm_step``'s shape (finished ids, the claims' columns as
+        lists, seqs, the writer's rows). ``step_one`` answers one row of scalars."""
+        query, params, one = call
+        if not one:
+            return conn.execute(query, params).fetchone()
+        finished, *claim, seqs, events = conn.execute(query, params, prepare=True).fetchone()
+        return ([] if finished is None else [finished], *([] if claim[0] is None else [v] for v in claim), seqs,
+                events)
+
+    @staticmethod
     def _one_task_round(rows: list[tuple], limit: int) -> bool:
         """Whether ``step_one`` can do this step (see :meth:`_step_call`)."""
         return limit <= 1 and len(rows) <= 1 and all(r[1] != TaskStatus.pending.value for r in rows)
@@ -427,7 +437,6 @@ class PostgresPool(TaskPool):
                 raise RunNotFound(f"no ledger writer {writer} of run {self.run_id!r} in {self.display_url}")
             self._writer_events = row[0]
         known = self._writer_events
-        query, params, prepare = call
         sent: list[bool] = []
 
         def attempt() -> tuple:
@@ -438,7 +447,7 @@ class PostgresPool(TaskPool):
                     return self._recovered(conn, writer, known, n, agent)
                 sent.clear()
             sent.append(True)
-            out = conn.execute(query, params, prepare=prepare).fetchone()
+            out = self._run_step(conn, call)
             sent.clear()
             return out
 
