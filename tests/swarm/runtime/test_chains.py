@@ -247,11 +247,19 @@ def test_a_step_whose_answer_was_lost_is_recovered_from_the_writers_chain(pg_url
         broken, statement = [], Q["step_one"] if batch == 1 else Q["step"]
 
         class Breaks:
+            """The connection (or a cursor of it): executes the step, then loses its answer."""
+
+            def __init__(self, inner):
+                self.inner = inner
+
             def __getattr__(self, name):
-                return getattr(real, name)
+                return getattr(self.inner, name)
+
+            def cursor(self, *args, **kw):
+                return Breaks(self.inner.cursor(*args, **kw))
 
             def execute(self, query, params=None, **kw):
-                out = real.execute(query, params, **kw)
+                out = self.inner.execute(query, params, **kw)
                 if query == statement and not broken:
                     broken.append(True)
                     out.fetchone()  # the step ran and committed (autocommit) ...
@@ -259,7 +267,7 @@ def test_a_step_whose_answer_was_lost_is_recovered_from_the_writers_chain(pg_url
                     raise psycopg.OperationalError("connection lost")
                 return out
 
-        pool.conn = Breaks()
+        pool.conn = Breaks(real)
         accepted, _statuses, claims = pool.finish_and_claim([(c, 0.5, "ok") for c in claims], [], "x", ["a"],
                                                             limit=batch)
         assert broken and accepted == [True] * batch and len(claims) == batch

@@ -160,6 +160,7 @@ class PostgresPool(TaskPool):
         self._writer: int | None = None  # this pool's writer id of the run (see _ensure_writer)
         self._writer_pid = 0
         self._writer_events: int | None = None  # rows of this writer's chain after its last write, when known
+        self._step_cursor: psycopg.Cursor | None = None  # step_one's cursor (see _run_step)
 
     @classmethod
     def connect(cls, url: str, run_id: str, *, max_outage: float = DEFAULT_MAX_OUTAGE,
@@ -411,14 +412,18 @@ class PostgresPool(TaskPool):
                                 r[5]) for r in rows]).decode() if rows else None
         return Q["step"], {**base, "finish": finish, "limit": limit}, False
 
-    @staticmethod
-    def _run_step(conn: psycopg.Connection, call: tuple[str, dict, bool]) -> tuple:
+    def _run_step(self, conn: psycopg.Connection, call: tuple[str, dict, bool]) -> tuple:
         """Execute a step; its answer in ``swarm_step``'s shape (finished ids, the claims' columns as
-        lists, seqs, the writer's rows). ``step_one`` answers one row of scalars."""
+        lists, seqs, the writer's rows). ``step_one`` answers one row of scalars; it runs on one
+        cursor kept per connection, whose parameter dumpers stay resolved (a cursor per call
+        looked up the dumpers of its 16 parameters each time: a sixth of the client's CPU)."""
         query, params, one = call
         if not one:
             return conn.execute(query, params).fetchone()
-        finished, *claim, seqs, events = conn.execute(query, params, prepare=True).fetchone()
+        cur = self._step_cursor
+        if cur is None or cur.connection is not conn:
+            cur = self._step_cursor = conn.cursor()
+        finished, *claim, seqs, events = cur.execute(query, params, prepare=True).fetchone()
         return ([] if finished is None else [finished], *([] if claim[0] is None else [v] for v in claim), seqs,
                 events)
 
