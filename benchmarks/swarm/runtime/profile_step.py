@@ -8,7 +8,9 @@ most changes to ``swarm_step`` are worth; the shares of one run are steadier. Th
    (``track = all``, so the statements run inside plpgsql functions are counted one by one) and
    ``track_functions = all``;
 2. runs one agent at batch 1 through ``--tasks`` no-op tasks with the pool's own code
-   (``run_agents``, one connection, no Redis mirror);
+   (``run_agents``, one connection, no Redis mirror), through ``swarm_step``: at batch 1 the pool
+   runs ``step_one`` (one plain statement, nothing inside to split; ``step_cost.py`` measures it),
+   so this script turns that off to profile the plpgsql step that every larger batch runs;
 3. prints per step: the wall time and the client's CPU, ``swarm_step``'s server time, each
    statement inside it, and the rest: what ``pg_stat_statements`` does not count of those
    statements (executor start-up and shut-down, the check of the cached plan), and plpgsql itself.
@@ -87,6 +89,7 @@ def main() -> None:
             pool.create_run()
             pool.add_tasks(TaskSpec(capability="noop", payload={}) for _ in range(n))
         with open_pool(url, "profile") as pool:
+            pool._one_task_round = lambda rows, limit: False  # swarm_step at batch 1 too (see 2. above)
             with psycopg.connect(pg.dsn(), autocommit=True) as c:  # after the pool's set-up
                 c.execute(f"SET search_path = {schema}, public")
                 for sql in args.sql:

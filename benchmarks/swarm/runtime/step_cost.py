@@ -16,8 +16,8 @@ on this machine), its client CPU from ``time.process_time``.
   chain row. One commit per task. Its hashes are not chained row to row and cover fewer fields
   than the ledger's encoding, and it takes its finish as parameters, not as JSON: it is a lower
   bound, not a store.
-- **pool**: this pool's own step (``work_once`` at batch 1: ``swarm_step``, one commit per task),
-  no Redis mirror.
+- **pool**: this pool's own step (``work_once`` at batch 1: the prepared ``step_one`` statement,
+  one commit per task), no Redis mirror.
 
 Every table lives in a schema of its own in the machine's PostgreSQL (``BENCHSCORE_PG_DSN``), which
 is dropped at the end.
@@ -174,7 +174,7 @@ def main() -> None:
             pool.create_run()
             pool.add_tasks(TaskSpec(capability="noop", payload={}) for _ in range(n))
             agent, held, stats = Agent("a", ["noop"], noop_handler), {}, AgentStats()
-            loops.append(Loop("this pool, swarm_step", pool._connection().info.backend_pid,
+            loops.append(Loop("this pool, batch 1 (step_one)", pool._connection().info.backend_pid,
                               lambda: bool(work_once(pool, agent, batch=1, stats=stats, held=held, next_agent=agent))))
             live = list(loops)
             while live:

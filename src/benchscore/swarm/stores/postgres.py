@@ -7,8 +7,11 @@ share WAL flushes) the way unchained commits do. An agent's round is **one round
 ``swarm_step`` (``sql/schema.sql``) finishes its claims (fenced by attempt and agent), claims the
 next batch in pheromone order with ``FOR UPDATE SKIP LOCKED`` and appends the events of both, hashed
 in SQL (``swarm_content``, the same bytes as :func:`benchscore.swarm.ledger.event_content`), inside
-one transaction (synchronous commit kept). All SQL lives in ``sql/schema.sql`` and the named queries
-of ``sql/queries.sql``.
+one transaction (synchronous commit kept). A round of one task (at most one finish that takes its
+task out of the pool, a claim of at most one) runs ``step_one`` instead (``sql/queries.sql``): the
+same work as one plain statement, prepared once per connection, with no plpgsql and no JSON; it
+leaves the same rows, hashes and answers (``tests/swarm/runtime/test_step_one.py``). All SQL lives
+in ``sql/schema.sql`` and the named queries of ``sql/queries.sql``.
 
 **Outages.** Every statement runs through :meth:`PostgresPool._do`: a transaction that fails with a
 connection error (the server restarting, shutting down, not yet accepting connections, a dropped
