@@ -243,31 +243,18 @@ def test_a_step_whose_answer_was_lost_is_recovered_from_the_writers_chain(pg_url
         pool.create_run()
         pool.add_tasks(TaskSpec(capability="a", payload={"i": i}) for i in range(3 * batch))
         claims = pool.claim("x", ["a"], limit=batch)
-        real = pool._connection()
         broken, statement = [], Q["step_one"] if batch == 1 else Q["step"]
+        run_step = pool._run_step
 
-        class Breaks:
-            """The connection (or a cursor of it): executes the step, then loses its answer."""
+        def breaks(conn, call):
+            out = run_step(conn, call)  # the step ran and committed (autocommit) ...
+            if call[0] == statement and not broken:
+                broken.append(True)
+                conn.close()  # ... and the answer is lost with the connection
+                raise psycopg.OperationalError("connection lost")
+            return out
 
-            def __init__(self, inner):
-                self.inner = inner
-
-            def __getattr__(self, name):
-                return getattr(self.inner, name)
-
-            def cursor(self, *args, **kw):
-                return Breaks(self.inner.cursor(*args, **kw))
-
-            def execute(self, query, params=None, **kw):
-                out = self.inner.execute(query, params, **kw)
-                if query == statement and not broken:
-                    broken.append(True)
-                    out.fetchone()  # the step ran and committed (autocommit) ...
-                    real.close()  # ... and the answer is lost with the connection
-                    raise psycopg.OperationalError("connection lost")
-                return out
-
-        pool.conn = Breaks(real)
+        pool._run_step = breaks
         accepted, _statuses, claims = pool.finish_and_claim([(c, 0.5, "ok") for c in claims], [], "x", ["a"],
                                                             limit=batch)
         assert broken and accepted == [True] * batch and len(claims) == batch
