@@ -25,6 +25,9 @@ Sections:
   ledger), for the naive loops the wall time of the workers; enqueueing and worker start-up are
   excluded for all but the naive loops. Celery/Dramatiq tasks do one Redis pipeline to record their
   finish, pgqueuer jobs record it in the worker process.
+- --pairs N (with noop): N alternating pairs of the pool at batch 1 (PostgreSQL + Redis) and the
+  naive loop, the two of a pair back to back (which runs first alternates): the ratio of each pair,
+  sorted, and their median, a steadier figure on a noisy machine than a ratio of two medians.
 
 Figures are wall-clock on a shared machine: noisy, compare within one run.
 """
@@ -381,6 +384,17 @@ def noop_section(args, tmp: str, pg_store: str, redis_store: str) -> None:
     skip = [w.strip() for w in args.without.split(",") if w.strip()]
     results = {name: repeated(name, rep, fn) for name, fn in rows.items()
                if not any(w.lower() in name.lower() for w in skip)}
+    pairs = []
+    if args.pairs:
+        print(f"-- {args.pairs} alternating pairs: the pool at batch 1 (PostgreSQL + Redis) and the naive loop",
+              flush=True)
+    for i in range(args.pairs):
+        if i % 2:  # the naive loop first
+            naive = naive_pg(n)
+            pairs.append(pool_noop(pg_store, redis_store, n, "PostgreSQL + Redis mirror", 1) / naive)
+        else:
+            pool = pool_noop(pg_store, redis_store, n, "PostgreSQL + Redis mirror", 1)
+            pairs.append(pool / naive_pg(n))
     sweep = {}
     if args.sweep:
         counts = [int(x) for x in args.sweep.split(",")]
@@ -406,6 +420,10 @@ def noop_section(args, tmp: str, pg_store: str, redis_store: str) -> None:
         print(f"  pool PostgreSQL + Redis batch 1 / {other} = {pg1 / results[other][1]:.2f}x")
     print(f"  pool SQLite batch 1 / bare SQLite 2-transaction loop = "
           f"{sq1 / results['bare SQLite loop, 2 transactions per task, no ledger'][1]:.2f}x")
+    if pairs:
+        pairs.sort()
+        print(f"\npool PostgreSQL + Redis batch 1 / naive loop, {len(pairs)} alternating pairs of {n} tasks: "
+              f"median {statistics.median(pairs):.2f}x (sorted: {', '.join(f'{r:.2f}' for r in pairs)})")
     if sweep:
         print(f"\n| worker processes ({args.sweep_tasks} tasks, batch 1, PostgreSQL) | pool + Redis tasks/s (median) "
               "| naive loop tasks/s (median) | pool / naive |")
@@ -422,10 +440,14 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3, help="runs of each no-op measurement (min and median printed)")
     ap.add_argument("--sweep", default="1,2,4,8", help="worker process counts of the sweep ('' for none)")
     ap.add_argument("--sweep-tasks", type=int, default=2000)
+    ap.add_argument("--pairs", type=int, default=0, help="alternating pairs of the pool at batch 1 and the naive "
+                    "loop on PostgreSQL (with noop; default 0: none)")
     ap.add_argument("--without", default="", help="comma-separated rows of the no-op table to leave out (e.g. "
                     "pgqueuer, to run this file against code whose environment lacks it)")
     ap.add_argument("--only", action="append", choices=["l01-sqlite", "naive-sqlite", "l01-pg", "naive-pg", "noop"])
     args = ap.parse_args()
+    if args.pairs < 0:
+        ap.error("--pairs must be 0 or more")
     only = set(args.only or ["l01-sqlite", "naive-sqlite", "l01-pg", "naive-pg", "noop"])
     print(f"logical CPUs: {CPUS}; figures are noisy (shared 2-core machine)", flush=True)
     tmp = tempfile.mkdtemp(prefix="bs-bench-l01-")
