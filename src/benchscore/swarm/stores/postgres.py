@@ -58,8 +58,8 @@ def positional(query: str) -> tuple[str, tuple[str, ...]]:
     """``query`` with its ``%(name)s`` placeholders as ``$1, $2, ...`` (a name used twice is one
     parameter) and the names in that order, for a :class:`psycopg.RawCursor`, which sends the text
     as it is. psycopg converts a query with named placeholders at every call unless its text is
-    under 4,096 bytes (``MAX_CACHED_STATEMENT_LENGTH``): ``step_one`` would cost the client half
-    again of its CPU the day a comment took it over that."""
+    at most 4,096 bytes long (``MAX_CACHED_STATEMENT_LENGTH``): ``step_one`` would cost the client
+    half again of its CPU the day a comment took it over that."""
     names: dict[str, int] = {}
 
     def number(m: re.Match) -> str:
@@ -420,10 +420,11 @@ class PostgresPool(TaskPool):
 
     def _step_call(self, writer: int, rows: list[tuple], agent, caps, limit: int, lease: float,
                    now: float) -> tuple[str, dict, bool]:
-        """The statement of a step, its parameters and whether to prepare it: ``step_one`` (one
-        plain statement, prepared) for a round of at most one task whose finish, if any, takes it
-        out of the pool (done or failed); ``swarm_step`` otherwise (a requeued task may be claimed
-        again in the same step, which needs the claim to run after the finish)."""
+        """The statement of a step, its parameters and whether it is ``step_one`` (one plain
+        statement, prepared, answering one row of scalars: see :meth:`_run_step`), which does a
+        round of at most one task whose finish, if any, takes it out of the pool (done or failed);
+        ``swarm_step`` otherwise (a requeued task may be claimed again in the same step, which
+        needs the claim to run after the finish)."""
         base = {"run_id": self.run_id, "writer": writer, "at": now, "agent": agent, "capabilities": caps,
                 "lease": lease}
         if self._one_task_round(rows, limit):
