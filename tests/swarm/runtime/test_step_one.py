@@ -35,10 +35,13 @@ def scenario(pool) -> list:
     first = step()[0]
     second = step(results=[(first, 0.5, "out 1")])[0]
     third = step(failures=[(second, "boom")])[0]  # max_attempts 2: requeued
+    assert out[-1][1] == ["pending"]
     fourth = step(results=[(first, 0.7, "stale")])[0]  # first is done: refused
+    assert out[-1][0] == [False]
     odd = third if third.max_attempts == 1 else fourth
     rest = [c for c in (third, fourth) if c is not odd]
     step(failures=[(odd, "terminal")], limit=0)  # max_attempts 1: failed, nothing claimed
+    assert out[-1][1:] == (["failed"], [])
     held = rest
     while held:  # the last claims take the task of capability b too, then find nothing
         held = step(results=[(held[0], 0.25, "out")], caps=("a", "b"))
