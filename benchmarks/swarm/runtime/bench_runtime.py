@@ -389,12 +389,12 @@ def noop_section(args, tmp: str, pg_store: str, redis_store: str) -> None:
         print(f"-- {args.pairs} alternating pairs: the pool at batch 1 (PostgreSQL + Redis) and the naive loop",
               flush=True)
     for i in range(args.pairs):
-        if i % 2:  # the naive loop first
-            naive = naive_pg(n)
-            pairs.append(pool_noop(pg_store, redis_store, n, "PostgreSQL + Redis mirror", 1) / naive)
-        else:
-            pool = pool_noop(pg_store, redis_store, n, "PostgreSQL + Redis mirror", 1)
-            pairs.append(pool / naive_pg(n))
+        first, second = ("pool", "naive") if i % 2 == 0 else ("naive", "pool")  # which runs first alternates
+        rate = {}
+        for which in (first, second):
+            rate[which] = (pool_noop(pg_store, redis_store, n, "PostgreSQL + Redis mirror", 1) if which == "pool"
+                           else naive_pg(n))
+        pairs.append(rate["pool"] / rate["naive"])
     sweep = {}
     if args.sweep:
         counts = [int(x) for x in args.sweep.split(",")]

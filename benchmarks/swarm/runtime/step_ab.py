@@ -24,6 +24,7 @@ import uuid
 from pathlib import Path
 
 import psycopg
+from step_cost import backend_cpu  # this folder's step_cost.py (a script's folder is on sys.path)
 
 from benchscore.common.services import pg_dsn
 from benchscore.swarm import Agent, TaskSpec, open_pool
@@ -31,11 +32,6 @@ from benchscore.swarm.agents import AgentStats, noop_handler, work_once
 from benchscore.swarm.stores.postgres import Q
 
 TURN = 50  # tasks per turn of each pool
-
-
-def backend_cpu(pid: int) -> float:
-    """Seconds on CPU of process ``pid`` (schedstat: nanoseconds)."""
-    return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0]) / 1e9
 
 
 class Side:
