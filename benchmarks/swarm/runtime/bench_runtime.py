@@ -19,7 +19,9 @@ Sections:
   Dramatiq (Redis broker) and pgqueuer (PostgreSQL, batch_size=1), each measured --repeat times
   (min and median printed); the brokers' prefetch and pgqueuer's per-job settings are printed.
   Then the worker sweep: --sweep processes (default 1,2,4,8) at batch 1 on PostgreSQL, the pool
-  (with the Redis mirror) and the naive loop, --sweep-tasks tasks each. Ratios are printed side by
+  (with the Redis mirror) and the naive loop, --sweep-tasks tasks each, with the CPU each spent per
+  task in the PostgreSQL server, the Redis server and the worker processes (read from /proc: the
+  servers' part only when they run on this machine, see CpuMeter). Ratios are printed side by
   side at the end. The figure compared is the drain time: for the brokers and pgqueuer last task
   finished minus first task finished, for the pool last completion minus first claim (from its
   ledger), for the naive loops the wall time of the workers; enqueueing and worker start-up are
@@ -37,6 +39,7 @@ from __future__ import annotations
 import argparse
 import multiprocessing as mp
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -65,6 +68,94 @@ def line(name: str, seconds: float, tasks: int, extra: str = "") -> float:
     rate = tasks / seconds if seconds > 0 else float("inf")
     print(f"{name:<44} {seconds:8.2f} s {rate:12,.0f} tasks/s  {extra}", flush=True)
     return rate
+
+
+class CpuMeter:
+    """CPU per task spent by the PostgreSQL server (all its processes), the Redis server and this
+    process's worker children (those reaped in the window, ``RUSAGE_CHILDREN``), over the windows
+    between :meth:`start` and :meth:`stop`. A window spans the workers' whole life, so it holds
+    their start-up too (connecting, a first plan): :meth:`stop` with ``baseline`` records a run of
+    the same processes with one task each, and the figures are then per task beyond it,
+    (CPU - baseline's) / (tasks - baseline's). It reads ``/proc``, so the servers' part needs them
+    on this machine and readable (as root, or as their user); :attr:`why_not` says why not."""
+
+    TICK = os.sysconf("SC_CLK_TCK")
+
+    def __init__(self) -> None:
+        self.samples: list[tuple[dict[str, float], int]] = []
+        self.base: tuple[dict[str, float], int] | None = None
+        self._at: dict[str, float] | None = None
+        self.why_not = ""
+        try:
+            with psycopg.connect(pg_dsn(), autocommit=True) as conn:
+                backend = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+                self.postmaster = self._stat(backend)[1]  # the backend's parent
+            self.redis = int(redis.Redis.from_url(redis_url()).info("server")["process_id"])
+            for pid, name in ((self.postmaster, "postgres"), (self.redis, "redis")):
+                if name not in Path(f"/proc/{pid}/comm").read_text():  # a pid of another machine's server
+                    raise ValueError(f"process {pid} here is not {name}")
+        except (OSError, ValueError, KeyError) as exc:
+            self.why_not = f"servers' CPU not readable here ({exc}): only the workers' is measured"
+
+    @classmethod
+    def _stat(cls, pid: int) -> tuple[float, int, float]:
+        """(own CPU seconds, parent pid, reaped children's CPU seconds) of process ``pid``: its own
+        from schedstat (nanoseconds), its children's from stat (clock ticks, of their sum)."""
+        f = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        own = int(Path(f"/proc/{pid}/schedstat").read_text().split()[0]) / 1e9
+        return own, int(f[1]), (int(f[13]) + int(f[14])) / cls.TICK
+
+    def _postgres(self) -> float:
+        """The server's CPU so far: the postmaster's, the backends' and helpers' that exited (reaped
+        by it) and those still running."""
+        own, _ppid, reaped = self._stat(self.postmaster)
+        total = own + reaped
+        for d in Path("/proc").iterdir():
+            if d.name.isdigit():
+                try:
+                    cpu, ppid, _ = self._stat(int(d.name))
+                except (OSError, ValueError, IndexError):
+                    continue  # gone meanwhile
+                if ppid == self.postmaster:
+                    total += cpu
+        return total
+
+    @staticmethod
+    def wait_gone(pid: int, timeout: float = 2.0) -> None:
+        """Wait until server process ``pid`` (a backend just disconnected) has exited and been
+        reaped, so that its CPU is counted before a window, not inside it."""
+        deadline = time.monotonic() + timeout
+        while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+            time.sleep(0.002)
+
+    def _now(self) -> dict[str, float]:
+        ch = resource.getrusage(resource.RUSAGE_CHILDREN)
+        out = {"workers": ch.ru_utime + ch.ru_stime}
+        if not self.why_not:
+            out["postgres"] = self._postgres()
+            out["redis"] = self._stat(self.redis)[0]
+        return out
+
+    def start(self) -> None:
+        time.sleep(0.1)  # backends of connections closed just before exit and are reaped outside the window
+        self._at = self._now()
+
+    def stop(self, tasks: int, baseline: bool = False) -> None:
+        time.sleep(0.1)  # the workers' backends exit and are reaped inside it
+        end, at = self._now(), self._at
+        used = ({k: end[k] - at[k] for k in end}, tasks)
+        if baseline:
+            self.base = used
+        else:
+            self.samples.append(used)
+
+    def median(self) -> dict[str, float]:
+        """Median µs per task of each part over the windows measured (beyond the baseline's)."""
+        if not self.samples:
+            return {}
+        base, n0 = self.base or ({k: 0.0 for k in self.samples[0][0]}, 0)
+        return {k: statistics.median(1e6 * (cpu[k] - base[k]) / (n - n0) for cpu, n in self.samples)
+                for k in self.samples[0][0]}
 
 
 # ---- L01 -------------------------------------------------------------------------------------
@@ -130,7 +221,8 @@ def _naive_pg_worker(dsn: str, schema: str) -> None:
             conn.execute("UPDATE t SET status = 'done', p = p + 0.5 WHERE id = %s", row)
 
 
-def naive_pg(tasks: int, procs: int = CPUS, label: str = "naive PostgreSQL (1 task/statement, no ledger)") -> float:
+def naive_pg(tasks: int, procs: int = CPUS, label: str = "naive PostgreSQL (1 task/statement, no ledger)",
+             meter: CpuMeter | None = None, baseline: bool = False) -> float:
     dsn = pg_dsn()
     schema = f"bs_bench_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(dsn, autocommit=True) as conn:
@@ -138,13 +230,20 @@ def naive_pg(tasks: int, procs: int = CPUS, label: str = "naive PostgreSQL (1 ta
         conn.execute(f"CREATE TABLE {schema}.t (id bigserial PRIMARY KEY, status text, p float8)")
         conn.execute(f"CREATE INDEX ON {schema}.t (p DESC, id) WHERE status = 'pending'")
         conn.execute(f"INSERT INTO {schema}.t (status, p) SELECT 'pending', 0 FROM generate_series(1, %s)", (tasks,))
+        setup_backend = conn.info.backend_pid
+    if meter:
+        meter.wait_gone(setup_backend)
     workers = [mp.get_context("fork").Process(target=_naive_pg_worker, args=(dsn, schema)) for _ in range(procs)]
+    if meter:
+        meter.start()
     t0 = time.perf_counter()
     for p in workers:
         p.start()
     for p in workers:
         p.join()
     rate = line(label, time.perf_counter() - t0, tasks)
+    if meter:
+        meter.stop(tasks, baseline)
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute(f"DROP SCHEMA {schema} CASCADE")
     return rate
@@ -155,15 +254,20 @@ def default_noop_batch(tasks: int) -> int:
     return max(1, min(512, tasks // (CPUS * 4)))
 
 
-def pool_noop(store: str, redis_url_: str | None, tasks: int, label: str, batch: int, procs: int = CPUS) -> float:
+def pool_noop(store: str, redis_url_: str | None, tasks: int, label: str, batch: int, procs: int = CPUS,
+              meter: CpuMeter | None = None, baseline: bool = False) -> float:
     run_id = f"noop-{uuid.uuid4().hex[:8]}"
     with open_pool(store, run_id, redis_url=redis_url_) as pool:
         pool.create_run()
         pool.add_tasks(TaskSpec(capability="noop", payload={}) for _ in range(tasks))
         agents = [Agent(f"a{i}", ["noop"], noop_handler) for i in range(procs)]
+        if meter:
+            meter.start()
         t0 = time.perf_counter()
         run_workers(store, run_id, agents, processes=procs, batch=batch, redis_url=redis_url_)
         outer = time.perf_counter() - t0
+        if meter:
+            meter.stop(tasks, baseline)
         rows = pool.event_rows()
         done = [e[9] for e in rows if e[3] == "complete"]
         first_claim = min(e[9] for e in rows if e[3] == "claim")
@@ -400,26 +504,31 @@ def noop_section(args, tmp: str, pg_store: str, redis_store: str) -> None:
         counts = [int(x) for x in args.sweep.split(",")]
         m = args.sweep_tasks
         print(f"-- worker sweep: {m} no-op tasks at batch 1 on PostgreSQL, processes {counts}", flush=True)
+        cpu_note = CpuMeter().why_not
         for procs in counts:
-            pool_rate = repeated(f"pool {procs} proc", rep, lambda p=procs: pool_noop(
-                pg_store, redis_store, m, "PostgreSQL + Redis mirror", 1, procs=p))
-            naive_rate = repeated(f"naive {procs} proc", rep, lambda p=procs: naive_pg(
-                m, p, f"naive PostgreSQL loop, {p} proc"))
-            sweep[procs] = (pool_rate, naive_rate)
+            pool_cpu, naive_cpu = CpuMeter(), CpuMeter()
+            pool_noop(pg_store, redis_store, procs, "PostgreSQL + Redis mirror, start-up baseline", 1, procs=procs,
+                      meter=pool_cpu, baseline=True)
+            naive_pg(procs, procs, f"naive PostgreSQL loop, {procs} proc, start-up baseline", meter=naive_cpu,
+                     baseline=True)
+            pool_rate = repeated(f"pool {procs} proc", rep, lambda p=procs, mt=pool_cpu: pool_noop(
+                pg_store, redis_store, m, "PostgreSQL + Redis mirror", 1, procs=p, meter=mt))
+            naive_rate = repeated(f"naive {procs} proc", rep, lambda p=procs, mt=naive_cpu: naive_pg(
+                m, p, f"naive PostgreSQL loop, {p} proc", meter=mt))
+            sweep[procs] = (pool_rate, naive_rate, pool_cpu.median(), naive_cpu.median())
     print(f"\n| no-op tasks through ({n} tasks, {CPUS} worker processes, {rep} runs) | tasks/s min | tasks/s median |")
     print("| --- | --- | --- |")
     for name, (low, med) in results.items():
         print(f"| {name} | {low:,.0f} | {med:,.0f} |")
-    pg1 = results["this pool, PostgreSQL + Redis, batch 1"][1]
-    sq1 = results["this pool, SQLite, batch 1"][1]
-    print("\nratios of medians:")
+    print("\nratios of medians (of the rows measured):")
+    pg1 = "this pool, PostgreSQL + Redis, batch 1"
     for other in ("naive SKIP LOCKED loop on PostgreSQL, no ledger", "Celery, Redis broker", "Dramatiq, Redis broker",
                   "pgqueuer, PostgreSQL, batch_size 1"):
-        if other not in results:
-            continue
-        print(f"  pool PostgreSQL + Redis batch 1 / {other} = {pg1 / results[other][1]:.2f}x")
-    print(f"  pool SQLite batch 1 / bare SQLite 2-transaction loop = "
-          f"{sq1 / results['bare SQLite loop, 2 transactions per task, no ledger'][1]:.2f}x")
+        if pg1 in results and other in results:
+            print(f"  pool PostgreSQL + Redis batch 1 / {other} = {results[pg1][1] / results[other][1]:.2f}x")
+    sq1, bare = "this pool, SQLite, batch 1", "bare SQLite loop, 2 transactions per task, no ledger"
+    if sq1 in results and bare in results:
+        print(f"  pool SQLite batch 1 / bare SQLite 2-transaction loop = {results[sq1][1] / results[bare][1]:.2f}x")
     if pairs:
         pairs.sort()
         print(f"\npool PostgreSQL + Redis batch 1 / naive loop, {len(pairs)} alternating pairs of {n} tasks: "
@@ -428,8 +537,20 @@ def noop_section(args, tmp: str, pg_store: str, redis_store: str) -> None:
         print(f"\n| worker processes ({args.sweep_tasks} tasks, batch 1, PostgreSQL) | pool + Redis tasks/s (median) "
               "| naive loop tasks/s (median) | pool / naive |")
         print("| --- | --- | --- | --- |")
-        for procs, (p, q) in sweep.items():
+        for procs, (p, q, _pc, _qc) in sweep.items():
             print(f"| {procs} | {p[1]:,.0f} | {q[1]:,.0f} | {p[1] / q[1]:.2f}x |")
+        print(f"\nCPU per task in the sweep, µs: medians over the runs, beyond a start-up baseline (the same "
+              f"processes with one task each). Where the CPU in all times the rate nears {CPUS} CPU-seconds per "
+              "second, this machine's CPUs are the limit." + (f" {cpu_note}." if cpu_note else ""))
+        parts = ("postgres", "redis", "workers")
+        print("| worker processes | " + " | ".join(f"pool: {k}" for k in parts) + " | pool: in all | "
+              + " | ".join(f"naive: {k}" for k in parts if k != "redis") + " | naive: in all | pool / naive CPU |")
+        print("|" + " --- |" * 9)
+        for procs, (_p, _q, pc, qc) in sweep.items():
+            pool_all, naive_all = sum(pc.values()), sum(v for k, v in qc.items() if k != "redis")
+            print(f"| {procs} | " + " | ".join(f"{pc.get(k, float('nan')):,.0f}" for k in parts)
+                  + f" | {pool_all:,.0f} | " + " | ".join(f"{qc.get(k, float('nan')):,.0f}" for k in parts if k != "redis")
+                  + f" | {naive_all:,.0f} | {pool_all / naive_all:.2f}x |")
 
 
 def main() -> None:
