@@ -53,6 +53,7 @@ from pathlib import Path
 
 import psycopg
 import redis
+from step_cost import backend_cpu  # this folder's step_cost.py (a script's folder is on sys.path)
 
 from benchscore.common.services import pg_dsn, redis_url
 from benchscore.swarm import Agent, TaskSpec, open_pool
@@ -102,8 +103,7 @@ class CpuMeter:
         """(own CPU seconds, parent pid, reaped children's CPU seconds) of process ``pid``: its own
         from schedstat (nanoseconds), its children's from stat (clock ticks, of their sum)."""
         f = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        own = int(Path(f"/proc/{pid}/schedstat").read_text().split()[0]) / 1e9
-        return own, int(f[1]), (int(f[13]) + int(f[14])) / cls.TICK
+        return backend_cpu(pid), int(f[1]), (int(f[13]) + int(f[14])) / cls.TICK
 
     def _postgres(self) -> float:
         """The server's CPU so far: the postmaster's, the backends' and helpers' that exited (reaped
@@ -231,10 +231,9 @@ def naive_pg(tasks: int, procs: int = CPUS, label: str = "naive PostgreSQL (1 ta
         conn.execute(f"CREATE INDEX ON {schema}.t (p DESC, id) WHERE status = 'pending'")
         conn.execute(f"INSERT INTO {schema}.t (status, p) SELECT 'pending', 0 FROM generate_series(1, %s)", (tasks,))
         setup_backend = conn.info.backend_pid
-    if meter:
-        meter.wait_gone(setup_backend)
     workers = [mp.get_context("fork").Process(target=_naive_pg_worker, args=(dsn, schema)) for _ in range(procs)]
     if meter:
+        meter.wait_gone(setup_backend)
         meter.start()
     t0 = time.perf_counter()
     for p in workers:
@@ -504,7 +503,6 @@ def noop_section(args, tmp: str, pg_store: str, redis_store: str) -> None:
         counts = [int(x) for x in args.sweep.split(",")]
         m = args.sweep_tasks
         print(f"-- worker sweep: {m} no-op tasks at batch 1 on PostgreSQL, processes {counts}", flush=True)
-        cpu_note = CpuMeter().why_not
         for procs in counts:
             pool_cpu, naive_cpu = CpuMeter(), CpuMeter()
             pool_noop(pg_store, redis_store, procs, "PostgreSQL + Redis mirror, start-up baseline", 1, procs=procs,
@@ -515,7 +513,7 @@ def noop_section(args, tmp: str, pg_store: str, redis_store: str) -> None:
                 pg_store, redis_store, m, "PostgreSQL + Redis mirror", 1, procs=p, meter=mt))
             naive_rate = repeated(f"naive {procs} proc", rep, lambda p=procs, mt=naive_cpu: naive_pg(
                 m, p, f"naive PostgreSQL loop, {p} proc", meter=mt))
-            sweep[procs] = (pool_rate, naive_rate, pool_cpu.median(), naive_cpu.median())
+            sweep[procs] = (pool_rate, naive_rate, pool_cpu, naive_cpu)
     print(f"\n| no-op tasks through ({n} tasks, {CPUS} worker processes, {rep} runs) | tasks/s min | tasks/s median |")
     print("| --- | --- | --- |")
     for name, (low, med) in results.items():
@@ -537,8 +535,9 @@ def noop_section(args, tmp: str, pg_store: str, redis_store: str) -> None:
         print(f"\n| worker processes ({args.sweep_tasks} tasks, batch 1, PostgreSQL) | pool + Redis tasks/s (median) "
               "| naive loop tasks/s (median) | pool / naive |")
         print("| --- | --- | --- | --- |")
-        for procs, (p, q, _pc, _qc) in sweep.items():
+        for procs, (p, q, _pm, _qm) in sweep.items():
             print(f"| {procs} | {p[1]:,.0f} | {q[1]:,.0f} | {p[1] / q[1]:.2f}x |")
+        cpu_note = next(iter(sweep.values()))[2].why_not
         print(f"\nCPU per task in the sweep, µs: medians over the runs, beyond a start-up baseline (the same "
               f"processes with one task each). Where the CPU in all times the rate nears {CPUS} CPU-seconds per "
               "second, this machine's CPUs are the limit." + (f" {cpu_note}." if cpu_note else ""))
@@ -546,7 +545,8 @@ def noop_section(args, tmp: str, pg_store: str, redis_store: str) -> None:
         print("| worker processes | " + " | ".join(f"pool: {k}" for k in parts) + " | pool: in all | "
               + " | ".join(f"naive: {k}" for k in parts if k != "redis") + " | naive: in all | pool / naive CPU |")
         print("|" + " --- |" * 9)
-        for procs, (_p, _q, pc, qc) in sweep.items():
+        for procs, (_p, _q, pm, qm) in sweep.items():
+            pc, qc = pm.median(), qm.median()
             pool_all, naive_all = sum(pc.values()), sum(v for k, v in qc.items() if k != "redis")
             print(f"| {procs} | " + " | ".join(f"{pc.get(k, float('nan')):,.0f}" for k in parts)
                   + f" | {pool_all:,.0f} | " + " | ".join(f"{qc.get(k, float('nan')):,.0f}" for k in parts if k != "redis")
