@@ -27,6 +27,14 @@ Sections:
   ledger), for the naive loops the wall time of the workers; enqueueing and worker start-up are
   excluded for all but the naive loops. Celery/Dramatiq tasks do one Redis pipeline to record their
   finish, pgqueuer jobs record it in the worker process.
+- --bound (with the sweep): two more pool columns per process count, measure only: the pool
+  without the Redis mirror, and the pool without the mirror and without its ledger (``step_one``
+  with its ledger rows and chain update cut off, see no_ledger_step: it still finishes with the
+  attempt fence and claims with a lease, but writes no ledger row, so the audit would refuse the
+  run). They separate what the mirror and the ledger cost from the rest of the runtime. Without a
+  ledger there is no drain time from it: these two columns (and, for comparison, the pool with
+  its mirror once more) are timed as the naive loop is, by the workers' wall time, less that of
+  a run of one task per process.
 - --pairs N (with noop): N alternating pairs of the pool at batch 1 (PostgreSQL + Redis) and the
   naive loop, the two of a pair back to back (which runs first alternates): the ratio of each pair,
   sorted, and their median, a steadier figure on a noisy machine than a ratio of two medians.
@@ -37,6 +45,8 @@ Figures are wall-clock on a shared machine: noisy, compare within one run.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import multiprocessing as mp
 import os
 import resource
@@ -59,6 +69,7 @@ from benchscore.common.services import pg_dsn, redis_url
 from benchscore.swarm import Agent, TaskSpec, open_pool
 from benchscore.swarm.agents import noop_handler
 from benchscore.swarm.run import run_workers
+from benchscore.swarm.stores import postgres as pg_store_module
 from benchscore.swarm.stress import run_stress
 
 CPUS = os.cpu_count() or 1
@@ -275,6 +286,71 @@ def pool_noop(store: str, redis_url_: str | None, tasks: int, label: str, batch:
     drain = max(done) - first_claim  # from the first claim: a batch's work is inside the window
     return line(f"no-op: this pool, {label}, batch={batch}, {procs} proc", drain, tasks,
                 f"(incl. process start: {outer:.2f} s)")
+
+
+
+def no_ledger_step(step_one: str) -> str:
+    """``step_one`` with everything after its claim cut off (the ledger rows, their hashes and the
+    chain head's update), answering in its shape: no seqs, the writer's row count unchanged.
+    Measure only (--bound): a run stepped by it has no ledger for the audit to check."""
+    cut = "), e AS ("
+    if step_one.count(cut) != 1:
+        raise SystemExit(f"--bound: step_one no longer has one {cut!r} to cut at; update no_ledger_step")
+    return step_one.split(cut)[0] + """)
+SELECT (SELECT id FROM f), c.id, c.attempts, c.capability, c.payload, c.pheromone, c.max_attempts,
+       c.lease_expires_at, ARRAY[]::bigint[],
+       (SELECT events FROM swarm_chains WHERE run_id = %(run_id)s::text AND writer_id = %(writer)s::int)
+FROM (VALUES (1)) AS one (x) LEFT JOIN c ON true
+"""
+
+
+def pool_wall(store: str, redis_url_: str | None, tasks: int, procs: int, step: str | None = None) -> float:
+    """Seconds the pool's workers (``procs`` processes, batch 1) take for ``tasks`` no-op tasks, from
+    their start to the last one's exit; with ``step``, the forked workers run that statement in place
+    of ``step_one`` (the parent's query table is what they inherit)."""
+    run_id = f"noop-{uuid.uuid4().hex[:8]}"
+    queries = pg_store_module.Q
+    original = queries["step_one"]
+    with open_pool(store, run_id, redis_url=redis_url_) as pool:
+        pool.create_run()
+        pool.add_tasks(TaskSpec(capability="noop", payload={}) for _ in range(tasks))
+        agents = [Agent(f"a{i}", ["noop"], noop_handler) for i in range(procs)]
+        queries["step_one"] = step or original
+        try:
+            t0 = time.perf_counter()
+            run_workers(store, run_id, agents, processes=procs, batch=1, redis_url=redis_url_)
+            seconds = time.perf_counter() - t0
+        finally:
+            queries["step_one"] = original
+        done = pool.counts()["done"]
+        assert done == tasks, (done, tasks)
+        pool.delete_run()
+    return seconds
+
+
+def naive_wall(tasks: int, procs: int) -> float:
+    """The naive loop's wall time for ``tasks`` in ``procs`` processes (its line not printed)."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        return tasks / naive_pg(tasks, procs)
+
+
+def bound_rates(store: str, redis_url_: str, tasks: int, procs: int, repeat: int) -> dict[str, float]:
+    """Median tasks/s, by wall time less a start-up run of one task per process, of the pool with its
+    mirror, without it, without it and its ledger (measure only), and of the naive loop; the four
+    take turns, ``repeat`` rounds."""
+    step = no_ledger_step(pg_store_module.Q["step_one"])
+    sides = {"pool + Redis": lambda n: pool_wall(store, redis_url_, n, procs),
+             "pool, no mirror": lambda n: pool_wall(store, None, n, procs),
+             "pool, no mirror, no ledger": lambda n: pool_wall(store, None, n, procs, step),
+             "naive loop": lambda n: naive_wall(n, procs)}
+    start = {k: statistics.median(f(procs) for _ in range(3)) for k, f in sides.items()}
+    rates: dict[str, list[float]] = {k: [] for k in sides}
+    for _ in range(repeat):
+        for k, f in sides.items():
+            rates[k].append((tasks - procs) / (f(tasks) - start[k]))
+    out = {k: statistics.median(v) for k, v in rates.items()}
+    print(f"   bound {procs} proc: " + ", ".join(f"{k} {v:,.0f}" for k, v in out.items()) + " tasks/s", flush=True)
+    return out
 
 
 CELERY_APP = """
@@ -498,7 +574,7 @@ def noop_section(args, tmp: str, pg_store: str, redis_store: str) -> None:
             rate[which] = (pool_noop(pg_store, redis_store, n, "PostgreSQL + Redis mirror", 1) if which == "pool"
                            else naive_pg(n))
         pairs.append(rate["pool"] / rate["naive"])
-    sweep = {}
+    sweep, bounds = {}, {}
     if args.sweep:
         counts = [int(x) for x in args.sweep.split(",")]
         m = args.sweep_tasks
@@ -514,6 +590,8 @@ def noop_section(args, tmp: str, pg_store: str, redis_store: str) -> None:
             naive_rate = repeated(f"naive {procs} proc", rep, lambda p=procs, mt=naive_cpu: naive_pg(
                 m, p, f"naive PostgreSQL loop, {p} proc", meter=mt))
             sweep[procs] = (pool_rate, naive_rate, pool_cpu, naive_cpu)
+            if args.bound:
+                bounds[procs] = bound_rates(pg_store, redis_store, m, procs, rep)
     print(f"\n| no-op tasks through ({n} tasks, {CPUS} worker processes, {rep} runs) | tasks/s min | tasks/s median |")
     print("| --- | --- | --- |")
     for name, (low, med) in results.items():
@@ -537,6 +615,16 @@ def noop_section(args, tmp: str, pg_store: str, redis_store: str) -> None:
         print("| --- | --- | --- | --- |")
         for procs, (p, q, _pm, _qm) in sweep.items():
             print(f"| {procs} | {p[1]:,.0f} | {q[1]:,.0f} | {p[1] / q[1]:.2f}x |")
+        if bounds:
+            names = list(next(iter(bounds.values())))
+            print(f"\nWhat the mirror and the ledger cost (--bound; measure only: without a ledger the audit "
+                  f"would refuse the run), {args.sweep_tasks} tasks, batch 1, PostgreSQL, tasks/s by wall time "
+                  "less a start-up run, medians, and each against the naive loop in the same turns:")
+            print("| worker processes | " + " | ".join(names) + " |")
+            print("|" + " --- |" * (len(names) + 1))
+            for procs, b in bounds.items():
+                naive = b["naive loop"]
+                print(f"| {procs} | " + " | ".join(f"{b[k]:,.0f} ({b[k] / naive:.2f}x)" for k in names) + " |")
         cpu_note = next(iter(sweep.values()))[2].why_not
         print(f"\nCPU per task in the sweep, µs: medians over the runs, beyond a start-up baseline (the same "
               f"processes with one task each). Where the CPU in all times the rate nears {CPUS} CPU-seconds per "
@@ -561,6 +649,8 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3, help="runs of each no-op measurement (min and median printed)")
     ap.add_argument("--sweep", default="1,2,4,8", help="worker process counts of the sweep ('' for none)")
     ap.add_argument("--sweep-tasks", type=int, default=2000)
+    ap.add_argument("--bound", action="store_true", help="with the sweep: also the pool without its Redis mirror "
+                    "and without mirror and ledger (measure only), to show what each costs")
     ap.add_argument("--pairs", type=int, default=0, help="alternating pairs of the pool at batch 1 and the naive "
                     "loop on PostgreSQL (with noop; default 0: none)")
     ap.add_argument("--without", default="", help="comma-separated rows of the no-op table to leave out (e.g. "

@@ -13,6 +13,10 @@ constant instead of a hash, say) still runs, and says what that part costs.
 
     .venv/bin/python benchmarks/swarm/runtime/step_ab.py                    # A/A
     .venv/bin/python benchmarks/swarm/runtime/step_ab.py variant.sql --tasks 3000
+    .venv/bin/python benchmarks/swarm/runtime/step_ab.py --no-ledger     # bench_runtime.py's --bound statement
+
+``variants/`` holds the measure-only cuts of ``step_one`` that issue 19's ninth look measured
+(docs/performance.md).
 """
 
 from __future__ import annotations
@@ -68,11 +72,21 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("variant", nargs="?", type=Path, help="SQL of the variant (default: step_one itself)")
     ap.add_argument("--tasks", type=int, default=3000, help="no-op tasks through each pool (default 3000)")
+    ap.add_argument("--no-ledger", action="store_true", help="B runs step_one without its ledger (measure only; "
+                    "bench_runtime.no_ledger_step)")
     args = ap.parse_args()
+    if args.no_ledger and args.variant:
+        ap.error("give a variant or --no-ledger, not both")
     if args.tasks < 100:
         ap.error("--tasks must be at least 100")
     try:
-        variant = args.variant.read_text() if args.variant else Q["step_one"]
+        if args.no_ledger:
+            from bench_runtime import no_ledger_step  # this folder's bench_runtime.py
+
+            variant, label = no_ledger_step(Q["step_one"]), "step_one without its ledger (--no-ledger)"
+        else:
+            variant = args.variant.read_text() if args.variant else Q["step_one"]
+            label = str(args.variant or "step_one (A/A)")
     except OSError as exc:
         ap.error(f"{args.variant}: {exc.strerror}")
     dsn, tag = pg_dsn(), uuid.uuid4().hex[:8]
@@ -101,7 +115,7 @@ def main() -> None:
     print(f"{args.tasks} no-op tasks per pool, batch 1, one process, turns of {TURN}; µs per task:\n")
     print("| pool | server CPU | client CPU |")
     print("| --- | --- | --- |")
-    for name, s in (("A: step_one", a), (f"B: {args.variant or 'step_one (A/A)'}", b)):
+    for name, s in (("A: step_one", a), (f"B: {label}", b)):
         print(f"| {name} | {1e6 * s.server / s.tasks:.0f} | {1e6 * s.client / s.tasks:.0f} |")
     print(f"\nB / A: server CPU {b.server / a.server:.3f}, server and client {(b.server + b.client) / (a.server + a.client):.3f}")
 
