@@ -29,7 +29,7 @@ Sections:
   finish, pgqueuer jobs record it in the worker process.
 - --bound (with the sweep): two more pool columns per process count, measure only: the pool
   without the Redis mirror, and the pool without the mirror and without its ledger (``step_one``
-  with its ledger rows and chain update cut off, see no_ledger_step: it still finishes with the
+  with its ledger rows and chain update cut off, step_variants.no_ledger: it still finishes with the
   attempt fence and claims with a lease, but writes no ledger row, so the audit would refuse the
   run). They separate what the mirror and the ledger cost from the rest of the runtime. Without a
   ledger there is no drain time from it: these two columns (and, for comparison, the pool with
@@ -64,6 +64,7 @@ from pathlib import Path
 import psycopg
 import redis
 from step_cost import backend_cpu  # this folder's step_cost.py (a script's folder is on sys.path)
+from step_variants import no_ledger  # this folder's step_variants.py
 
 from benchscore.common.services import pg_dsn, redis_url
 from benchscore.swarm import Agent, TaskSpec, open_pool
@@ -289,21 +290,6 @@ def pool_noop(store: str, redis_url_: str | None, tasks: int, label: str, batch:
 
 
 
-def no_ledger_step(step_one: str) -> str:
-    """``step_one`` with everything after its claim cut off (the ledger rows, their hashes and the
-    chain head's update), answering in its shape: no seqs, the writer's row count unchanged.
-    Measure only (--bound): a run stepped by it has no ledger for the audit to check."""
-    cut = "), e AS ("
-    if step_one.count(cut) != 1:
-        raise SystemExit(f"--bound: step_one no longer has one {cut!r} to cut at; update no_ledger_step")
-    return step_one.split(cut)[0] + """)
-SELECT (SELECT id FROM f), c.id, c.attempts, c.capability, c.payload, c.pheromone, c.max_attempts,
-       c.lease_expires_at, ARRAY[]::bigint[],
-       (SELECT events FROM swarm_chains WHERE run_id = %(run_id)s::text AND writer_id = %(writer)s::int)
-FROM (VALUES (1)) AS one (x) LEFT JOIN c ON true
-"""
-
-
 def pool_wall(store: str, redis_url_: str | None, tasks: int, procs: int, step: str | None = None) -> float:
     """Seconds the pool's workers (``procs`` processes, batch 1) take for ``tasks`` no-op tasks, from
     their start to the last one's exit; with ``step``, the forked workers run that statement in place
@@ -338,7 +324,7 @@ def bound_rates(store: str, redis_url_: str, tasks: int, procs: int, repeat: int
     """Median tasks/s, by wall time less a start-up run of one task per process, of the pool with its
     mirror, without it, without it and its ledger (measure only), and of the naive loop; the four
     take turns, ``repeat`` rounds."""
-    step = no_ledger_step(pg_store_module.Q["step_one"])
+    step = no_ledger(pg_store_module.Q["step_one"])
     sides = {"pool + Redis": lambda n: pool_wall(store, redis_url_, n, procs),
              "pool, no mirror": lambda n: pool_wall(store, None, n, procs),
              "pool, no mirror, no ledger": lambda n: pool_wall(store, None, n, procs, step),

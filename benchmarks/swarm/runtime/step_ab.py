@@ -13,10 +13,7 @@ constant instead of a hash, say) still runs, and says what that part costs.
 
     .venv/bin/python benchmarks/swarm/runtime/step_ab.py                    # A/A
     .venv/bin/python benchmarks/swarm/runtime/step_ab.py variant.sql --tasks 3000
-    .venv/bin/python benchmarks/swarm/runtime/step_ab.py --no-ledger     # bench_runtime.py's --bound statement
-
-``variants/`` holds the measure-only cuts of ``step_one`` that issue 19's ninth look measured
-(docs/performance.md).
+    .venv/bin/python benchmarks/swarm/runtime/step_ab.py --cut no-ledger     # step_variants.py
 """
 
 from __future__ import annotations
@@ -29,6 +26,7 @@ from pathlib import Path
 
 import psycopg
 from step_cost import backend_cpu  # this folder's step_cost.py (a script's folder is on sys.path)
+from step_variants import CUTS
 
 from benchscore.common.services import pg_dsn
 from benchscore.swarm import Agent, TaskSpec, open_pool
@@ -72,18 +70,16 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("variant", nargs="?", type=Path, help="SQL of the variant (default: step_one itself)")
     ap.add_argument("--tasks", type=int, default=3000, help="no-op tasks through each pool (default 3000)")
-    ap.add_argument("--no-ledger", action="store_true", help="B runs step_one without its ledger (measure only; "
-                    "bench_runtime.no_ledger_step)")
+    ap.add_argument("--cut", choices=sorted(CUTS), help="B runs step_one with this part of its ledger taken out "
+                    "(measure only: step_variants.py)")
     args = ap.parse_args()
-    if args.no_ledger and args.variant:
-        ap.error("give a variant or --no-ledger, not both")
+    if args.cut and args.variant:
+        ap.error("give a variant or --cut, not both")
     if args.tasks < 100:
         ap.error("--tasks must be at least 100")
     try:
-        if args.no_ledger:
-            from bench_runtime import no_ledger_step  # this folder's bench_runtime.py
-
-            variant, label = no_ledger_step(Q["step_one"]), "step_one without its ledger (--no-ledger)"
+        if args.cut:
+            variant, label = CUTS[args.cut](Q["step_one"]), f"step_one, --cut {args.cut}"
         else:
             variant = args.variant.read_text() if args.variant else Q["step_one"]
             label = str(args.variant or "step_one (A/A)")
