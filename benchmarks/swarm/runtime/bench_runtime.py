@@ -289,7 +289,6 @@ def pool_noop(store: str, redis_url_: str | None, tasks: int, label: str, batch:
                 f"(incl. process start: {outer:.2f} s)")
 
 
-
 def pool_wall(store: str, redis_url_: str | None, tasks: int, procs: int, step: str | None = None) -> float:
     """Seconds the pool's workers (``procs`` processes, batch 1) take for ``tasks`` no-op tasks, from
     their start to the last one's exit; with ``step``, the forked workers run that statement in place
