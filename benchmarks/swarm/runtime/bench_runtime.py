@@ -35,6 +35,8 @@ Sections:
   ledger there is no drain time from it: these two columns (and, for comparison, the pool with
   its mirror once more) are timed as the naive loop is, by the workers' wall time, less that of
   a run of one task per process.
+  The start-up run varies by tens of milliseconds, so give --sweep-tasks 2000 or more (at 300
+  tasks, one process count once read 2.8x for the pool with its mirror).
 - --pairs N (with noop): N alternating pairs of the pool at batch 1 (PostgreSQL + Redis) and the
   naive loop, the two of a pair back to back (which runs first alternates): the ratio of each pair,
   sorted, and their median, a steadier figure on a noisy machine than a ratio of two medians.
@@ -265,34 +267,12 @@ def default_noop_batch(tasks: int) -> int:
     return max(1, min(512, tasks // (CPUS * 4)))
 
 
-def pool_noop(store: str, redis_url_: str | None, tasks: int, label: str, batch: int, procs: int = CPUS,
-              meter: CpuMeter | None = None, baseline: bool = False) -> float:
-    run_id = f"noop-{uuid.uuid4().hex[:8]}"
-    with open_pool(store, run_id, redis_url=redis_url_) as pool:
-        pool.create_run()
-        pool.add_tasks(TaskSpec(capability="noop", payload={}) for _ in range(tasks))
-        agents = [Agent(f"a{i}", ["noop"], noop_handler) for i in range(procs)]
-        if meter:
-            meter.start()
-        t0 = time.perf_counter()
-        run_workers(store, run_id, agents, processes=procs, batch=batch, redis_url=redis_url_)
-        outer = time.perf_counter() - t0
-        if meter:
-            meter.stop(tasks, baseline)
-        rows = pool.event_rows()
-        done = [e[9] for e in rows if e[3] == "complete"]
-        first_claim = min(e[9] for e in rows if e[3] == "claim")
-        assert len(done) == tasks, (len(done), tasks)
-        pool.delete_run()
-    drain = max(done) - first_claim  # from the first claim: a batch's work is inside the window
-    return line(f"no-op: this pool, {label}, batch={batch}, {procs} proc", drain, tasks,
-                f"(incl. process start: {outer:.2f} s)")
-
-
-def pool_wall(store: str, redis_url_: str | None, tasks: int, procs: int, step: str | None = None) -> float:
-    """Seconds the pool's workers (``procs`` processes, batch 1) take for ``tasks`` no-op tasks, from
-    their start to the last one's exit; with ``step``, the forked workers run that statement in place
-    of ``step_one`` (the parent's query table is what they inherit)."""
+def _pool_run(store: str, redis_url_: str | None, tasks: int, procs: int, batch: int, read, *,
+              step: str | None = None, meter: CpuMeter | None = None, baseline: bool = False):
+    """``tasks`` no-op tasks through the pool in ``procs`` worker processes, on a run of their own:
+    (seconds from the workers' start to the last one's exit, ``read(pool)`` taken before the run is
+    deleted). With ``step`` the forked workers run that statement in place of ``step_one`` (the
+    parent's query table is what they inherit); ``meter`` measures the workers' window."""
     run_id = f"noop-{uuid.uuid4().hex[:8]}"
     queries = pg_store_module.Q
     original = queries["step_one"]
@@ -300,16 +280,39 @@ def pool_wall(store: str, redis_url_: str | None, tasks: int, procs: int, step: 
         pool.create_run()
         pool.add_tasks(TaskSpec(capability="noop", payload={}) for _ in range(tasks))
         agents = [Agent(f"a{i}", ["noop"], noop_handler) for i in range(procs)]
+        if meter:
+            meter.start()
         queries["step_one"] = step or original
         try:
             t0 = time.perf_counter()
-            run_workers(store, run_id, agents, processes=procs, batch=1, redis_url=redis_url_)
+            run_workers(store, run_id, agents, processes=procs, batch=batch, redis_url=redis_url_)
             seconds = time.perf_counter() - t0
         finally:
             queries["step_one"] = original
-        done = pool.counts()["done"]
-        assert done == tasks, (done, tasks)
+        if meter:
+            meter.stop(tasks, baseline)
+        out = read(pool)
         pool.delete_run()
+    return seconds, out
+
+
+def pool_noop(store: str, redis_url_: str | None, tasks: int, label: str, batch: int, procs: int = CPUS,
+              meter: CpuMeter | None = None, baseline: bool = False) -> float:
+    outer, rows = _pool_run(store, redis_url_, tasks, procs, batch, lambda pool: pool.event_rows(), meter=meter,
+                            baseline=baseline)
+    done = [e[9] for e in rows if e[3] == "complete"]
+    first_claim = min(e[9] for e in rows if e[3] == "claim")
+    assert len(done) == tasks, (len(done), tasks)
+    drain = max(done) - first_claim  # from the first claim: a batch's work is inside the window
+    return line(f"no-op: this pool, {label}, batch={batch}, {procs} proc", drain, tasks,
+                f"(incl. process start: {outer:.2f} s)")
+
+
+def pool_wall(store: str, redis_url_: str | None, tasks: int, procs: int, step: str | None = None) -> float:
+    """Seconds the pool's workers (``procs`` processes, batch 1) take for ``tasks`` no-op tasks, from
+    their start to the last one's exit; with ``step`` in place of ``step_one``."""
+    seconds, done = _pool_run(store, redis_url_, tasks, procs, 1, lambda pool: pool.counts()["done"], step=step)
+    assert done == tasks, (done, tasks)
     return seconds
 
 
