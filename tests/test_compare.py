@@ -1,10 +1,12 @@
-"""issue 16 part 2: ``benchscore compare A.json B.json [C.json ...]``.
+"""``benchscore compare A.json B.json [C.json ...]`` (issues 16 and 29).
 
-Each rule of the issue: items are paired (rxn: question, mira: case, tcsexam: task weighted as the
-index weighs it, or instance); per metric a, b, a - b with its paired bootstrap interval, p-value,
-test, n_items and the minimum detectable effect; McNemar for one 0/1 outcome per unit; three or more
-results: Holm and a leaderboard of tie groups; the items that differ most; outputs of different
-contracts or items are refused in one line (exit 2) unless ``--intersection``.
+Items are paired (rxn: question, mira: case, tcsexam: task weighted as the index weighs it, or
+instance); per metric a, b, a - b, one verdict and, from the same test, its interval, p-value, the
+smallest attainable p-value and the minimum detectable effect; McNemar for one 0/1 outcome per unit;
+three or more results: Holm-adjusted verdicts with intervals at the matching level, rank intervals
+and letters; the items that differ most; outputs of different contracts or items are refused in one
+line (exit 2) unless ``--intersection``. The audit's cases (5 tasks a track, three rxn evaluations)
+are tests here: the interval never contradicts the test.
 """
 
 from __future__ import annotations
@@ -81,8 +83,10 @@ def test_two_rxn_evaluations_are_compared_question_by_question(rxn, tmp_path):
         assert m["a"] == da["overall"][name] and m["b"] == db["overall"][name]  # the outputs' own numbers
         assert m["difference"] == m["a"] - m["b"]
         assert m["n_items"] == n_items and m["n_units"] == len(tables) < n_items  # clustered by condition table
-        assert m["ci95"][0] <= m["difference"] <= m["ci95"][1] and m["ci_method"] == "paired_wild_bootstrap"
-        assert m["minimum_detectable_effect"] > 0 and 0 <= m["p_value"] <= 1
+        assert m["ci95"][0] <= m["difference"] <= m["ci95"][1] and m["ci_method"] == "sign_flip_inversion"
+        assert m["minimum_detectable_effect"] > 0 and 0 <= m["p_value"] <= 1 and m["ci_level"] == 0.95
+        assert (m["ci95"][0] > 0 or m["ci95"][1] < 0) == (m["verdict"] == "differs") == (m["p_value"] < 0.05)
+        assert -1.0 <= m["ci95"][0] and m["ci95"][1] <= 1.0
         # tables give several questions: exact match is not McNemar (its items are not independent)
         assert m["test"] == "sign_flip_permutation_monte_carlo"
     # the items that differ most, with both values, largest difference first
@@ -99,8 +103,9 @@ def test_two_rxn_evaluations_are_compared_question_by_question(rxn, tmp_path):
     # the answer first, every number in the terminal
     assert r.output.splitlines()[0].startswith("compare rxn eval (multiple_choice): 2 results")
     for m in rows.values():
-        for key in ("a", "b", "difference", "p_value", "minimum_detectable_effect"):
+        for key in ("a", "b", "difference", "p_value", "minimum_detectable_effect", "smallest_attainable_p"):
             assert fmt(m[key]) in r.output, key  # rounded for reading (4 significant digits)
+        assert f"{m['name']}: {'differ' if m['verdict'] == 'differs' else 'not separated'} (" in r.output
     assert doc["provenance"]["seed"] == 16 and doc["provenance"]["resamples"] == 10_000
     # reproducible: the same command writes the same bytes
     run("compare", a, b, "--output", tmp_path / "again.json")
@@ -119,7 +124,7 @@ def test_one_question_per_table_uses_mcnemar(rxn, tmp_path):
     assert m["p_value"] == pytest.approx(stats.binomtest(n10, n10 + n01, 0.5).pvalue)
 
 
-def test_three_results_are_holm_corrected_with_a_leaderboard_of_tie_groups(rxn, tmp_path):
+def test_three_results_are_holm_corrected_with_rank_intervals_and_letters(rxn, tmp_path):
     outs = rxn["outs"]
     run("compare", outs["random"], outs["best"], outs["worst"], "--output", tmp_path / "cmp.json")
     doc = _load(tmp_path / "cmp.json")
@@ -130,9 +135,19 @@ def test_three_results_are_holm_corrected_with_a_leaderboard_of_tie_groups(rxn, 
     assert [r["p_holm"] for r in rows] == pytest.approx(P.holm([r["p_value"] for r in rows]))
     board = doc["leaderboards"]["avg_relative_score"]
     assert [r["label"] for r in board] == [outs["best"].name, outs["random"].name, outs["worst"].name]
-    # with dozens of tables best, random and worst answers are far apart: three groups
-    assert [r["group"] for r in board] == [1, 2, 3] and [r["rank_range"] for r in board] == [[1, 1], [2, 2], [3, 3]]
-    assert all(r["indistinguishable_from"] == [] for r in board)
+    # with dozens of tables best, random and worst answers are far apart: three letters, exact ranks
+    assert [r["letters"] for r in board] == ["a", "b", "c"] and [r["rank_range"] for r in board] == [[1, 1], [2, 2], [3, 3]]
+    assert all(r["indistinguishable_from"] == [] and r["equal_to"] == [] for r in board)
+    assert "rank" not in board[0] and "group" not in board[0]  # no bare 1..N rank
+    for c in doc["comparisons"]:  # the interval is at the level that matches Holm's verdict
+        for m in c["metrics"]:
+            assert m["ci_level"] >= 0.95 and (m["verdict"] == "differs") == (m["p_holm"] < 0.05)
+            if m["ci95"] is None:  # best is right on every question, worst on none: no spread to estimate
+                assert "differs by exactly the same amount" in m["ci_reason"] and m["name"] == "exact_match_accuracy"
+                continue
+            assert (m["ci95"][0] > 0 or m["ci95"][1] < 0) == (m["verdict"] == "differs")
+    own = _load(outs["best"])["intervals"]["overall"]["avg_relative_score"]["ci95"]
+    assert board[0]["ci95"] == own  # each result's own interval beside its value
 
 
 def test_a_refusal_is_one_line_naming_what_differs(rxn, tmp_path):
@@ -242,8 +257,13 @@ def test_tcsexam_models_are_compared_task_by_task(tmp_path, pinned_time):
     index = _load(out / "index.json")["models"]
     assert rows["track_means.solver"]["a"] == index["synthetic-model-a"]["track_means"]["solver"]
     assert "not compared: index" in r.output
-    # the solver track: 5 tasks all better for a: 2 of 32 sign patterns as extreme
-    assert rows["track_means.solver"]["p_value"] == pytest.approx(2 / 32)
+    # the solver track: 5 tasks all better for a: 2 of 32 sign patterns as extreme, and 2/32 is the
+    # smallest p-value 5 tasks allow: it cannot be separated, whatever the data, and the output says so
+    solver = rows["track_means.solver"]
+    assert solver["p_value"] == pytest.approx(2 / 32) == solver["smallest_attainable_p"]
+    assert solver["verdict"] == "cannot_separate_at_this_n" and "0.0625" in solver["verdict_reason"]
+    assert solver["minimum_detectable_effect"] is None and solver["ci95"] == [-1.0, 1.0]
+    assert "cannot be separated with this many units" in r.output
     # two Solver attempts of one task, instance by instance; another task is refused
     s = out / "solver-scores" / "synthetic-model-a"
     run("compare", s / "demo-tsp" / "attempt-1.json", s / "demo-tsp" / "attempt-2.json", "--output", tmp_path / "s.json")
@@ -278,3 +298,80 @@ def test_the_index_difference_weighs_tasks_as_the_index_does(tmp_path):
     assert m["difference"] == pytest.approx(30 / 3 * 1.0)
     assert m["items_that_differ_most"] == [{"item": "theorem/t1", "a": 1.0, "b": 0.0, "difference": 1.0}]
     assert m["n_items"] == m["n_units"] == 9 and m["test"] == "sign_flip_permutation_exact"
+
+
+def _lite(tmp_path: Path, a: dict, b: dict) -> Path:
+    """Two models in one Lite-shaped ``tcsexam score`` output: 5 tasks a track, one attempt."""
+    tracks = {t: [f"{t[:4]}{i}" for i in range(5)] for t in ("theorem", "solver", "construction", "conjecture")}
+    (tmp_path / "suite.json").write_text(json.dumps({"suite": "lite", "tracks": tracks}))
+    (tmp_path / "cohort.json").write_text(json.dumps({
+        "suite": "lite", "solver_protocol": "offline", "solver_reference_id": "k3", "adoption_rule": "first",
+        "models": {"a": {"attempts_per_task": 1}, "b": {"attempts_per_task": 1}}}))
+    lines = ["model,track,item,attempt,score,adoption_status,score_status,score_type,solver_protocol"]
+    for model, scores in (("a", a), ("b", b)):
+        for track, items in tracks.items():
+            for i, item in enumerate(items):
+                kind = "fixed_reference_relative,offline" if track == "solver" else "original_task_score,"
+                lines.append(f"{model},{track},{item},1,{scores[track](i)},selected,valid,{kind}")
+    (tmp_path / "attempts.csv").write_text("\n".join(lines) + "\n")
+    run("tcsexam", "score", "--suite", tmp_path / "suite.json", "--attempts", tmp_path / "attempts.csv", "--cohort",
+        tmp_path / "cohort.json", "--output", tmp_path / "i.json")
+    return tmp_path / "i.json"
+
+
+def test_five_tasks_a_track_cannot_be_separated_and_nothing_says_otherwise(tmp_path):
+    """The audit: theorem 1 vs 0 on every task printed ci95 [1, 1] beside p 0.0625 and an MDE of 0;
+    solver +0.4 on every task [0.4, 0.4]; conjecture [0.45, 1.15], beyond what 0/1 scores allow."""
+    out = _lite(tmp_path, {"theorem": lambda i: 1, "solver": lambda i: 0.6, "construction": lambda i: 1.0 + 0.1 * i,
+                           "conjecture": lambda i: 1},
+                {"theorem": lambda i: 0, "solver": lambda i: 0.2 + 0.03 * i, "construction": lambda i: 0.5 + 0.05 * i,
+                 "conjecture": lambda i: 0})
+    r = run("compare", out, "--output", tmp_path / "c.json")
+    rows = {m["name"]: m for m in _load(tmp_path / "c.json")["comparisons"][0]["metrics"]}
+    for name in ("track_means.theorem", "track_means.solver", "track_means.conjecture", "track_means.construction"):
+        m = rows[name]
+        assert m["verdict"] == "cannot_separate_at_this_n" and m["p_value"] == 0.0625, name
+        assert m["minimum_detectable_effect"] is None and "0.0625" in m["mde_reason"]
+        if m["ci95"] is not None:
+            assert m["ci95"][0] <= 0 <= m["ci95"][1] and m["ci95"][0] >= -1 and m["ci95"][1] <= 1, (name, m["ci95"])
+            assert m["ci95"][1] > m["ci95"][0]
+        else:
+            assert m["ci_reason"]
+    theorem = rows["track_means.theorem"]  # 1 against 0 on every task: not [1, 1]
+    assert theorem["test"] == "mcnemar_exact" and theorem["ci95"][0] < 0 < theorem["ci95"][1] == 1.0
+    assert "cannot be separated with this many units (with 5 units the smallest attainable p-value is 0.0625" in r.output
+    # the index pools 20 tasks: it can be separated, and its verdict agrees with its interval
+    index = rows["index"]
+    assert index["verdict"] == "differs" and index["ci95"][0] > 0 and index["p_value"] < 0.05
+
+
+def test_three_rxn_evaluations_count_only_what_the_tests_separate(rxn, tmp_path):
+    """The audit: good vs a tweak of it (answers changed) had an interval excluding 0 beside p 0.128,
+    and the page counted it among the supported differences."""
+    from benchscore.common.compare_figures import summary_rows, verdict_counts
+    from benchscore.common.html import Output
+
+    root, folder, data = rxn["root"], rxn["folder"], rxn["data"]
+    best = json.loads((root / "best.pred.json").read_text())
+    tweak = dict(best)
+    for s in data["all_varying"][:3]:  # 3 answers changed: at most 2/8 of the sign patterns are as extreme
+        rel = s["meta"]["option_relative_scores"]
+        tweak[s["id"]] = int(np.argmin(rel))
+    (tmp_path / "tweak.pred.json").write_text(json.dumps(tweak))
+    types = ("all_varying", "single_varying")
+    run("rxn", "eval-mc", *(a for q in types for a in ("--dataset", folder / f"multiple_choice_{q}.json")),
+        "--prediction", tmp_path / "tweak.pred.json", "--output", tmp_path / "tweak.json")
+    run("compare", rxn["outs"]["best"], rxn["outs"]["random"], tmp_path / "tweak.json", "--output", tmp_path / "c.json")
+    doc = _load(tmp_path / "c.json")
+    differs = 0
+    for c in doc["comparisons"]:
+        for m in c["metrics"]:
+            assert (m["ci95"][0] > 0 or m["ci95"][1] < 0) == (m["verdict"] == "differs") == (m["p_holm"] < 0.05)
+            differs += m["verdict"] == "differs"
+    counts = verdict_counts(doc)
+    assert counts["differs"] == differs
+    row = summary_rows(Output(path=tmp_path / "c.json", label="c.json", sha256="0" * 64, doc=doc, kind="compare"))[0]
+    assert row.headline[0].value == f"{differs} of {sum(counts.values())}"
+    tweak_pair = next(c for c in doc["comparisons"] if c["b"] == "tweak.json" and c["a"] == rxn["outs"]["best"].name)
+    m = {x["name"]: x for x in tweak_pair["metrics"]}["exact_match_accuracy"]
+    assert m["verdict"] != "differs" and m["ci95"][0] <= 0 <= m["ci95"][1]

@@ -61,7 +61,6 @@ def test_every_output_records_its_command_and_arguments(demo):
     assert ev["arguments"]["--dataset"][0]["path"] == "20260101_000000_multiple_choice/multiple_choice_all_varying.json"
     index = json.loads((demo / "tcsexam" / "index.json").read_text())["provenance"]
     assert index["arguments"]["--suite"] == {"name": "demo-lite.json", "sha256": index["inputs"]["suite"]["sha256"]}
-    assert index["arguments"]["--ci-seed"] == 16 and index["arguments"]["--ci-resamples"] == 2000
     for p in _outputs(demo):  # every output of these domains says how to make it again
         prov = json.loads(p.read_text())["provenance"]
         assert prov["command"].startswith("benchscore ") and isinstance(prov["arguments"], dict), p
@@ -203,3 +202,51 @@ def test_no_password_of_a_store_url_reaches_an_output():
 
     assert arguments_record(cmd, {"store": "redis://:hunter2@127.0.0.1:6379/0", "quiet": True}) == {
         "--store": "redis://:***@127.0.0.1:6379/0"}
+
+
+def _edited_copy(demo: Path, tmp_path: Path, change) -> Path:
+    doc = json.loads((demo / "rxn" / "eval_mc_all_varying.json").read_text())
+    change(doc)
+    out = demo.parent / "bypass" / "eval.json"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps(doc))
+    return out
+
+
+@pytest.mark.parametrize(("what", "change", "field"), [
+    ("command deleted", lambda d: d["provenance"].pop("command"), "provenance.command is missing"),
+    ("another command", lambda d: d["provenance"].update(command="benchscore rxn predict"),
+     "provenance.command is 'benchscore rxn predict', but a rxn evaluation is written by benchscore rxn eval-mc"),
+    ("another metric id", lambda d: d["provenance"].update(metric_id="swarm.audit"),
+     "provenance.metric_id is 'swarm.audit', but this is a rxn evaluation"),
+])
+def test_an_edited_output_cannot_turn_verification_off(demo, tmp_path, what, change, field):
+    """The audit: an rxn evaluation with its headline edited and its command deleted, replaced by a live
+    command, or its metric id set to swarm's, verified as 'not recomputable' with exit 0."""
+    def edit(doc):
+        doc["overall"]["avg_relative_score"] = 0.95
+        change(doc)
+
+    out = _edited_copy(demo, tmp_path, edit)
+    r = CliRunner().invoke(cli, ["verify", str(out), "--search", str(demo)])
+    assert r.exit_code == 1, (what, r.output)
+    assert f"cannot be verified: {field}" in r.output, r.output
+    folder = CliRunner().invoke(cli, ["verify", str(out.parent), "--search", str(demo)])
+    assert folder.exit_code == 1 and "1 cannot be verified" in folder.output
+
+
+def test_another_benchscore_version_is_compared_on_every_other_value(demo, tmp_path):
+    out = _edited_copy(demo, tmp_path, lambda d: d["provenance"].update(benchscore_version="0.0.9"))
+    r = run("verify", out, "--search", demo)
+    assert "reproduced: " in r.output and "written by benchscore 0.0.9, recomputed with " in r.output
+    edited = _edited_copy(demo, tmp_path, lambda d: (d["provenance"].update(benchscore_version="0.0.9"),
+                                                      d["overall"].update(avg_relative_score=0.95)))
+    r = CliRunner().invoke(cli, ["verify", str(edited), "--search", str(demo)])
+    assert r.exit_code == 1 and "overall.avg_relative_score" in r.output and "provenance" not in r.output.split("\n")[1]
+
+
+def test_an_output_of_no_known_kind_cannot_be_verified(tmp_path):
+    (tmp_path / "x.json").write_text(json.dumps({"answer": 42, "provenance": {"metric_id": "rxn-testsetV6-multiple_choice",
+                                                                               "command": "benchscore rxn eval-mc"}}))
+    r = CliRunner().invoke(cli, ["verify", str(tmp_path / "x.json")])
+    assert r.exit_code == 1 and "cannot be verified: its fields match no kind of output" in r.output

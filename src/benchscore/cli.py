@@ -193,10 +193,12 @@ def verify(outputs: tuple[str, ...], search: tuple[str, ...]) -> None:
 
     Each input is found by its sha256 (at its recorded path, beside the output, under --search and the
     folders given, in benchscore's bundled data); the recorded command is re-run with the recorded
-    options and created_at, and its result compared value by value. One line per output. Exit 0 when
-    every output is reproduced (or cannot be recomputed, and says why), 1 when a value differs (each
-    differing JSON path is printed with both values), 2 when an input is missing (its role, name and
-    sha256 are named) or the re-run refuses its inputs.
+    options and created_at, and its result compared value by value. Whether an output can be recomputed
+    follows from its kind (its fields), never from what it records. One line per output. Exit 0 when
+    every output is reproduced (or is of a kind that cannot be recomputed, and says why), 1 when a value
+    differs (each differing JSON path is printed with both values) or an output cannot be verified (its
+    recorded command or metric id is missing or not its kind's), 2 when an input is missing (its role,
+    name and sha256 are named) or the re-run refuses its inputs.
     """
     from pathlib import Path
 
@@ -212,9 +214,11 @@ def verify(outputs: tuple[str, ...], search: tuple[str, ...]) -> None:
             files.extend((f, False) for f in V.outputs_under(p))
         else:
             files.append((p, True))
-    refusals = [_domain(name).recompute_refusal for name in DOMAINS]
+    from benchscore.common.compare import verify_kind
+
+    kinds = [verify_kind(), *(k for name in DOMAINS for k in _domain(name).verify_kinds())]
     outcomes = []
-    with V.Verifier(cli, refusals, [*map(Path, search), *folders]) as verifier, progress() as bar:
+    with V.Verifier(cli, kinds, [*map(Path, search), *folders]) as verifier, progress() as bar:
         task = bar.add_task("verifying", total=len(files))
         for path, explicit in files:
             outcomes.append(verifier.verify(path, explicit=explicit))
@@ -227,8 +231,8 @@ def verify(outputs: tuple[str, ...], search: tuple[str, ...]) -> None:
         for where, mine, theirs in o.differences:
             digits = _telling_digits(mine, theirs)
             print_line(f"  {where}: {_shown(mine, digits)} in the file, {_shown(theirs, digits)} recomputed")
-    counts = {s: sum(o.status == s for o in shown) for s in (V.REPRODUCED, V.DIFFERS, V.MISSING, V.FAILED,
-                                                               V.NOT_RECOMPUTABLE)}
+    counts = {s: sum(o.status == s for o in shown) for s in (V.REPRODUCED, V.DIFFERS, V.UNVERIFIABLE, V.MISSING,
+                                                               V.FAILED, V.NOT_RECOMPUTABLE)}
     print_line(f"verified {len(shown)} outputs: " + ", ".join(f"{n} {s}" for s, n in counts.items() if n))
     code = max((V.EXIT[o.status] for o in shown), default=0)
     if code:

@@ -1,9 +1,9 @@
-"""The 95 % intervals of benchscore.common.stats: coverage by simulation, exact values, properties.
+"""The 95 % intervals of benchscore.common.stats: exact values, the rules of each method, properties.
 
-Coverage: for each method, 2,000 seeded data sets are drawn from a distribution whose mean is known;
-the interval must cover it in 93-97 % of them (the standard error of a coverage estimate from 2,000
-draws is about 0.5 %). For clustered data the interval that ignores the clusters is shown to
-under-cover on the same draws, so a method that forgot the clusters would fail the test.
+Their coverage over the grid users have is tested in test_calibration.py; here each formula is
+checked by hand on small cases, each rule the issue lists has a test (no point interval from finite
+data, null below the floor with the numbers in the reason, the regime switch of cluster_wilson), and
+hypothesis checks the properties every interval must have.
 """
 
 from __future__ import annotations
@@ -14,200 +14,200 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy import optimize
+from scipy import stats as sps
 
 from benchscore.common import stats as S
 
-DRAWS = 2000
+
+def _mid_p_by_hand(k: int, n: int) -> tuple[float, float]:
+    def up(p):
+        return sps.binom.sf(k, n, p) + 0.5 * sps.binom.pmf(k, n, p) - 0.025
+
+    def down(p):
+        return sps.binom.cdf(k - 1, n, p) + 0.5 * sps.binom.pmf(k, n, p) - 0.025
+
+    return (0.0 if k == 0 else optimize.brentq(up, 1e-12, 1 - 1e-12),
+            1.0 if k == n else optimize.brentq(down, 1e-12, 1 - 1e-12))
 
 
-def _covered(intervals, truth):
-    return float(np.mean([lo <= truth <= hi for lo, hi in intervals]))
+@pytest.mark.parametrize(("k", "n"), [(0, 3), (3, 3), (1, 10), (5, 10), (2, 8), (17, 40), (0, 1)])
+def test_mid_p_is_the_binomial_interval_with_mid_p_tails(k, n):
+    assert S.mid_p(k, n) == pytest.approx(_mid_p_by_hand(k, n), abs=1e-9)
 
 
-def test_wilson_covers_a_proportion():
-    rng = np.random.default_rng(101)
-    n, p = 50, 0.3
-    k = rng.binomial(n, p, size=DRAWS)
-    low, high = S.wilson(k, n)
-    coverage = float(np.mean((low <= p) & (p <= high)))
-    assert 0.93 <= coverage <= 0.97, coverage
+def test_mid_p_at_the_audit_cases():
+    # 3 Mira cases that all pass: no point interval, the same as Pass@1 gives
+    low, high = S.mid_p(3, 3)
+    assert high == 1.0 and 0.3 < low < 0.45
+    # Stable@3 near 0.015 with 10 cases: one success must still cover it (Wilson's lower end did not)
+    assert S.mid_p(1, 10)[0] < 0.015
 
 
-def test_wilson_matches_the_textbook_value():
-    # Newcombe (1998), Table I: 81 of 263 -> 0.2553 to 0.3662
-    low, high = S.wilson(81, 263)
-    assert (round(low, 4), round(high, 4)) == (0.2553, 0.3662)
-    assert S.wilson(0, 10)[0] == 0.0 and S.wilson(10, 10)[1] == 1.0
+def test_cr2_variance_and_bell_mccaffrey_degrees_of_freedom_by_hand():
+    num = np.array([3.0, 1.0, 4.0, 0.0])
+    den = np.array([5.0, 2.0, 5.0, 4.0])
+    r, v, df = S.cr2(num, den)
+    d = den.sum()
+    assert r == pytest.approx(8 / 16)
+    e = num - r * den
+    h = den / d
+    assert v == pytest.approx(float(np.sum(e**2 / (1 - h))) / d**2)
+    a = den**2 / (1 - h)
+    assert df == pytest.approx(d**2 / (np.sum(den**2) + (a.sum() ** 2 - np.sum(a**2)) / d**2))
+    # equal units: G - 1 degrees of freedom, and the variance is the unbiased one of the unit means
+    _, v_eq, df_eq = S.cr2(np.array([1.0, 2.0, 0.0, 3.0, 2.0]), np.full(5, 3.0))
+    means = np.array([1.0, 2.0, 0.0, 3.0, 2.0]) / 3
+    assert df_eq == pytest.approx(4) and v_eq == pytest.approx(means.var(ddof=1) / 5)
 
 
-def test_t_interval_covers_a_skewed_bounded_mean():
-    rng = np.random.default_rng(102)
-    truth = 2 / 7  # mean of Beta(2, 5)
-    got = [S.t_interval(rng.beta(2, 5, size=30), bounds=(0.0, 1.0)) for _ in range(DRAWS)]
-    assert 0.93 <= _covered(got, truth) <= 0.97
+def test_cluster_wilson_is_wilson_on_the_effective_sample_size_at_the_t_quantile():
+    num = np.array([7.0, 2.0, 9.0, 4.0, 6.0, 3.0, 8.0, 5.0])
+    den = np.array([10.0, 10.0, 12.0, 9.0, 10.0, 11.0, 10.0, 9.0])
+    got = S.cluster_wilson(num, den)
+    r, v, df = S.cr2(num, den)
+    n, q = r * (1 - r) / v, sps.t.ppf(0.975, df)
+    centre = (r + q * q / (2 * n)) / (1 + q * q / n)
+    half = q * math.sqrt(r * (1 - r) / n + q * q / (4 * n * n)) / (1 + q * q / n)
+    assert got.method == "cluster_wilson"
+    assert (got.low, got.high) == pytest.approx((centre - half, centre + half))
 
 
-def _clustered(rng, g=40):
-    sizes = rng.integers(1, 7, size=g)
-    labels = np.repeat(np.arange(g), sizes)
-    y = rng.normal(size=g)[labels] + rng.normal(size=labels.size)  # intra-cluster correlation 0.5, mean 0
-    return y, labels.tolist()
+def test_cluster_wilson_falls_back_to_the_units_when_few_units_hold_a_success():
+    # a weak model right on 2 of 20 tables: its spread between tables cannot be estimated
+    den = np.full(20, 30.0)
+    num = np.zeros(20)
+    num[[3, 11]] = [2.0, 1.0]
+    got = S.cluster_wilson(num, den)
+    assert got.method == "units_wilson"
+    r = 3 / 600
+    z = sps.norm.ppf(0.975)
+    n = 20.0
+    centre = (r + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(r * (1 - r) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    assert (got.low, got.high) == pytest.approx((centre - half, centre + half))
+    # the estimate-based interval would have been far narrower
+    r_, v, df = S.cr2(num, den)
+    assert r_ * (1 - r_) / v > 5 * n
 
 
-def test_cluster_t_covers_clustered_data_where_the_naive_interval_does_not():
-    rng = np.random.default_rng(103)
-    clustered, naive = [], []
-    for _ in range(DRAWS):
-        y, labels = _clustered(rng)
-        clustered.append(S.cluster_t(y, labels))
-        naive.append(S.t_interval(y))
-    assert 0.93 <= _covered(clustered, 0.0) <= 0.97
-    assert _covered(naive, 0.0) < 0.88  # items of one cluster are not independent
+def test_no_interval_is_a_point_and_the_audit_collapses_are_gone():
+    # 0 of 157 exact matches over 5 tables; 157 of 157; 3 cases that all pass 3 of 3; a track of 5 zeros
+    sizes = np.array([30.0, 31.0, 32.0, 32.0, 32.0])
+    for num, den in [(np.zeros(5), sizes), (sizes.copy(), sizes), (np.full(3, 3.0), np.full(3, 3.0)),
+                     (np.zeros(5), np.ones(5))]:
+        got = S.ratio_interval(num, den)
+        assert got.high - got.low > 0.05, (num, den, got)
+        r = num.sum() / den.sum()
+        assert got.low <= r <= got.high
 
 
-def test_cluster_t_with_singleton_clusters_is_the_t_interval():
-    y = np.array([0.1, 0.5, 0.2, 0.9, 0.4])
-    assert S.cluster_t(y, ["a", "b", "c", "d", "e"]) == pytest.approx(S.t_interval(y))
-    m, s = y.mean(), y.std(ddof=1)
-    from scipy.stats import t
-
-    half = t.ppf(0.975, 4) * s / math.sqrt(5)
-    assert S.t_interval(y) == pytest.approx((m - half, m + half))
+def test_reliability_and_pass_at_1_of_three_passing_cases_agree():
+    all_pass = S.ratio_interval(np.full(3, 3.0), np.full(3, 3.0))  # Reliability: 9 of 9 repetitions
+    pass_at_1 = S.ratio_interval(np.ones(3), np.ones(3))  # Pass@1: 3 of 3 cases
+    assert all_pass.method == "units_wilson" and pass_at_1.method == "exact_mid_p"
+    assert all_pass.high == pass_at_1.high == 1.0
+    assert abs(all_pass.low - pass_at_1.low) < 0.1
 
 
-def test_cluster_t_matches_the_cr1_formula():
-    y = np.array([1.0, 2.0, 4.0, 0.0, 3.0, 5.0])
-    labels = ["t1", "t1", "t2", "t3", "t3", "t3"]
-    e = y - y.mean()
-    sums = np.array([e[:2].sum(), e[2:3].sum(), e[3:].sum()])
-    se = math.sqrt(3 / 2 * (sums**2).sum()) / 6
-    from scipy.stats import t
-
-    half = t.ppf(0.975, 2) * se
-    assert S.cluster_t(y, labels) == pytest.approx((y.mean() - half, y.mean() + half))
-
-
-def _cases(rng, g=20, m=3):
-    p = rng.beta(2, 2, size=g)  # each case has its own pass rate: repetitions of a case are dependent
-    return (rng.random((g, m)) < p[:, None]).astype(float)
+def test_below_the_floor_there_is_no_interval_and_the_reason_says_how_many_are_needed():
+    with pytest.raises(S.NoInterval, match=r"^2 cases: a calibrated 95 % interval needs at least 3 cases$"):
+        S.ratio_interval([1.0, 0.0], [1.0, 1.0], unit="case")
+    with pytest.raises(S.NoInterval, match=r"5 construction tasks: .* needs at least 20 construction tasks"):
+        S.ratio_interval(np.arange(5.0), np.ones(5), bounded=False, unit="construction task")
+    with pytest.raises(S.NoInterval, match="same value"):
+        S.ratio_interval(np.full(25, 0.7), np.ones(25), bounded=False)
+    assert S.beside(lambda: S.ratio_interval([1.0], [1.0], unit="case"), method="exact_mid_p") == {
+        "ci95": None, "ci_method": "exact_mid_p", "ci_reason": "1 case: a calibrated 95 % interval needs at least 3 cases"}
 
 
-def test_cluster_bootstrap_covers_a_pooled_rate_over_cases_where_a_repetition_bootstrap_does_not():
-    rng = np.random.default_rng(104)
-    by_case, by_repetition = [], []
-    for _ in range(DRAWS):
-        x = _cases(rng)
-        by_case.append(S.cluster_bootstrap(x.sum(axis=1), np.full(x.shape[0], 3.0), resamples=1000, rng=rng))
-        by_repetition.append(S.cluster_bootstrap(x.ravel(), np.ones(x.size), resamples=1000, rng=rng))
-    assert 0.93 <= _covered(by_case, 0.5) <= 0.97
-    assert _covered(by_repetition, 0.5) < _covered(by_case, 0.5) - 0.02
-
-
-def test_cluster_bootstrap_both_ways_of_drawing_agree():
-    """Multinomial counts over distinct (num, den) pairs and drawing cluster indices are the same
-    distribution: with many resamples their intervals agree."""
-    rng = np.random.default_rng(105)
-    x = _cases(rng, g=60)
-    num, den = x.sum(axis=1), np.full(60, 3.0)
-    by_counts = S.cluster_bootstrap(num, den, resamples=40_000, rng=np.random.default_rng(1))
-    # every pair distinct (a vanishing jitter on den): cluster indices are drawn instead
-    by_index = S.cluster_bootstrap(num, den + np.arange(60) * 1e-12, resamples=40_000, rng=np.random.default_rng(2))
-    assert by_counts == pytest.approx(by_index, abs=0.01)
-
-
-def _tracks(rng, ks=(10, 10, 10, 8), m=3):
-    theorem = (rng.random((ks[0], m)) < rng.beta(2, 3, size=ks[0])[:, None]).astype(float)
-    solver = np.clip(rng.beta(5, 3, size=ks[1])[:, None] + rng.normal(0, 0.05, (ks[1], m)), 0, 1)
-    construction = np.exp(rng.normal(0, 0.3, size=ks[2]))[:, None] * np.exp(rng.normal(0, 0.2, (ks[2], m)))
-    conjecture = (rng.random((ks[3], m)) < rng.beta(1, 4, size=ks[3])[:, None]).astype(float)
-    return [theorem, solver, construction, conjecture]
-
-
-def _solver_truth():
-    # E[clip(mu + e, 0, 1)], mu ~ Beta(5, 3), e ~ N(0, 0.05): by quadrature, the clipping matters little
-    from scipy import integrate, stats
-
-    def inner(mu):
-        return integrate.quad(lambda e: np.clip(mu + e, 0, 1) * stats.norm.pdf(e, 0, 0.05), -0.5, 0.5)[0]
-
-    return integrate.quad(lambda mu: inner(mu) * stats.beta.pdf(mu, 5, 3), 0, 1)[0]
-
-
-def test_stratified_bootstrap_covers_the_index():
-    rng = np.random.default_rng(106)
-    weights = [30.0, 30.0, 30.0, 10.0]
-    truth = 30 * 0.4 + 30 * _solver_truth() + 30 * math.exp(0.3**2 / 2 + 0.2**2 / 2) + 10 * 0.2
-    got = [S.stratified_bootstrap(_tracks(rng), weights, resamples=500, rng=rng) for _ in range(DRAWS)]
-    assert 0.93 <= _covered(got, truth) <= 0.97
-
-
-def test_two_stage_replicates_do_not_count_attempt_noise_twice():
-    """Resampling attempts inside resampled tasks naively adds the attempt-to-attempt spread a second
-    time; the shrunk two-stage replicates have the one-stage variance V/k x k/(k-1)."""
-    rng = np.random.default_rng(107)
-    x = rng.normal(size=(12, 1)) + 0.8 * rng.normal(size=(12, 4))
-    means = x.mean(axis=1)
-    reps = S.two_stage_replicates(x, resamples=200_000, rng=rng)
-    one_stage = means.var() / 12 * 12 / 11
-    assert reps.var() == pytest.approx(one_stage, rel=0.03)
-    assert reps.mean() == pytest.approx(means.mean(), abs=0.005)
-    tasks = rng.integers(0, 12, size=(50_000, 12))
-    attempts = rng.integers(0, 4, size=(50_000, 12, 4))
-    naive = x[tasks[..., None], attempts].mean(axis=(1, 2)) * math.sqrt(12 / 11)
-    assert naive.var() > 1.05 * one_stage  # what the shrinking removes
-
-
-def test_no_interval_reasons():
-    with pytest.raises(S.NoInterval, match="1 cluster"):
-        S.cluster_t([0.2, 0.4], ["t", "t"])
-    with pytest.raises(S.NoInterval, match="1 item"):
-        S.t_interval([0.2])
-    with pytest.raises(S.NoInterval, match="one task"):
-        S.stratified_bootstrap([np.ones((1, 2)), np.ones((3, 2))], [1, 1], resamples=10,
-                               rng=np.random.default_rng(0))
-    rec = S.beside("cluster_t", lambda: S.cluster_t([0.5], ["t"]))
-    assert rec == {"ci95": None, "ci_method": "cluster_t",
-                   "ci_reason": "1 cluster: the spread between clusters cannot be estimated"}
-    assert S.beside("wilson", lambda: (0.1, 0.5), scale=100) == {"ci95": [10.0, 50.0], "ci_method": "wilson"}
-    assert S.beside("t", lambda: (0, 1), unavailable="incomplete") == {
-        "ci95": None, "ci_method": "t", "ci_reason": "incomplete"}
+def test_beside_writes_the_record():
+    assert S.beside(lambda: S.Interval(0.1, 0.5, "exact_mid_p"), scale=100) == {
+        "ci95": [10.0, 50.0], "ci_method": "exact_mid_p"}
+    assert S.beside(lambda: S.Interval(0, 1, "mover"), unavailable="incomplete", method="mover") == {
+        "ci95": None, "ci_method": "mover", "ci_reason": "incomplete"}
     with pytest.raises(ValueError):
-        S.beside("normal", lambda: (0, 1))
+        S.beside(lambda: S.Interval(0, 1, "normal"))
 
 
-def test_the_same_seed_gives_the_same_interval_and_names_are_independent():
-    x = _cases(np.random.default_rng(5))
-    args = (x.sum(axis=1), np.full(x.shape[0], 3.0))
-    a = S.cluster_bootstrap(*args, resamples=500, rng=S.rng_for(16, "task_success"))
-    b = S.cluster_bootstrap(*args, resamples=500, rng=S.rng_for(16, "task_success"))
-    c = S.cluster_bootstrap(*args, resamples=500, rng=S.rng_for(16, "reliability"))
-    assert a == b and a != c
+def test_skew_corrected_t_is_halls_transformation_by_hand():
+    rng = np.random.default_rng(3)
+    x = rng.lognormal(-0.5, 0.5, size=30)
+    got = S.skew_corrected_t(x, np.ones(30))
+    m, n = x.mean(), 30
+    se = x.std(ddof=1) / math.sqrt(n)  # CR2 of equal units of one item: the unbiased standard error
+    e = x - m
+    gamma = np.mean(e**3) / np.mean(e**2) ** 1.5
+    a, b = gamma / (3 * math.sqrt(n)), gamma / (6 * math.sqrt(n))
+    q = sps.t.ppf(0.975, n - 1)
+
+    def inverse(h):
+        return (np.cbrt(1 + 3 * a * (h - b)) - 1) / a
+
+    assert got.method == "skew_corrected_t"
+    assert (got.low, got.high) == pytest.approx((m - se * inverse(q), m - se * inverse(-q)))
+    assert got.high - m > m - got.low > 0  # a right-skewed mean: more room above than below
+
+
+def test_mover_combines_track_intervals_by_hand():
+    tracks = [S.Interval(0.2, 0.8, "exact_mid_p"), S.Interval(0.3, 0.5, "cluster_wilson"),
+              S.Interval(0.6, 1.4, "skew_corrected_t"), S.Interval(0.0, 0.5, "exact_mid_p")]
+    means = [0.6, 0.4, 0.9, 0.0]
+    w = [30, 30, 30, 10]
+    got = S.mover(means, tracks, w)
+    index = 30 * 0.6 + 30 * 0.4 + 30 * 0.9
+    low = index - math.sqrt((30 * 0.4) ** 2 + (30 * 0.1) ** 2 + (30 * 0.3) ** 2 + 0.0)
+    high = index + math.sqrt((30 * 0.2) ** 2 + (30 * 0.1) ** 2 + (30 * 0.5) ** 2 + (10 * 0.5) ** 2)
+    assert (got.low, got.high) == pytest.approx((low, high)) and got.method == "mover"
+
+
+def test_item_interval_groups_items_into_their_units():
+    values = [1, 0, 1, 1, 0, 0, 1, 0, 1, 1]
+    tables = ["a", "a", "b", "b", "b", "c", "c", "d", "d", "e"]
+    num, den = S.units_of(values, tables)
+    assert num.tolist() == [1, 2, 1, 1, 1] and den.tolist() == [2, 3, 2, 2, 1]
+    assert S.item_interval(values, tables) == S.ratio_interval(num, den)
+    # one question a table: independent 0/1 outcomes, the exact interval
+    assert S.item_interval([1, 0, 1, 1], None).method == "exact_mid_p"
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 12), st.integers(1, 12)), min_size=3, max_size=30))
+def test_bounded_intervals_hold_the_estimate_stay_in_bounds_and_are_never_a_point(pairs):
+    num = np.array([min(a, b) for a, b in pairs], dtype=float)
+    den = np.array([b for _, b in pairs], dtype=float)
+    got = S.ratio_interval(num, den)
+    r = num.sum() / den.sum()
+    assert 0.0 <= got.low <= r + 1e-12 and r - 1e-12 <= got.high <= 1.0
+    assert got.high > got.low
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.floats(0, 1), min_size=2, max_size=40), st.integers(1, 6))
-def test_intervals_contain_the_estimate_and_stay_in_bounds(values, n_clusters):
-    labels = [i % n_clusters for i in range(len(values))]
-    m = float(np.mean(values))
-    for lo, hi in [S.t_interval(values, bounds=(0, 1))] + (
-            [S.cluster_t(values, labels, bounds=(0, 1))] if min(n_clusters, len(values)) >= 2 else []):
-        assert 0.0 <= lo <= m + 1e-12 and m - 1e-12 <= hi <= 1.0
+@given(st.lists(st.floats(0, 1), min_size=3, max_size=30), st.floats(0, 1))
+def test_continuous_values_in_the_unit_interval(values, extra):
+    x = np.array([*values, extra])
+    got = S.ratio_interval(x, np.ones(x.size))
+    m = float(x.mean())
+    assert 0.0 <= got.low <= m + 1e-9 and m - 1e-9 <= got.high <= 1.0 and got.high > got.low
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 40), st.integers(1, 40))
+def test_mid_p_is_a_valid_interval_and_symmetric(k, n):
+    k = min(k, n)
+    low, high = S.mid_p(k, n)
+    assert 0.0 <= low <= k / n <= high <= 1.0 and high > low
+    mirror = S.mid_p(n - k, n)
+    assert (1 - mirror[1], 1 - mirror[0]) == pytest.approx((low, high), abs=1e-9)
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.integers(0, 60), st.integers(1, 60))
-def test_wilson_is_a_valid_interval(k, n):
-    k = min(k, n)
-    lo, hi = S.wilson(k, n)
-    assert 0.0 <= lo <= k / n <= hi <= 1.0
-
-
-@settings(max_examples=30, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 3), st.integers(1, 3)), min_size=2, max_size=15))
-def test_cluster_bootstrap_interval_holds_the_pooled_ratio(pairs):
-    num = np.array([min(a, b) for a, b in pairs], dtype=float)
-    den = np.array([b for _, b in pairs], dtype=float)
-    lo, hi = S.cluster_bootstrap(num, den, resamples=300, rng=np.random.default_rng(0), bounds=(0, 1))
-    r = num.sum() / den.sum()
-    assert 0.0 <= lo <= hi <= 1.0
-    assert lo <= r + 0.35 and r - 0.35 <= hi  # a percentile interval need not hold the estimate exactly
+@given(st.lists(st.floats(0, 50), min_size=20, max_size=60))
+def test_unbounded_intervals_hold_the_mean(values):
+    x = np.array(values)
+    if np.all(x == x[0]):
+        with pytest.raises(S.NoInterval):
+            S.ratio_interval(x, np.ones(x.size), bounded=False)
+        return
+    got = S.ratio_interval(x, np.ones(x.size), bounded=False)
+    assert got.low <= x.mean() <= got.high

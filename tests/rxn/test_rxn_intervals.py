@@ -1,4 +1,4 @@
-"""issue 16: the 95 % intervals beside rxn eval-mc / eval-fib headline metrics, clustered by condition table."""
+"""The 95 % intervals beside rxn eval-mc / eval-fib headline metrics, clustered by condition table (issues 16, 29)."""
 
 from __future__ import annotations
 
@@ -55,24 +55,28 @@ def test_multiple_choice_intervals_are_clustered_by_condition_table(build, tmp_p
     hit = [float(metrics.multiple_choice_outcome(s, preds.get(s["id"]))[2]) for s in every]
     assert len(set(tables)) < len(tables)  # the same tables give an all_varying and single_varying questions
     overall = out["intervals"]["overall"]
-    assert overall["avg_relative_score"] == {"ci95": list(S.cluster_t(rel, tables, bounds=(0, 1))),
-                                             "ci_method": "cluster_t"}
-    assert overall["exact_match_accuracy"]["ci_method"] == "cluster_t"
-    assert overall["exact_match_accuracy"]["ci95"] == list(S.cluster_t(hit, tables, bounds=(0, 1)))
+    want = S.item_interval(rel, tables, unit="condition table")
+    assert overall["avg_relative_score"] == {"ci95": [want.low, want.high], "ci_method": want.method}
+    assert want.method in ("cluster_wilson", "units_wilson")
+    hits = S.item_interval(hit, tables)
+    assert overall["exact_match_accuracy"] == {"ci95": [hits.low, hits.high], "ci_method": hits.method}
     # treating the questions as independent would give another (here narrower) interval
-    naive = S.t_interval(rel, bounds=(0, 1))
-    assert naive[1] - naive[0] < overall["avg_relative_score"]["ci95"][1] - overall["avg_relative_score"]["ci95"][0]
-    # all_varying asks one question per table: a plain Wilson interval for its exact match
+    naive = S.item_interval(rel, None)
+    assert naive.high - naive.low < want.high - want.low
+    # all_varying asks one question per table: the exact interval of independent 0/1 outcomes
     av = samples["all_varying"]
     k = sum(bool(metrics.multiple_choice_outcome(s, preds.get(s["id"]))[2]) for s in av)
     assert out["intervals"]["per_dataset"]["all_varying"]["exact_match_accuracy"] == {
-        "ci95": list(S.wilson(k, len(av))), "ci_method": "wilson"}
-    # the interval holds its number; avg_yield_ratio has one too
+        "ci95": list(S.mid_p(k, len(av))), "ci_method": "exact_mid_p"}
+    # the interval holds its number; avg_yield_ratio (no upper bound) has one only from 20 tables
     for q, m in [*out["per_dataset"].items(), ("overall", out["overall"])]:
         cis = out["intervals"]["overall"] if q == "overall" else out["intervals"]["per_dataset"][q]
         assert set(cis) == {"avg_relative_score", "exact_match_accuracy", "avg_yield_ratio"}
         for name, rec in cis.items():
-            assert rec["ci95"][0] <= m[name] <= rec["ci95"][1], (q, name)
+            if rec["ci95"] is None:
+                assert name == "avg_yield_ratio" and "needs at least 20 condition tables" in rec["ci_reason"], rec
+                continue
+            assert rec["ci95"][0] <= m[name] <= rec["ci95"][1] and rec["ci95"][0] < rec["ci95"][1], (q, name)
 
 
 def test_the_contract_numbers_are_unchanged_by_the_intervals(build, tmp_path):
@@ -109,8 +113,12 @@ def test_fill_in_blank_intervals_leave_unhit_answers_out(build, tmp_path):
     values = [1.0 if s["id"] == second["id"] else 0.0 for s in kept]
     assert best["relative_score"] == 1.0
     tables = [s["meta"]["source"]["table_id"] for s in kept]
-    assert out["intervals"]["overall"]["avg_relative_score"]["ci95"] == list(S.cluster_t(values, tables, bounds=(0, 1)))
-    assert out["intervals"]["overall"]["hit_rate"] == {"ci95": list(S.wilson(1, len(samples))), "ci_method": "wilson"}
+    want = S.item_interval(values, tables)
+    assert out["intervals"]["overall"]["avg_relative_score"]["ci95"] == [want.low, want.high]
+    all_tables = [s["meta"]["source"]["table_id"] for s in samples]
+    hit = S.item_interval([1.0 if s["id"] == second["id"] else 0.0 for s in samples], all_tables)
+    assert out["intervals"]["overall"]["hit_rate"] == {"ci95": [hit.low, hit.high], "ci_method": hit.method}
+    assert hit.high > hit.low > 0.0 or hit.low == 0.0 < hit.high
 
 
 def test_one_condition_table_has_no_interval_and_says_why(tmp_path):
@@ -118,5 +126,5 @@ def test_one_condition_table_has_no_interval_and_says_why(tmp_path):
     ex = Path(__file__).resolve().parents[2] / "examples" / "rxn" / "expected" / "eval_mc.json"
     out = json.loads(ex.read_text())
     rec = out["intervals"]["per_dataset"]["single_varying"]["avg_relative_score"]
-    assert rec == {"ci95": None, "ci_method": "cluster_t",
-                   "ci_reason": "1 condition table: the spread between condition tables cannot be estimated"}
+    assert rec == {"ci95": None, "ci_method": "cluster_wilson",
+                   "ci_reason": "1 condition table: a calibrated 95 % interval needs at least 3 condition tables"}

@@ -6,8 +6,10 @@ output holds several models), what must agree for two results to be comparable (
 id, dataset / contract / suite / reference sha256) and, per headline metric, the output's own number
 and its items with their per-item values (:class:`Metric`). This module checks that the outputs are
 comparable (one line naming what differs otherwise, exit 2), pairs the items, runs
-:func:`benchscore.common.paired.compare_pair` on every pair of results, Holm-corrects across pairs
-when there are three or more, groups a leaderboard into ties, and lists the items that differ most.
+:func:`benchscore.common.paired.infer_pair` on every pair of results and writes one verdict per pair
+and metric from one inference (the test, its inverted interval and its minimum detectable effect);
+with three or more results the verdicts use Holm-adjusted p-values with intervals at the matching
+level, and the leaderboard gives rank intervals and letters; it lists the items that differ most.
 """
 
 from __future__ import annotations
@@ -44,6 +46,9 @@ class Metric:
     0/1 outcomes (McNemar applies when each unit holds one item). ``value`` is the output's own number
     (``null_reason`` says why it is null). ``sources`` names where each item comes from (an rxn
     question: its dataset's sha256): an item two results share must come from the same source.
+    ``bounds`` are the smallest and largest values the number can take (None: no bound), in its own
+    unit (after ``scale``); ``ci95`` is the output's own interval of the number (``ci_reason`` when
+    it has none), shown beside it on a leaderboard.
     """
 
     name: str
@@ -56,6 +61,9 @@ class Metric:
     scale: float = 1.0
     null_reason: str | None = None
     sources: dict[str, str] | None = None
+    bounds: tuple[float | None, float | None] = (None, None)
+    ci95: list[float] | None = None
+    ci_reason: str | None = None
 
 
 @dataclass
@@ -69,6 +77,10 @@ class Entry:
 
 
 Hook = Callable[[Any, str], "list[Entry] | None"]
+
+
+#: the verdicts of one comparison of one metric (docs/statistics.md)
+VERDICTS = ("differs", "not_separated", "cannot_separate_at_this_n")
 
 
 def formats() -> dict[str, type]:
@@ -91,16 +103,26 @@ def formats() -> dict[str, type]:
         a: float = Field(description="the first result's number (its own, or on the common items with --intersection)")
         b: float
         difference: float = Field(description="a - b")
-        ci95: list[float] | None = Field(min_length=2, max_length=2, description="95 % interval of the difference")
-        ci_method: Literal["paired_wild_bootstrap"]
+        verdict: Literal["differs", "not_separated", "cannot_separate_at_this_n"] = Field(
+            description="differs: the test (Holm-adjusted with three or more results) rejects at alpha; "
+                        "cannot_separate_at_this_n: no outcome with this many units could reject")
+        verdict_reason: str
+        ci95: list[float] | None = Field(min_length=2, max_length=2, description=(
+            "the differences the test does not reject at ci_level: it excludes 0 exactly when the verdict "
+            "is differs; inside what the metric allows"))
+        ci_level: float = Field(description="1 - alpha, or 1 - alpha / (m - r) matching Holm with m pairs, r separated")
+        ci_method: Literal["sign_flip_inversion", "mcnemar_inversion"]
         ci_reason: str | None = None
         p_value: float
         p_holm: float | None = Field(None, description="Holm-adjusted over the pairs (three or more results)")
         test: Literal["sign_flip_permutation_exact", "sign_flip_permutation_monte_carlo", "mcnemar_exact"]
+        smallest_attainable_p: float = Field(description="the smallest p-value the test can give with n_units units")
         n_items: int
         n_units: int = Field(description="independent units the items form (rxn: condition tables)")
         standard_error: float | None
-        minimum_detectable_effect: float | None = Field(description="at 80 % power, two-sided 5 % test")
+        minimum_detectable_effect: float | None = Field(
+            description="the smallest true difference the test, at the interval's level, detects with 80 % power")
+        mde_reason: str | None = None
         items_that_differ_most: list[Differing]
 
     class Pair(Format):
@@ -111,10 +133,15 @@ def formats() -> dict[str, type]:
     class Standing(Format):
         label: str
         value: float
-        rank: int
-        group: int = Field(description="tie group: indistinguishable from the group's leader at alpha (Holm)")
-        rank_range: list[int] = Field(min_length=2, max_length=2)
+        ci95: list[float] | None = Field(min_length=2, max_length=2,
+                                         description="the result's own 95 % interval (from its output)")
+        ci_reason: str | None = None
+        rank_range: list[int] = Field(min_length=2, max_length=2, description=(
+            "95 % rank interval, simultaneous over the results: [1 + results Holm separates above it, "
+            "N - results Holm separates below it]"))
+        letters: str = Field(description="results sharing a letter are not separated (compact letter display)")
         indistinguishable_from: list[str]
+        equal_to: list[str] = Field(description="results with exactly the same value (listed in label order)")
 
     class CompareOutput(Format):
         """Output of ``benchscore compare``: every pair of results, per metric (docs/statistics.md)."""
@@ -132,6 +159,14 @@ def formats() -> dict[str, type]:
         provenance: dict[str, Any]
 
     return {"benchscore-compare": CompareOutput}
+
+
+def verify_kind() -> Any:
+    """The kind of a compare output for ``benchscore verify`` (told apart by its fields)."""
+    from .verify import Kind
+
+    return Kind("comparison", frozenset({"format", "comparisons", "results", "not_compared"}),
+                lambda m: m == "benchscore-compare", "benchscore-compare", ("benchscore compare",))
 
 
 def _one_line(value: Any) -> str:
@@ -231,9 +266,10 @@ class _Layout:
     def value(self, num: np.ndarray, den: np.ndarray) -> float:
         return P.value(self.per_unit(num), self.per_unit(den), self.stratum, self.weights, self.scale)
 
-    def units(self, a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> P.Units:
+    def units(self, a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray], *,
+              bounds: tuple[float | None, float | None] = (None, None)) -> P.Units:
         return P.Units(self.per_unit(a[0]), self.per_unit(a[1]), self.per_unit(b[0]), self.per_unit(b[1]),
-                       self.stratum, self.weights, self.scale)
+                       self.stratum, self.weights, self.scale, bounds)
 
     def differ_most(self, a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray],
                     top: int) -> list[dict[str, Any]]:
@@ -283,6 +319,40 @@ def _check_sources(entries: list[Entry], ms: list[Metric], items: list[str], nam
                                f"{m.sources.get(i)} in {e.label}; compare needs outputs of one contract")
 
 
+def _verdict(p: float, sap: float, alpha: float, family: int, holm_p: float | None, n_units: int) -> tuple[str, str]:
+    """One verdict and its reason, from the p-value that decides (Holm-adjusted with a family)."""
+    name, used = ("p_holm", holm_p) if holm_p is not None else ("p", p)
+    reachable = min(1.0, family * sap)
+    if reachable >= alpha:
+        why = f"with {n_units} units the smallest attainable p-value is {sap:.3g}"
+        if family > 1:
+            why += f" ({family} pairs, Holm: {reachable:.3g})"
+        return "cannot_separate_at_this_n", why + f", not below alpha {alpha:g}: no outcome could separate them"
+    if used < alpha:  # type: ignore[operator]
+        return "differs", f"{name} {used:.3g} < alpha {alpha:g}"
+    return "not_separated", f"{name} {used:.3g} >= alpha {alpha:g}"
+
+
+def _standings(labels: list[str], values: list[float], own: list[tuple[list[float] | None, str | None]],
+               sep: set[frozenset[int]]) -> list[dict[str, Any]]:
+    """The leaderboard of one metric: results by value (highest first; equal values by label, and
+    named as equal), each with its rank interval and letters (both from the Holm-separated pairs)."""
+    n = len(labels)
+    order = sorted(range(n), key=lambda i: (-values[i], labels[i]))
+
+    def separated(i: int, j: int) -> bool:
+        return frozenset((i, j)) in sep
+
+    ranges = P.rank_ranges(values, separated)
+    marks = P.letters(order, separated)
+    return [{
+        "label": labels[i], "value": values[i], "ci95": own[i][0], **({"ci_reason": own[i][1]} if own[i][1] else {}),
+        "rank_range": ranges[i], "letters": marks[i],
+        "indistinguishable_from": [labels[j] for j in order if j != i and not separated(i, j)],
+        "equal_to": sorted(labels[j] for j in range(n) if j != i and values[j] == values[i]),
+    } for i in order]
+
+
 def compare(entries: list[Entry], *, intersection: bool = False, resamples: int = DEFAULT_RESAMPLES,
             seed: int = 16, alpha: float = DEFAULT_ALPHA, top: int = DEFAULT_TOP) -> dict[str, Any]:
     """The comparison document (without provenance): every pair of entries, per metric."""
@@ -325,40 +395,46 @@ def compare(entries: list[Entry], *, intersection: bool = False, resamples: int 
     if not items_of:
         raise BadInput("nothing to compare: " + "; ".join(f"{k} {v}" for k, v in not_compared.items()))
     pairs = list(itertools.combinations(range(len(entries)), 2))
+    family = len(pairs) if len(entries) >= 3 else 1
     comparisons: list[dict[str, Any]] = [{"a": labels[i], "b": labels[j], "metrics": []} for i, j in pairs]
-    p_of: dict[str, list[float]] = {}
-    for name, items in items_of.items():
-        ps = []
-        layout, cols = prepared[name]
-        for k, (i, j) in enumerate(pairs):
-            ma = metric_of[(labels[i], name)]
-            r = P.compare_pair(layout.units(cols[i], cols[j]), resamples=resamples,
-                               rng=rng_for(seed, name, labels[i], labels[j]), binary=ma.binary)
-            ps.append(r.p_value)
-            comparisons[k]["metrics"].append({
-                "name": name, "a": values[name][i], "b": values[name][j], "difference": values[name][i] - values[name][j],
-                "ci95": list(r.ci95) if r.ci95 else None, "ci_method": "paired_wild_bootstrap",
-                **({"ci_reason": r.ci_reason} if r.ci_reason else {}),
-                "p_value": r.p_value, "test": r.test, "n_items": len(items), "n_units": r.n_units,
-                "standard_error": r.standard_error, "minimum_detectable_effect": r.minimum_detectable_effect,
-                "items_that_differ_most": layout.differ_most(cols[i], cols[j], top),
-            })
-        p_of[name] = ps
     leaderboards: dict[str, list[dict[str, Any]]] = {}
-    if len(entries) >= 3:
-        for name, ps in p_of.items():
-            adjusted = P.holm(ps)
-            row_of = {pairs[k]: comparisons[k]["metrics"][list(items_of).index(name)] for k in range(len(pairs))}
-            for k, pair in enumerate(pairs):
-                row_of[pair]["p_holm"] = adjusted[k]
+    for name, items in items_of.items():
+        layout, cols = prepared[name]
+        ms = [metric_of[(label, name)] for label in labels]
+        inferences = []
+        for i, j in pairs:
+            units = layout.units(cols[i], cols[j], bounds=ms[0].bounds)
+            inferences.append(P.infer_pair(units, resamples=resamples, rng=rng_for(seed, name, labels[i], labels[j]),
+                                           binary=ms[0].binary))
+        ps = [r.p_value for r in inferences]
+        adjusted = P.holm(ps) if family > 1 else None
+        level_alpha = P.holm_level(adjusted, alpha) if adjusted is not None else alpha
+        for k, ((i, j), r) in enumerate(zip(pairs, inferences, strict=True)):
+            holm_p = adjusted[k] if adjusted is not None else None
+            verdict, why = _verdict(r.p_value, r.smallest_attainable_p, alpha, family, holm_p, r.n_units)
+            ci, ci_reason = r.interval(level_alpha)
+            mde, mde_reason = r.minimum_detectable_effect(level_alpha)
+            if verdict == "cannot_separate_at_this_n":
+                mde, mde_reason = None, why
+            row: dict[str, Any] = {
+                "name": name, "a": values[name][i], "b": values[name][j],
+                "difference": values[name][i] - values[name][j], "verdict": verdict, "verdict_reason": why,
+                "ci95": list(ci) if ci else None, "ci_level": 1.0 - level_alpha,
+                "ci_method": "mcnemar_inversion" if r.test == "mcnemar_exact" else "sign_flip_inversion",
+                **({"ci_reason": ci_reason} if ci_reason else {}),
+                "p_value": r.p_value, **({"p_holm": holm_p} if holm_p is not None else {}), "test": r.test,
+                "smallest_attainable_p": r.smallest_attainable_p, "n_items": len(items), "n_units": r.n_units,
+                "standard_error": r.standard_error, "minimum_detectable_effect": mde,
+                **({"mde_reason": mde_reason} if mde_reason else {}),
+                "items_that_differ_most": layout.differ_most(cols[i], cols[j], top),
+            }
+            comparisons[k]["metrics"].append(row)
+        if adjusted is not None:
             sep = {frozenset(pair) for k, pair in enumerate(pairs) if adjusted[k] < alpha}
-            board = P.tie_groups(values[name], lambda i, j, sep=sep: frozenset((i, j)) in sep)
-            leaderboards[name] = [{
-                "label": labels[r["index"]], "value": values[name][r["index"]], "rank": r["rank"],
-                "group": r["group"], "rank_range": r["rank_range"],
-                "indistinguishable_from": [labels[j] for j in range(len(entries))
-                                           if j != r["index"] and frozenset((r["index"], j)) not in sep],
-            } for r in board]
+            own = [(m.ci95, m.ci_reason) if not dropped_of[name] else
+                   (None, "compared on the common items only: the output's interval is of all its items")
+                   for m in ms]
+            leaderboards[name] = _standings(labels, values[name], own, sep)
     doc: dict[str, Any] = {
         "format": "benchscore-compare",
         "kind": entries[0].kind,
@@ -405,9 +481,14 @@ def read_outputs(paths: Sequence[Path]) -> list[tuple[str, Any, str]]:
     return out
 
 
+#: a verdict in words (terminal and report)
+VERDICT_WORDS = {"differs": "differ", "not_separated": "not separated",
+                 "cannot_separate_at_this_n": "cannot be separated with this many units"}
+
+
 def print_comparison(doc: dict[str, Any]) -> None:
-    """The answer first (each pair's differences with interval and test), then the leaderboards and
-    the items that differ most; every number of the JSON."""
+    """The answer first (each pair's verdict per metric, with the difference and its interval from the
+    same test), then the reasons, the leaderboards and the items that differ most; every number of the JSON."""
     from .report import PERCENT_METRICS, fmt, pct, print_line, print_table
 
     def num(v: Any, metric: str = "") -> str:  # rounded for reading (4 significant digits), % for percentages
@@ -415,25 +496,39 @@ def print_comparison(doc: dict[str, Any]) -> None:
 
     def ci(row: dict[str, Any]) -> str:
         if not row["ci95"]:
-            return f"- ({row.get('ci_reason')})"
+            return "-"
         unit = " %" if row["name"] in PERCENT_METRICS else ""
         return f"[{fmt(row['ci95'][0])}, {fmt(row['ci95'][1])}]{unit}"
 
     print_line(f"compare {doc['kind']}: {len(doc['results'])} results; same {', '.join(doc['same'])}")
     holm = "leaderboards" in doc
     for c in doc["comparisons"]:
-        cols = ["metric", "a", "b", "difference", "ci95", "p_value", *(["p_holm"] if holm else []), "test", "n_items",
-                "n_units", "standard_error", "minimum_detectable_effect"]
-        print_table(f"a = {c['a']}, b = {c['b']} (difference a - b, 95 % interval: paired wild bootstrap)", cols, [
-            (m["name"], num(m["a"], m["name"]), num(m["b"], m["name"]), num(m["difference"], m["name"]), ci(m),
-             num(m["p_value"]), *([num(m.get("p_holm"))] if holm else []), m["test"], m["n_items"], m["n_units"],
+        levels = sorted({m["ci_level"] for m in c["metrics"]})
+        level = " / ".join(f"{100 * x:.4g} %" for x in levels)
+        cols = ["metric", "verdict", "a", "b", "difference", "ci", "p_value", *(["p_holm"] if holm else []), "test",
+                "n_items", "n_units", "smallest_attainable_p", "standard_error", "minimum_detectable_effect"]
+        print_table(f"a = {c['a']}, b = {c['b']} (difference a - b; ci: the differences the test keeps, at {level}"
+                    + (", matching Holm" if holm else "") + ")", cols, [
+            (m["name"], VERDICT_WORDS[m["verdict"]], num(m["a"], m["name"]), num(m["b"], m["name"]),
+             num(m["difference"], m["name"]), ci(m), num(m["p_value"]), *([num(m.get("p_holm"))] if holm else []),
+             m["test"], m["n_items"], m["n_units"], num(m["smallest_attainable_p"]),
              num(m["standard_error"], m["name"]), num(m["minimum_detectable_effect"], m["name"]))
             for m in c["metrics"]])
+        for m in c["metrics"]:
+            why = [m["verdict_reason"]]
+            if m.get("ci_reason"):
+                why.append(f"no interval: {m['ci_reason']}")
+            if m.get("mde_reason") and m["mde_reason"] != m["verdict_reason"]:
+                why.append(f"no minimum detectable effect: {m['mde_reason']}")
+            print_line(f"  {m['name']}: {VERDICT_WORDS[m['verdict']]} ({'; '.join(why)})")
     for name, board in doc.get("leaderboards", {}).items():
-        print_table(f"leaderboard {name}: groups indistinguishable at alpha {doc['alpha']} (Holm)",
-                    ["group", "rank", "rank_range", "label", "value", "indistinguishable_from"],
-                    [(r["group"], r["rank"], f"{r['rank_range'][0]}-{r['rank_range'][1]}", r["label"], num(r["value"], name),
-                      ", ".join(r["indistinguishable_from"]) or "-") for r in board])
+        print_table(f"leaderboard {name}: rank intervals (95 %, simultaneous) and letters from the pairs Holm "
+                    f"separates at alpha {doc['alpha']}; results sharing a letter are not separated",
+                    ["rank_range", "letters", "label", "value", "ci95", "indistinguishable_from", "equal_to"],
+                    [(f"{r['rank_range'][0]}-{r['rank_range'][1]}", r["letters"], r["label"], num(r["value"], name),
+                      ci({"ci95": r["ci95"], "name": name}) if r["ci95"] else f"- ({r.get('ci_reason')})",
+                      ", ".join(r["indistinguishable_from"]) or "-", ", ".join(r["equal_to"]) or "-")
+                     for r in board])
     for c in doc["comparisons"]:
         for m in c["metrics"]:
             if m["items_that_differ_most"]:

@@ -1,9 +1,12 @@
 """``benchscore compare`` outputs in the HTML report: a comparison page.
 
-For each comparison: per pair, every metric's difference with its 95 % interval and its minimum
-detectable effect (a forest plot), the items that differ most as a diff strip (both values per
-item), the leaderboard of tie groups (three or more results), and the table of every number.
-Like a domain's ``figures`` module it offers ``TITLE``, ``KINDS``, ``kind_of`` and ``render``.
+For each comparison: per pair, every metric's verdict and difference with the interval of the same
+test (a forest plot, the grey band the minimum detectable effect) above the table of its numbers and
+the reasons in words; the items that differ most as a diff strip (both values per item); with three
+or more results, per metric a leaderboard figure (each result's score with its own interval, in order,
+with its letters and rank interval) above the leaderboard table. Only a verdict ``differs`` is drawn
+and counted as a supported difference. Like a domain's ``figures`` module it offers ``TITLE``,
+``KINDS``, ``kind_of`` and ``render``.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import html, plot
+from .compare import VERDICT_WORDS
 from .html import Output
 
 TITLE = "compare: paired differences between outputs"
@@ -29,41 +33,86 @@ def kind_of(doc: Any) -> str | None:
     return "compare" if isinstance(doc, dict) and doc.get("format") == "benchscore-compare" else None
 
 
+def verdict_counts(doc: dict[str, Any]) -> dict[str, int]:
+    """How many comparisons (pair x metric) got each verdict: the summary row, the page and the terminal
+    count these, never intervals."""
+    counts = {v: 0 for v in VERDICT_WORDS}
+    for pair in doc.get("comparisons", []):
+        for m in pair.get("metrics", []):
+            counts[m["verdict"]] += 1
+    return counts
+
+
 def summary_rows(out: Output) -> list[html.SummaryRow]:
-    """The summary table's row of a comparison (the report's hook): how many differences its intervals support."""
+    """The summary table's row of a comparison (the report's hook): how many differences its tests separate."""
     doc = out.doc
-    metrics = [m for pair in doc.get("comparisons", []) for m in pair.get("metrics", [])]
-    supported = sum(1 for m in metrics if m.get("ci95") and (m["ci95"][0] > 0 or m["ci95"][1] < 0))
+    counts = verdict_counts(doc)
+    total = sum(counts.values())
     skipped = doc.get("not_compared") or {}
+    reasons = []
+    if counts["cannot_separate_at_this_n"]:
+        reasons.append(f"{counts['cannot_separate_at_this_n']} of {total} cannot be separated with this many units")
+    if skipped:
+        reasons.append("not compared: " + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
+    test = "Holm-adjusted tests" if doc.get("leaderboards") else "tests"
     return [html.SummaryRow(
         out, f"{doc.get('kind')}: {', '.join(map(str, doc.get('results', [])))}",
-        [html.Headline("differences whose 95 % interval excludes 0", f"{supported} of {len(metrics)}")],
-        "complete", ("not compared: " + "; ".join(f"{k}: {v}" for k, v in skipped.items())) if skipped else None,
-        what="compare")]
+        [html.Headline(f"differences the {test} separate at alpha {doc.get('alpha')}", f"{counts['differs']} of {total}")],
+        "complete", "; ".join(reasons) or None, what="compare")]
 
 
 def render(outputs: Sequence[Output]) -> list[str]:
     return [_one(o) for o in outputs]
 
 
+def _ci_text(ci: Any) -> str:
+    return html.fmt(ci) if ci else "-"
+
+
 def _one(out: Output) -> str:
     doc = out.doc
+    counts = verdict_counts(doc)
+    total = sum(counts.values())
     blocks: list[str] = [html.paragraph(
         f"{doc.get('kind')}: {len(doc.get('results', []))} results compared item by item "
-        f"({', '.join(map(str, doc.get('results', [])))}); they share {', '.join(doc.get('same', {}))}.")]
+        f"({', '.join(map(str, doc.get('results', [])))}); they share {', '.join(doc.get('same', {}))}. "
+        f"The tests separate {counts['differs']} of {total} differences at alpha {doc.get('alpha')}"
+        + (" (Holm-adjusted over the pairs)" if doc.get("leaderboards") else "")
+        + (f"; {counts['cannot_separate_at_this_n']} cannot be separated with this many units, whatever the data"
+           if counts["cannot_separate_at_this_n"] else "") + ".")]
     for name, why in (doc.get("not_compared") or {}).items():
         blocks.append(html.banner(f"{name} not compared: {why}", "warn"))
     for pair in doc.get("comparisons", []):
         metrics = pair.get("metrics", [])
         if not metrics:
             continue
+        holm = any("p_holm" in m for m in metrics)
         blocks.append(html.figure(
-            plot.to_svg(_forest(metrics)), f"{pair['a']} - {pair['b']}: each difference with its 95 % interval.",
-            "One row per metric: the dot is the difference a - b of the two results' numbers, the black line its "
-            "95 % interval (paired wild bootstrap over independent units: rxn condition tables, mira cases, tcsexam "
-            "tasks), the grey band the minimum detectable effect at 80 % power (a true difference inside it "
-            "would usually go unseen with this many units). An interval that does not cross 0 is a difference "
-            "the data support; the p-value and its test are in the table.", [out]))
+            plot.to_svg(_forest(metrics)), f"{pair['a']} - {pair['b']}: each difference with its interval.",
+            "One row per metric: the dot is the difference a - b of the two results' numbers, the black line "
+            "the differences the same test does not reject (its interval, at the level in the table: 95 %, or "
+            "the level matching Holm with three or more results), the grey band the minimum detectable effect "
+            "at 80 % power. A filled diamond is a difference the test separates (verdict 'differ'); a hollow "
+            "circle one it does not, a cross one that no outcome could separate with this many units. The "
+            "interval excludes 0 exactly when the verdict is 'differ'.", [out]))
+        cols = ["metric", "verdict", "a", "b", "difference", "ci", "ci_level", "p_value",
+                *(["p_holm"] if holm else []), "test", "smallest_attainable_p", "n_items", "n_units",
+                "minimum_detectable_effect"]
+        blocks.append(html.table(cols, [[m.get("name"), VERDICT_WORDS[m["verdict"]], m.get("a"), m.get("b"),
+                                         m.get("difference"), _ci_text(m.get("ci95")), m.get("ci_level"),
+                                         m.get("p_value"), *([m.get("p_holm")] if holm else []), m.get("test"),
+                                         m.get("smallest_attainable_p"), m.get("n_items"), m.get("n_units"),
+                                         m.get("minimum_detectable_effect")] for m in metrics],
+                                 caption=f"a = {pair['a']}, b = {pair['b']}"))
+        reasons = []
+        for m in metrics:
+            why = [m["verdict_reason"]]
+            if m.get("ci_reason"):
+                why.append(f"no interval: {m['ci_reason']}")
+            if m.get("mde_reason") and m["mde_reason"] != m["verdict_reason"]:
+                why.append(f"no minimum detectable effect: {m['mde_reason']}")
+            reasons.append(f"{m['name']}: {VERDICT_WORDS[m['verdict']]} ({'; '.join(why)})")
+        blocks.append(html.bullet_list(reasons))
         strips = [m for m in metrics if m.get("items_that_differ_most")]
         if strips:
             blocks.append(html.figure(
@@ -71,21 +120,27 @@ def _one(out: Output) -> str:
                 "Per metric, the items whose values differ most between the two results (largest first): each "
                 "item's value in a (filled) and in b (hollow), joined by a line. These are the per-item "
                 "differences a reviewer reads first.", [out]))
-        cols = ["metric", "a", "b", "difference", "ci95", "p_value", *(["p_holm"] if "p_holm" in metrics[0] else []),
-                "test", "n_items", "n_units", "minimum_detectable_effect"]
-        blocks.append(html.table(cols, [[m.get("name"), m.get("a"), m.get("b"), m.get("difference"),
-                                         html.fmt(m.get("ci95")) if m.get("ci95") else m.get("ci_reason"),
-                                         m.get("p_value"), *([m.get("p_holm")] if "p_holm" in m else []),
-                                         m.get("test"), m.get("n_items"), m.get("n_units"),
-                                         m.get("minimum_detectable_effect")] for m in metrics],
-                                 caption=f"a = {pair['a']}, b = {pair['b']}"))
     for name, board in (doc.get("leaderboards") or {}).items():
-        blocks.append(html.table(["group", "rank", "rank range", "result", "value", "indistinguishable from"],
-                                 [[r["group"], r["rank"], f"{r['rank_range'][0]}-{r['rank_range'][1]}", r["label"],
-                                   r["value"], ", ".join(r["indistinguishable_from"]) or "-"] for r in board],
-                                 caption=f"leaderboard {name}: tie groups at alpha {doc.get('alpha')} (Holm)"))
+        blocks.append(html.figure(
+            plot.to_svg(_leaderboard(name, board)), f"leaderboard {name}: each result's score and interval.",
+            "Results from the highest value down: the dot is the result's number, the black line its own 95 % "
+            "interval (from its output), the letters on the right its group letters (results sharing a letter "
+            "are not separated by the Holm-adjusted tests) and its 95 % rank interval. A result is never drawn "
+            "as ranked below one it is not separated from: read the letters and rank intervals, not the order.",
+            [out]))
+        blocks.append(html.table(
+            ["result", "value", "ci95", "rank_range", "letters", "indistinguishable from", "equal to"],
+            [[r["label"], r["value"], _ci_text(r.get("ci95")) if r.get("ci95") else f"- ({r.get('ci_reason')})",
+              f"{r['rank_range'][0]}-{r['rank_range'][1]}", r["letters"],
+              ", ".join(r["indistinguishable_from"]) or "-", ", ".join(r["equal_to"]) or "-"] for r in board],
+            caption=f"leaderboard {name}: rank intervals (95 %, simultaneous) and letters at alpha {doc.get('alpha')} "
+                    "(Holm)"))
     blocks.append(html.numbers(out))
     return html.article(f"{out.label}: {KINDS['compare']}", blocks, sources=[out])
+
+
+_MARK = {"differs": ("D", plot.ACCENT, plot.ACCENT), "not_separated": ("o", "white", plot.NEUTRAL),
+         "cannot_separate_at_this_n": ("X", plot.NEUTRAL, plot.NEUTRAL)}
 
 
 @plot.styled
@@ -103,16 +158,35 @@ def _forest(metrics: list[dict[str, Any]]):
             ax.plot(ci, [i, i], color="black", linewidth=1.4, zorder=3)
             for x in ci:
                 ax.plot([x, x], [i - 0.15, i + 0.15], color="black", linewidth=1.0, zorder=3)
-        separated = bool(ci) and (ci[0] > 0 or ci[1] < 0)
-        ax.scatter([d], [i], s=36, color=plot.ACCENT if separated else plot.NEUTRAL, zorder=4,
-                   marker="D" if separated else "o")
+        marker, face, edge = _MARK[m["verdict"]]
+        ax.scatter([d], [i], s=36, marker=marker, facecolors=face, edgecolors=edge, zorder=4, linewidths=1.2)
         p = m.get("p_holm", m.get("p_value"))
-        ax.text(1.01, i, f"{d:+.4g}  p={p:.3g}" + ("" if ci else "  (no interval)"), transform=ax.get_yaxis_transform(),
-                va="center", fontsize=7)
+        plot.data_label(ax.text(1.01, i, f"{VERDICT_WORDS[m['verdict']]}  p={p:.3g}" + ("" if ci else "  (no interval)"),
+                                transform=ax.get_yaxis_transform(), va="center", fontsize=7),
+                        row=m["name"], col="verdict", value=VERDICT_WORDS[m["verdict"]])
     ax.axvline(0, color="black", linewidth=0.8)
     ax.set_yticks(range(n), [m["name"] for m in metrics])
     ax.set_ylim(n - 0.5, -0.5)
     ax.set_xlabel("difference a - b (in each metric's own unit)")
+    return fig
+
+
+@plot.styled
+def _leaderboard(name: str, board: list[dict[str, Any]]):
+    n = len(board)
+    fig = plot.new_figure(9, 1.0 + 0.4 * n)
+    ax = fig.add_subplot()
+    for i, r in enumerate(board):
+        ci = r.get("ci95")
+        if ci:
+            plot.error_bar(ax, i, r["value"], ci)
+        ax.scatter([r["value"]], [i], s=30, color=plot.ACCENT, zorder=5)
+        plot.data_label(ax.text(1.01, i, f"{r['letters']}  rank {r['rank_range'][0]}-{r['rank_range'][1]}",
+                                transform=ax.get_yaxis_transform(), va="center", fontsize=7),
+                        row=r["label"], col="letters", value=r["letters"])
+    ax.set_yticks(range(n), [r["label"] for r in board])
+    ax.set_ylim(n - 0.5, -0.5)
+    ax.set_xlabel(f"{name} (each result's own 95 % interval)")
     return fig
 
 

@@ -18,5 +18,6 @@ class Interval(Format):
 
     ci95: list[float] | None = Field(min_length=2, max_length=2,
                                      description="[low, high], or null when the data cannot support one")
-    ci_method: Literal["wilson", "t", "cluster_t", "cluster_bootstrap", "stratified_bootstrap"]
+    ci_method: Literal["exact_mid_p", "cluster_wilson", "units_wilson", "skew_corrected_t", "mover"] | None = Field(
+        description="how the interval was made (the method of a null interval: the one the number would have had)")
     ci_reason: str | None = Field(None, description="why ci95 is null")

@@ -3,28 +3,34 @@
 Every interval is written next to the number it qualifies, never instead of it, in one shape
 (:func:`beside`)::
 
-    {"ci95": [low, high], "ci_method": "cluster_t"}                      # an interval
-    {"ci95": null, "ci_method": "cluster_t", "ci_reason": "..."}         # none, and why
+    {"ci95": [low, high], "ci_method": "cluster_wilson"}                 # an interval
+    {"ci95": null, "ci_method": "cluster_wilson", "ci_reason": "..."}    # none, and why
 
-The methods (one name each, explained with their assumptions in docs/statistics.md):
+Every headline number benchscore qualifies is a ratio over *independent units* (condition tables,
+cases, tasks, scored instances): ``R = sum_g num_g / sum_g den_g``, where unit ``g`` contributes the
+sum of its items' values ``num_g`` and its number of items ``den_g`` (a unit's items may depend on
+each other in any way; units must not). :func:`ratio_interval` picks the method from what the
+values can be, each chosen by the calibration simulations of ``tests/common/calibration`` (the table
+in docs/statistics.md is generated from them):
 
-- ``wilson``: the Wilson score interval of a proportion of independent items (:func:`wilson`);
-- ``t``: the Student t interval of a mean of independent items (:func:`t_interval`);
-- ``cluster_t``: the same with a cluster-robust standard error, for items that come in dependent
-  groups (:func:`cluster_t`);
-- ``cluster_bootstrap``: a bootstrap that resamples whole clusters, for a pooled ratio
-  (:func:`cluster_bootstrap`);
-- ``stratified_bootstrap``: a two-stage bootstrap inside strata (tasks within tracks, attempts
-  within tasks) for a weighted sum of stratum means (:func:`stratified_bootstrap`).
+- ``exact_mid_p``: 0/1 outcomes, one per unit (Pass@1 of cases, a track of one-attempt theorem
+  tasks): the exact binomial interval with mid-p tails (:func:`mid_p`);
+- ``cluster_wilson``: values in [0, 1], any number per unit: the Wilson score interval on the
+  effective sample size ``R (1 - R) / V`` (``V`` the cluster-robust CR2 variance of ``R``) at the
+  Student t quantile of the Bell-McCaffrey degrees of freedom (:func:`cluster_wilson`);
+- ``units_wilson``: the same values when the data cannot estimate ``V`` (fewer than
+  ``min(5, ceil(G / 3))`` units hold a success, or a failure, or less than one unit's worth of either):
+  the Wilson interval that counts every unit as a single 0/1 outcome, which holds whatever the
+  dependence inside a unit (wider);
+- ``skew_corrected_t``: values without an upper bound (construction rewards, yield ratios): the t
+  interval with Hall's (1992) skewness correction, from :data:`MIN_UNITS_UNBOUNDED` units on;
+- ``mover``: a weighted sum of means with their own intervals (the TCSExam index), by the method
+  of variance estimates recovery (Zou and Donner 2008).
 
-The bootstraps share one rule for turning replicates into an interval (:func:`_t_percentile`):
-deviations from the estimate are scaled by ``sqrt(n / (n - 1))`` per stratum (the plug-in variance
-is ``(n - 1) / n`` of the unbiased one) and read at the percentile whose normal quantile is the
-Student t quantile of the stratum's degrees of freedom (Hesterberg's expanded percentile); without
-these two corrections a bootstrap over a handful of units is far too narrow.
-
-The paired functions used by ``benchscore compare`` live in :mod:`benchscore.common.paired`.
-Functions raise :class:`NoInterval` (with the reason) when the data cannot support an interval.
+Below the smallest number of units at which a method holds its level (:data:`MIN_UNITS_BOUNDED`,
+:data:`MIN_UNITS_UNBOUNDED`), there is no interval: :class:`NoInterval` says how many units there
+were and how many are needed. No interval is ever a single point. The paired functions of
+``benchscore compare`` live in :mod:`benchscore.common.paired`.
 """
 
 from __future__ import annotations
@@ -32,24 +38,36 @@ from __future__ import annotations
 import math
 import zlib
 from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 #: the confidence level of every interval benchscore writes (the key is ``ci95``)
 LEVEL = 0.95
-#: bootstrap resamples when a command is not told otherwise (recorded in provenance)
-DEFAULT_RESAMPLES = 2000
-#: the bootstrap seed when a command is not told otherwise (recorded in provenance)
+#: the seed of the comparisons' random sign patterns when a command is not told otherwise
 DEFAULT_SEED = 16
 #: the ``ci_method`` names (docs/statistics.md explains each)
-METHODS = ("wilson", "t", "cluster_t", "cluster_bootstrap", "stratified_bootstrap")
-#: the most multinomial draws (replicates x distinct clusters) or indices built at once
-_CHUNK_CELLS = 4_000_000
+METHODS = ("exact_mid_p", "cluster_wilson", "units_wilson", "skew_corrected_t", "mover")
+#: the fewest units for an interval of values in [0, 1] (the calibration grid starts here)
+MIN_UNITS_BOUNDED = 3
+#: the fewest units for an interval of unbounded values (skewed rewards: docs/statistics.md)
+MIN_UNITS_UNBOUNDED = 20
+#: a unit "holds" successes or failures: ``cluster_wilson`` needs ``min(5, ceil(G / 3))`` of each
+_MINORITY_UNITS = 5
 
 
 class NoInterval(ValueError):
     """The data cannot support an interval; ``str(exc)`` says why (written as ``ci_reason``)."""
+
+
+@dataclass(frozen=True)
+class Interval:
+    """An interval and the method that made it (``ci_method``)."""
+
+    low: float
+    high: float
+    method: str
 
 
 def phi(z):
@@ -77,28 +95,30 @@ def mean(values: Sequence[float]) -> float:
 # --- the shape written beside a number ---------------------------------------------------------------
 
 
-def beside(method: str, compute: Any, *, scale: float = 1.0, unavailable: str | None = None) -> dict[str, Any]:
+def beside(compute: Any, *, scale: float = 1.0, unavailable: str | None = None,
+           method: str | None = None) -> dict[str, Any]:
     """The interval record written beside a number: ``{"ci95": [low, high], "ci_method": method}``.
 
-    ``compute`` is a zero-argument callable returning ``(low, high)``; a :class:`NoInterval` it
-    raises becomes ``{"ci95": None, "ci_method": method, "ci_reason": reason}``. ``unavailable``
+    ``compute`` is a zero-argument callable returning an :class:`Interval`; a :class:`NoInterval`
+    it raises becomes ``{"ci95": None, "ci_method": method, "ci_reason": reason}``. ``unavailable``
     (a reason) skips the computation: the number itself is null (an incomplete result). Bounds are
-    multiplied by ``scale`` (a percentage is a proportion times 100).
+    multiplied by ``scale`` (a percentage is a proportion times 100). ``method`` names the method
+    of a null interval (the one the number would have had).
     """
-    if method not in METHODS:
-        raise ValueError(f"unknown interval method {method!r}")
     if unavailable is not None:
         return {"ci95": None, "ci_method": method, "ci_reason": unavailable}
     try:
-        low, high = compute()
+        got = compute()
     except NoInterval as exc:
         return {"ci95": None, "ci_method": method, "ci_reason": str(exc)}
-    return {"ci95": [float(low) * scale, float(high) * scale], "ci_method": method}
+    if got.method not in METHODS:
+        raise ValueError(f"unknown interval method {got.method!r}")
+    return {"ci95": [float(got.low) * scale, float(got.high) * scale], "ci_method": got.method}
 
 
 def rng_for(seed: int, *names: str) -> np.random.Generator:
-    """A generator for one interval: the seed plus the names of what it is for (crc32), so adding or
-    removing one number never changes the resamples of another."""
+    """A generator for one computation: the seed plus the names of what it is for (crc32), so adding
+    or removing one number never changes the random draws of another."""
     return np.random.default_rng([int(seed), *(zlib.crc32(n.encode("utf-8")) for n in names)])
 
 
@@ -115,15 +135,6 @@ def _t(df: float, level: float) -> float:
     return float(stdtrit(df, 1.0 - (1.0 - level) / 2.0))
 
 
-def _clip(low: float, high: float, bounds: tuple[float | None, float | None]) -> tuple[float, float]:
-    lo, hi = bounds
-    if lo is not None:
-        low, high = max(low, lo), max(high, lo)
-    if hi is not None:
-        low, high = min(low, hi), min(high, hi)
-    return float(low), float(high)
-
-
 def cluster_codes(clusters: Iterable[Hashable]) -> tuple[np.ndarray, int]:
     """Integer codes 0..G-1 for cluster labels (in order of first appearance) and G."""
     seen: dict[Hashable, int] = {}
@@ -131,208 +142,184 @@ def cluster_codes(clusters: Iterable[Hashable]) -> tuple[np.ndarray, int]:
     return codes, len(seen)
 
 
-# --- analytic intervals ----------------------------------------------------------------------------
-
-
-def wilson(successes, n, level: float = LEVEL):
-    """Wilson score interval of a proportion ``p = successes / n`` of independent 0/1 items:
-
-    ``(p + z^2/2n -+ z sqrt(p(1-p)/n + z^2/4n^2)) / (1 + z^2/n)`` with ``z = Phi^-1(0.975)``.
-
-    Works on numbers or numpy arrays (elementwise); ``n`` must be positive.
-    """
-    k = np.asarray(successes, dtype=float)
-    m = np.asarray(n, dtype=float)
-    if np.any(m <= 0):
-        raise NoInterval("no items")
-    z = _z(level)
-    p = k / m
-    denom = 1.0 + z * z / m
-    centre = (p + z * z / (2.0 * m)) / denom
-    half = z * np.sqrt(p * (1.0 - p) / m + z * z / (4.0 * m * m)) / denom
-    low = np.where(k <= 0, 0.0, np.clip(centre - half, 0.0, 1.0))
-    high = np.where(k >= m, 1.0, np.clip(centre + half, 0.0, 1.0))
-    if low.ndim == 0:
-        return float(low), float(high)
-    return low, high
-
-
-def _too_few(g: int, unit: str) -> NoInterval:
-    return NoInterval(f"{g} {unit}{'' if g == 1 else 's'}: the spread between {unit}s cannot be estimated")
-
-
-def cluster_t(values, clusters: Iterable[Hashable] | None = None, *, level: float = LEVEL,
-              bounds: tuple[float | None, float | None] = (None, None), unit: str | None = None
-              ) -> tuple[float, float]:
-    """Mean of ``values`` -+ ``t(G-1) x SE``, with the cluster-robust (CR1) standard error
-
-    ``SE^2 = G / (G - 1) x sum over clusters g of (sum_{i in g} (y_i - mean))^2 / N^2``
-
-    for N items in G clusters (``clusters[i]`` labels item i; None: every item its own cluster,
-    which is the ordinary ``s / sqrt(N)``). Items of one cluster may be dependent in any way;
-    clusters must be independent. The interval is clipped to ``bounds``; ``unit`` names a cluster
-    in the reason when there are fewer than two (default: ``cluster``, or ``item``).
-    """
+def units_of(values, clusters: Iterable[Hashable] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Per independent unit, ``(num, den)``: the sum of its items' values and its number of items.
+    ``clusters[i]`` labels item i's unit (None: every item is its own unit)."""
     y = np.asarray(values, dtype=float)
-    n = y.size
-    if n == 0:
-        raise NoInterval("no items")
     if clusters is None:
-        codes, g = np.arange(n), n
-    else:
-        codes, g = cluster_codes(clusters)
-        if codes.size != n:
-            raise ValueError("clusters must label every value")
-    if g < 2:
-        raise _too_few(g, unit or ("item" if clusters is None else "cluster"))
-    centre = float(y.mean())
-    sums = np.bincount(codes, weights=y - centre, minlength=g)
-    se = math.sqrt(g / (g - 1) * float(sums @ sums)) / n
-    half = _t(g - 1, level) * se
-    return _clip(centre - half, centre + half, bounds)
+        return y.copy(), np.ones_like(y)
+    codes, g = cluster_codes(clusters)
+    if codes.size != y.size:
+        raise ValueError("clusters must label every value")
+    return np.bincount(codes, weights=y, minlength=g), np.bincount(codes, minlength=g).astype(float)
 
 
-def t_interval(values, *, level: float = LEVEL, bounds: tuple[float | None, float | None] = (None, None),
-               unit: str = "item") -> tuple[float, float]:
-    """Student t interval ``mean -+ t(n-1) s / sqrt(n)`` of independent values, clipped to ``bounds``
-    (:func:`cluster_t` with every value its own cluster)."""
-    return cluster_t(values, None, level=level, bounds=bounds, unit=unit)
+def _plural(n: int, unit: str) -> str:
+    return f"{n} {unit}{'' if n == 1 else 's'}"
 
 
-# --- bootstraps ----------------------------------------------------------------------------------------
+def _too_few(g: int, need: int, unit: str, why: str = "") -> NoInterval:
+    return NoInterval(f"{_plural(g, unit)}: a calibrated 95 % interval needs at least {need} {unit}s{why}")
 
 
-def _t_percentile(replicates: np.ndarray, estimate: float, *, df: float, level: float,
-                  bounds: tuple[float | None, float | None]) -> tuple[float, float]:
-    """The interval from bootstrap replicates whose deviations are already scaled to the unbiased
-    variance: their percentiles at ``Phi(-+ t(df))`` (Hesterberg's expanded percentile)."""
-    reps = replicates[np.isfinite(replicates)]
-    if reps.size == 0:
-        raise NoInterval("no resample has a value")
-    if not np.any(reps != reps[0]):
-        return _clip(float(reps[0]), float(reps[0]), bounds)
-    tail = float(phi(-_t(df, level)))
-    low, high = np.quantile(reps, [tail, 1.0 - tail])
-    return _clip(float(low), float(high), bounds)
+# --- methods -----------------------------------------------------------------------------------------
 
 
-def _chunks(total: int, width: int) -> Iterable[int]:
-    step = max(1, _CHUNK_CELLS // max(1, width))
-    for start in range(0, total, step):
-        yield min(step, total - start)
+def mid_p(successes: int, n: int, level: float = LEVEL) -> tuple[float, float]:
+    """The exact mid-p interval of a binomial proportion: the ``p`` at which the mid-p tail of the
+    observed count, ``P(X > k) + P(X = k) / 2`` (lower end) or ``P(X < k) + P(X = k) / 2`` (upper
+    end), equals ``(1 - level) / 2``; 0 at ``k = 0`` and 1 at ``k = n``. It assumes ``n``
+    independent 0/1 outcomes with one success probability; its coverage stays close to the level
+    at every ``p`` for small ``n``, above it where the few possible counts force it (Agresti and
+    Gottard 2007; docs/statistics.md)."""
+    from scipy.optimize import brentq
+    from scipy.special import bdtr, bdtrc
+
+    k, n = int(successes), int(n)
+    if n <= 0:
+        raise NoInterval("no items")
+    tail = (1.0 - level) / 2.0
+
+    def pmf(p: float) -> float:
+        return bdtr(k, n, p) - (bdtr(k - 1, n, p) if k > 0 else 0.0)
+
+    def upper_tail(p: float) -> float:  # P(X > k) + P(X = k) / 2, increasing in p
+        return bdtrc(k, n, p) + 0.5 * pmf(p) - tail
+
+    def lower_tail(p: float) -> float:  # P(X < k) + P(X = k) / 2, decreasing in p
+        return (bdtr(k - 1, n, p) if k > 0 else 0.0) + 0.5 * pmf(p) - tail
+
+    low = 0.0 if k == 0 else brentq(upper_tail, 0.0, 1.0, xtol=1e-14)
+    high = 1.0 if k == n else brentq(lower_tail, 0.0, 1.0, xtol=1e-14)
+    return float(low), float(high)
 
 
-def cluster_bootstrap(num, den, *, resamples: int, rng: np.random.Generator, level: float = LEVEL,
-                      bounds: tuple[float | None, float | None] = (None, None), unit: str = "cluster"
-                      ) -> tuple[float, float]:
-    """Bootstrap interval of the pooled ratio ``R = sum_g num_g / sum_g den_g`` over G clusters
-    (e.g. cases: ``num_g`` the sum of a case's repetition scores, ``den_g`` its repetitions).
+def _wilson(p: float, n: float, q: float) -> tuple[float, float]:
+    """Wilson's score interval of a proportion ``p`` on ``n`` (possibly fractional) items, quantile ``q``:
+    ``(p + q^2/2n -+ q sqrt(p(1-p)/n + q^2/4n^2)) / (1 + q^2/n)``."""
+    denom = 1.0 + q * q / n
+    centre = (p + q * q / (2.0 * n)) / denom
+    half = q * math.sqrt(p * (1.0 - p) / n + q * q / (4.0 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
 
-    Each resample draws G clusters with replacement. Clusters with identical ``(num, den)`` are
-    interchangeable, so a resample is drawn as multinomial counts over the distinct pairs (the
-    same distribution, at a cost that grows with the distinct pairs, not with G); when most pairs
-    are distinct, cluster indices are drawn instead. Deviations ``R* - R`` are scaled by
-    ``sqrt(G / (G - 1))`` and read at the percentiles of the t(G-1) level (:func:`_t_percentile`).
-    """
-    num = np.asarray(num, dtype=float)
-    den = np.asarray(den, dtype=float)
+
+def cr2(num: np.ndarray, den: np.ndarray) -> tuple[float, float, float]:
+    """``(R, V, df)`` of the ratio ``R = sum num / sum den`` over G independent units: the CR2
+    (bias-reduced, Bell and McCaffrey 2002) variance
+
+    ``V = sum_g (num_g - R den_g)^2 / (1 - h_g) / D^2``,  ``h_g = den_g / D``,  ``D = sum den``,
+
+    and its Bell-McCaffrey degrees of freedom ``D^2 / (sum den_g^2 + ((sum a_g)^2 - sum a_g^2) / D^2)``
+    with ``a_g = den_g^2 / (1 - h_g)`` (G - 1 when the units are equal; fewer when one unit is large).
+    Units with ``den`` 0 hold nothing and are left out by the caller."""
+    d = float(den.sum())
+    r = float(num.sum()) / d
+    e = num - r * den
+    h = den / d
+    v = float(np.sum(e * e / (1.0 - h))) / (d * d)
+    a = den * den / (1.0 - h)
+    sa = float(a.sum())
+    df = d * d / (float(np.sum(den * den)) + (sa * sa - float(np.sum(a * a))) / (d * d))
+    return r, v, df
+
+
+def _spread(num: np.ndarray, den: np.ndarray, r: float, v: float) -> bool:
+    """Whether the units' means differ beyond rounding (a variance of 1e-33 is rounding, not spread)."""
+    return v > 0.0 and not np.allclose(num, r * den, rtol=1e-12, atol=1e-15 * max(1.0, abs(r)))
+
+
+def kish(den: np.ndarray) -> float:
+    """Kish's effective number of units ``(sum den)^2 / sum den^2`` (G for units of equal size)."""
+    return float(den.sum()) ** 2 / float(np.sum(den * den))
+
+
+def cluster_wilson(num, den, *, level: float = LEVEL) -> Interval:
+    """Interval of ``R = sum num / sum den`` for values in [0, 1] over G independent units.
+
+    Wilson's score interval on the effective sample size ``n_eff = R (1 - R) / V`` (``V`` from
+    :func:`cr2`: the spread between units, whatever the dependence inside them), with the Student t
+    quantile of the Bell-McCaffrey degrees of freedom in place of the normal one (``cluster_wilson``).
+    Like Wilson's, it stays in [0, 1] and is never a point. When the data cannot estimate ``V`` (fewer
+    than ``min(5, ceil(G / 3))`` units hold a success ``num > 0``, or a failure ``num < den``, or
+    ``G_kish min(R, 1 - R) < 1``), every unit counts as one 0/1 outcome: Wilson on ``n = G_kish``
+    (``units_wilson``), which holds whatever the dependence and is wider. Needs
+    :data:`MIN_UNITS_BOUNDED` units (calibration: docs/statistics.md)."""
+    num, den = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
+    r, v, df = cr2(num, den)
     g = num.size
-    if g < 2:
-        raise _too_few(g, unit)
-    total_den = float(den.sum())
-    if total_den == 0.0:
-        raise NoInterval("nothing to average")
-    estimate = float(num.sum()) / total_den
-    pairs, counts = np.unique(np.column_stack([num, den]), axis=0, return_counts=True)
-    if pairs.shape[0] == 1:
-        return _clip(estimate, estimate, bounds)
-    out = np.empty(resamples)
-    done = 0
-    if pairs.shape[0] * 4 <= g:
-        p = counts / g
-        for size in _chunks(resamples, pairs.shape[0]):
-            drawn = rng.multinomial(g, p, size=size).astype(float)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                out[done:done + size] = (drawn @ pairs[:, 0]) / (drawn @ pairs[:, 1])
-            done += size
-    else:
-        for size in _chunks(resamples, g):
-            idx = rng.integers(0, g, size=(size, g))
-            with np.errstate(invalid="ignore", divide="ignore"):
-                out[done:done + size] = num[idx].sum(axis=1) / den[idx].sum(axis=1)
-            done += size
-    scaled = estimate + math.sqrt(g / (g - 1)) * (out - estimate)
-    return _t_percentile(scaled, estimate, df=g - 1, level=level, bounds=bounds)
+    g_eff = kish(den)
+    need = min(_MINORITY_UNITS, math.ceil(g / 3))
+    held = min(int(np.count_nonzero(num > 0)), int(np.count_nonzero(num < den)))
+    if _spread(num, den, r, v) and held >= need and g_eff * min(r, 1.0 - r) >= 1.0:
+        low, high = _wilson(r, r * (1.0 - r) / v, _t(df, level))
+        return Interval(low, high, "cluster_wilson")
+    low, high = _wilson(r, g_eff, _z(level))
+    return Interval(low, high, "units_wilson")
 
 
-def two_stage_replicates(scores, *, resamples: int, rng: np.random.Generator) -> np.ndarray:
-    """Bootstrap replicates of the mean of task means for one stratum: ``scores`` is a k x m array
-    (k tasks, m attempts each). A resample draws k tasks with replacement and, within each drawn
-    task, m of its attempts with replacement.
+def skew_corrected_t(num, den, *, level: float = LEVEL) -> Interval:
+    """Interval of ``R = sum num / sum den`` for values with no upper bound, over G independent units:
+    the t interval of the CR2 standard error (:func:`cr2`) with Hall's (1992) monotone skewness
+    correction. With ``T = (R - mu) / SE`` and ``gamma`` the skewness of the units' residuals
+    ``num_g - R den_g``, ``h(T) = T + a T^2 + a^2 T^3 / 3 + b`` (``a = gamma / (3 sqrt G)``,
+    ``b = gamma / (6 sqrt G)``) is close to Student t; the interval is ``R - SE h^-1(+-t)``. Needs
+    :data:`MIN_UNITS_UNBOUNDED` units: skewed rewards (log-normal) are undercovered below that."""
+    num, den = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
+    r, v, df = cr2(num, den)
+    if not _spread(num, den, r, v):
+        raise NoInterval(f"every one of the {num.size} units has the same value: their spread cannot be estimated")
+    e = num - r * den
+    g = num.size
+    gamma = float(np.mean(e**3)) / float(np.mean(e**2)) ** 1.5
+    a, b = gamma / (3.0 * math.sqrt(g)), gamma / (6.0 * math.sqrt(g))
+    q = _t(df, level)
 
-    Drawing at both stages would count the attempt-to-attempt spread twice (it is already part of
-    the spread of the task means; Davison & Hinkley 1997, section 3.8), so a drawn task's mean
-    enters shrunk towards the stratum mean by ``c = sqrt(max(0, 1 - W / (m V)))`` (``V`` the
-    spread of the task means, ``W`` the mean squared deviation of an attempt from its task's mean):
-    the replicates then have the plug-in variance ``V / k`` of a one-stage bootstrap, with the
-    attempts resampled. Deviations are scaled by ``sqrt(k / (k - 1))`` (see the module doc).
-    """
-    x = np.asarray(scores, dtype=float)
-    k, m = x.shape
-    means = x.mean(axis=1)
-    grand = float(means.mean())
-    resid = x - means[:, None]
-    v = float(((means - grand) ** 2).mean())
-    w = float((resid**2).mean())
-    c = math.sqrt(max(0.0, 1.0 - w / (m * v))) if v > 0.0 else 0.0
-    flat = resid.ravel()
-    out = np.empty(resamples)
-    done = 0
-    for size in _chunks(resamples, k * m):
-        tasks = rng.integers(0, k, size=(size, k))
-        value = grand + c * (means[tasks] - grand)
-        if m > 1 and w > 0.0:
-            attempts = rng.integers(0, m, size=(size, k, m))
-            value = value + np.take(flat, (tasks * m)[..., None] + attempts).sum(axis=2) / m
-        out[done:done + size] = value.mean(axis=1)
-        done += size
-    return grand + (math.sqrt(k / (k - 1)) if k > 1 else 0.0) * (out - grand)
+    def inverse(h: float) -> float:
+        return (math.copysign(abs(1.0 + 3.0 * a * (h - b)) ** (1.0 / 3.0), 1.0 + 3.0 * a * (h - b)) - 1.0) / a \
+            if abs(a) > 1e-12 else h - b
+
+    se = math.sqrt(v)
+    return Interval(r - se * inverse(q), r - se * inverse(-q), "skew_corrected_t")
 
 
-def satterthwaite_df(variances: Sequence[float], dfs: Sequence[float]) -> float:
-    """Welch-Satterthwaite degrees of freedom of a sum of independent parts with the given variances
-    and degrees of freedom: ``(sum v)^2 / sum(v^2 / df)``."""
-    v = np.asarray(variances, dtype=float)
-    d = np.asarray(dfs, dtype=float)
-    top = float(v.sum()) ** 2
-    bottom = float((v * v / d).sum())
-    return top / bottom if bottom > 0.0 else float(d.min())
+def ratio_interval(num, den, *, bounded: bool = True, level: float = LEVEL, unit: str = "unit") -> Interval:
+    """The interval of ``R = sum num / sum den`` over independent units (one method, chosen here):
+    ``exact_mid_p`` for one 0/1 outcome per unit, :func:`cluster_wilson` for other values in [0, 1]
+    (``bounded``), :func:`skew_corrected_t` for unbounded values. Units with ``den`` 0 are left out.
+    Raises :class:`NoInterval` below the calibrated number of units (``unit`` names them)."""
+    num, den = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
+    keep = den > 0
+    num, den = num[keep], den[keep]
+    g = int(num.size)
+    if g == 0:
+        raise NoInterval("no items")
+    if not bounded:
+        if g < MIN_UNITS_UNBOUNDED:
+            raise _too_few(g, MIN_UNITS_UNBOUNDED, unit, " (its values have no upper bound, so a few can hide a long tail)")
+        return skew_corrected_t(num, den, level=level)
+    if g < MIN_UNITS_BOUNDED:
+        raise _too_few(g, MIN_UNITS_BOUNDED, unit)
+    if np.all(den == 1.0) and np.all((num == 0.0) | (num == 1.0)):
+        low, high = mid_p(int(num.sum()), g, level)
+        return Interval(low, high, "exact_mid_p")
+    return cluster_wilson(num, den, level=level)
 
 
-def stratified_bootstrap(strata: Sequence[np.ndarray], weights: Sequence[float], *, resamples: int,
-                         rng: np.random.Generator, level: float = LEVEL,
-                         bounds: tuple[float | None, float | None] = (None, None)) -> tuple[float, float]:
-    """Bootstrap interval of ``sum_s weight_s x mean over the tasks of stratum s of the task's mean``
-    (the TCSExam index: strata are tracks, weights 30/30/30/10; one stratum and weight 1 is a
-    track mean). ``strata[s]`` is a k_s x m_s array of attempt scores.
+def item_interval(values, clusters: Iterable[Hashable] | None = None, *, bounded: bool = True,
+                  level: float = LEVEL, unit: str = "unit") -> Interval:
+    """:func:`ratio_interval` of the mean of ``values``, whose items form units by ``clusters``."""
+    num, den = units_of(values, clusters)
+    return ratio_interval(num, den, bounded=bounded, level=level, unit=unit)
 
-    Each stratum is resampled on its own (:func:`two_stage_replicates`), so every resample keeps
-    the weights and the number of tasks per stratum; the interval reads the replicates of the
-    weighted sum at the t level of the Welch-Satterthwaite degrees of freedom of the strata.
-    """
-    if not strata:
-        raise NoInterval("no stratum")
-    for x in strata:
-        if np.asarray(x).shape[0] < 2:
-            raise NoInterval("a track has one task: the spread between its tasks cannot be estimated")
-    reps = np.zeros(resamples)
-    estimate = 0.0
-    variances, dfs = [], []
-    for x, wt in zip(strata, weights, strict=True):
-        arr = np.asarray(x, dtype=float)
-        r = two_stage_replicates(arr, resamples=resamples, rng=rng)
-        reps += wt * r
-        estimate += wt * float(arr.mean(axis=1).mean())
-        variances.append(float(np.var(wt * r)))
-        dfs.append(arr.shape[0] - 1)
-    return _t_percentile(reps, estimate, df=satterthwaite_df(variances, dfs), level=level, bounds=bounds)
+
+def mover(estimates: Sequence[float], intervals: Sequence[Interval], weights: Sequence[float]) -> Interval:
+    """Interval of ``sum w_i m_i`` from each mean's own interval ``[l_i, u_i]`` (independent means), by the
+    method of variance estimates recovery (Zou and Donner 2008): ``L = S - sqrt(sum w_i^2 (m_i - l_i)^2)``,
+    ``U = S + sqrt(sum w_i^2 (u_i - m_i)^2)`` (weights >= 0)."""
+    m = np.asarray(estimates, dtype=float)
+    w = np.asarray(weights, dtype=float)
+    lo = np.array([i.low for i in intervals])
+    hi = np.array([i.high for i in intervals])
+    s = float(np.sum(w * m))
+    return Interval(s - math.sqrt(float(np.sum((w * (m - lo)) ** 2))),
+                    s + math.sqrt(float(np.sum((w * (hi - m)) ** 2))), "mover")

@@ -3,8 +3,12 @@
 Every output records how it was made (:mod:`benchscore.common.provenance`: ``command``,
 ``arguments`` with each input's name and sha256, ``created_at``). Verifying an output:
 
-1. asks the domains whether its kind can be recomputed at all (a hook per domain: an output of a
-   live model call cannot, and says why);
+1. tells its kind from its format alone (the top-level fields it holds, never the command or
+   metric id it records: each domain lists its kinds, :class:`Kind`). A kind written from live
+   model calls or measured runs cannot be recomputed, and says why (exit 0). An output of a
+   recomputable kind whose recorded command is missing or another kind's, or whose metric id is
+   not its kind's, cannot be verified (exit 1, naming the field): a recorded field can never turn
+   verification off;
 2. finds every input by its sha256: at its recorded path relative to the output, beside the output,
    under the ``--search`` folders (and the folder being verified), then in benchscore's own bundled
    data; an input found under another name is given to the command under its recorded name;
@@ -14,8 +18,10 @@ Every output records how it was made (:mod:`benchscore.common.provenance`: ``com
    compared: the ``path`` of an input in ``arguments``).
 
 Outcomes: ``reproduced`` (N values), ``differs`` (every differing JSON path with both values),
-``missing input`` (role, name and sha256), ``not recomputable`` (why), ``failed`` (the command
-refused the inputs). One invocation that wrote several outputs (a build folder) runs once.
+``missing input`` (role, name and sha256), ``not recomputable`` (why), ``cannot be verified`` (why),
+``failed`` (the command refused the inputs). One invocation that wrote several outputs (a build
+folder) runs once. An output written by another benchscore version is compared on every value but
+``provenance.benchscore_version``, and the outcome names both versions.
 """
 
 from __future__ import annotations
@@ -40,11 +46,32 @@ from .readers import loads_json, read_json_bytes
 
 #: where benchscore's bundled data lives (the package folder): inputs named there are found there
 PACKAGE = Path(__file__).resolve().parents[1]
-REPRODUCED, DIFFERS, MISSING, NOT_RECOMPUTABLE, FAILED, SKIPPED = (
-    "reproduced", "differs", "missing input", "not recomputable", "failed", "skipped")
-EXIT = {REPRODUCED: 0, NOT_RECOMPUTABLE: 0, SKIPPED: 0, DIFFERS: 1, MISSING: 2, FAILED: 2}
+REPRODUCED, DIFFERS, MISSING, NOT_RECOMPUTABLE, UNVERIFIABLE, FAILED, SKIPPED = (
+    "reproduced", "differs", "missing input", "not recomputable", "cannot be verified", "failed", "skipped")
+EXIT = {REPRODUCED: 0, NOT_RECOMPUTABLE: 0, SKIPPED: 0, DIFFERS: 1, UNVERIFIABLE: 1, MISSING: 2, FAILED: 2}
+#: the provenance field that names the benchscore version (compared apart from the rest)
+VERSION = "benchscore_version"
 
-Refusal = Callable[[dict[str, Any]], "str | None"]
+
+@dataclass(frozen=True)
+class Kind:
+    """A kind of output, told apart by its format: ``fields`` are top-level fields an output of this
+    kind always holds (the kind with the most of them wins when several match). ``metric`` says
+    whether a metric id belongs to the kind (its description: ``metric_ids``); ``commands`` are the
+    commands that write it; ``live`` says why it cannot be recomputed (None: it can)."""
+
+    name: str
+    fields: frozenset[str]
+    metric: Callable[[str], bool]
+    metric_ids: str
+    commands: tuple[str, ...] = ()
+    live: str | None = None
+
+
+def kind_of(doc: dict[str, Any], kinds: Sequence[Kind]) -> Kind | None:
+    """The kind whose fields ``doc`` holds (the most specific), or None."""
+    held = [k for k in kinds if k.fields <= doc.keys()]
+    return max(held, key=lambda k: len(k.fields)) if held else None
 
 
 @dataclass
@@ -185,12 +212,12 @@ class _Run:
 
 
 class Verifier:
-    """Verifies outputs; ``root`` is the umbrella click group (``benchscore``), ``refusals`` the
-    domains' hooks (``provenance -> reason | None``)."""
+    """Verifies outputs; ``root`` is the umbrella click group (``benchscore``), ``kinds`` every kind of
+    output (each domain's :class:`Kind` list)."""
 
-    def __init__(self, root: Any, refusals: Sequence[Refusal], search: Sequence[Path]) -> None:
+    def __init__(self, root: Any, kinds: Sequence[Kind], search: Sequence[Path]) -> None:
         self.root = root
-        self.refusals = list(refusals)
+        self.kinds = list(kinds)
         self.finder = Finder([*search, PACKAGE])
         self.tmp = Path(tempfile.mkdtemp(prefix="benchscore-verify-"))
         self.runs: dict[bytes, _Run] = {}
@@ -218,14 +245,25 @@ class Verifier:
             if not explicit:
                 return Outcome(path, SKIPPED, "no provenance")
             raise BadInput("has no provenance block: not an output of benchscore", source=path)
-        for refusal in self.refusals:
-            why = refusal(prov)
-            if why is not None:
-                return Outcome(path, NOT_RECOMPUTABLE, why)
+        kind = kind_of(doc, self.kinds)
+        if kind is None:
+            return Outcome(path, UNVERIFIABLE, "cannot be verified: its fields match no kind of output benchscore "
+                                               "writes (" + ", ".join(sorted(doc)[:6]) + ")")
+        if kind.live is not None:
+            return Outcome(path, NOT_RECOMPUTABLE, kind.live)
         command, arguments, created = prov.get("command"), prov.get("arguments"), prov.get("created_at")
-        if not isinstance(command, str) or not isinstance(arguments, dict) or not isinstance(created, str):
-            return Outcome(path, NOT_RECOMPUTABLE, "its provenance records no command to re-run (written before "
-                                                   "benchscore recorded one, or by a step that records none)")
+        metric = prov.get("metric_id")
+        if not isinstance(metric, str) or not kind.metric(metric):
+            return Outcome(path, UNVERIFIABLE, f"cannot be verified: provenance.metric_id is {metric!r}, but this is "
+                                               f"a {kind.name} (metric id {kind.metric_ids})")
+        if command not in kind.commands:
+            said = "missing" if command is None else repr(command)
+            return Outcome(path, UNVERIFIABLE, f"cannot be verified: provenance.command is {said}, but a {kind.name} "
+                                               f"is written by {' or '.join(kind.commands)}")
+        if not isinstance(arguments, dict) or not isinstance(created, str):
+            field_name = "arguments" if not isinstance(arguments, dict) else "created_at"
+            return Outcome(path, UNVERIFIABLE, f"cannot be verified: provenance.{field_name} is missing or not "
+                                               "what the command recorded")
         words = command.split()
         cmd = self._command(words[1:])
         if cmd is None:
@@ -248,10 +286,16 @@ class Verifier:
                            differences=[("$", "<this file>", "<absent>")])
         mine = _without_locations(doc)
         theirs = _without_locations(orjson.loads(recomputed.read_bytes()))
+        versions = ""
+        written, now = mine["provenance"].get(VERSION), theirs["provenance"].get(VERSION)
+        if written != now:
+            versions = f" (written by benchscore {written}, recomputed with {now}: every other value compared)"
+            theirs = {**theirs, "provenance": {**theirs["provenance"], VERSION: written}}
         diff = differences(mine, theirs)
         if diff:
-            return Outcome(path, DIFFERS, f"{len(diff)} value(s) differ from a re-run of {command}", differences=diff)
-        return Outcome(path, REPRODUCED, f"reproduced: {_leaves(mine)} values", values=_leaves(mine))
+            return Outcome(path, DIFFERS, f"{len(diff)} value(s) differ from a re-run of {command}{versions}",
+                           differences=diff)
+        return Outcome(path, REPRODUCED, f"reproduced: {_leaves(mine)} values{versions}", values=_leaves(mine))
 
     def _command(self, words: list[str]) -> Any:
         import click

@@ -84,23 +84,18 @@ SCORE_PHASES = ("reading the contract", "reading repetitions", "scoring", "writi
 
 def run_score(contract_path: Path, repetitions_path: Path, output: Path,
               deviations_path: Path | None = None, verdicts_path: Path | None = None,
-              on_phase: Callable[[str], None] | None = None, *, ci_seed: int | None = None,
-              ci_resamples: int | None = None) -> dict[str, Any]:
-    """Read, validate, score and write; returns the output dict. ``on_phase`` hears each of SCORE_PHASES.
-    ``ci_seed`` / ``ci_resamples``: the bootstrap of the intervals (default: benchscore.common.stats's)."""
-    from benchscore.common.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
-
+              on_phase: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Read, validate, score and write; returns the output dict. ``on_phase`` hears each of SCORE_PHASES."""
     from .records import no_gc
 
     with no_gc():
         return _run_score(contract_path, repetitions_path, output, deviations_path, verdicts_path,
-                          on_phase or (lambda phase: None), DEFAULT_SEED if ci_seed is None else ci_seed,
-                          DEFAULT_RESAMPLES if ci_resamples is None else ci_resamples)
+                          on_phase or (lambda phase: None))
 
 
 def _run_score(contract_path: Path, repetitions_path: Path, output: Path,
                deviations_path: Path | None, verdicts_path: Path | None,
-               on_phase: Callable[[str], None], ci_seed: int, ci_resamples: int) -> dict[str, Any]:
+               on_phase: Callable[[str], None]) -> dict[str, Any]:
     from benchscore.common.atomic import atomic_write_json
     from benchscore.common.provenance import provenance
     from benchscore.common.stats import LEVEL
@@ -124,7 +119,7 @@ def _run_score(contract_path: Path, repetitions_path: Path, output: Path,
     if deviations_path is not None:
         inputs["deviations"] = deviations_path
     on_phase(SCORE_PHASES[2])
-    result = score_all(loaded.contract.cases, reps.records, judge_failed, ci_seed=ci_seed, ci_resamples=ci_resamples)
+    result = score_all(loaded.contract.cases, reps.records, judge_failed)
     on_phase(SCORE_PHASES[3])
     c = loaded.contract
     policy = c.calibration_policy.model_dump(mode="json") if c.calibration_policy else None
@@ -136,7 +131,7 @@ def _run_score(contract_path: Path, repetitions_path: Path, output: Path,
         "deviations": deviations,
         "method": {**METHOD, "calibration_policy": policy},
         "provenance": provenance(_metric_id(c, "score"), inputs, extra={
-            **(_sources(reps.records) or {}), "intervals": {"level": LEVEL, "seed": ci_seed, "resamples": ci_resamples}}),
+            **(_sources(reps.records) or {}), "intervals": {"level": LEVEL}}),
     }
     atomic_write_json(output, out)
     return out
@@ -232,13 +227,9 @@ _quiet = click.option("--quiet", is_flag=True, help="Print nothing on success.")
 @click.option("--deviations", type=_file, help="Methodology deviations JSON, carried into the report unchanged.")
 @click.option("--verdicts", type=_file, help="Verdicts JSON written by `mira judge` to merge in.")
 @click.option("--output", required=True, type=_file, help="Score JSON to write.")
-@click.option("--ci-seed", type=int, default=None,
-              help="Seed of the bootstrap behind the 95 % intervals (default 16; recorded in provenance).")
-@click.option("--ci-resamples", type=click.IntRange(min=100), default=None,
-              help="Bootstrap resamples behind the 95 % intervals (default 2000; recorded in provenance).")
 @_quiet
 def score(contract: Path, repetitions: Path, deviations: Path | None, verdicts: Path | None, output: Path,
-          ci_seed: int | None, ci_resamples: int | None, quiet: bool) -> None:
+          quiet: bool) -> None:
     """Score repetitions against a contract: per repetition, per case and overall, each number with its derivation.
 
     Prints every number of the score (aggregates, cases, repetitions, what is missing, deviations);
@@ -254,8 +245,7 @@ def score(contract: Path, repetitions: Path, deviations: Path | None, verdicts: 
                 bar.advance(task)
             bar.update(task, description=phase)
 
-        out = run_score(contract, repetitions, output, deviations, verdicts, on_phase, ci_seed=ci_seed,
-                        ci_resamples=ci_resamples)
+        out = run_score(contract, repetitions, output, deviations, verdicts, on_phase)
         bar.advance(task)
     if not quiet:
         from .terminal import print_score
@@ -519,12 +509,27 @@ def demo_summary(out_dir: Path) -> list[tuple[str, str, str, str]]:
     return rows
 
 
-def recompute_refusal(provenance: dict[str, Any]) -> str | None:
-    """Why a mira output cannot be recomputed from its files (``benchscore verify``), or None."""
-    if str(provenance.get("metric_id", "")).startswith("mira:judge/") or provenance.get("command") == "benchscore mira judge":
-        return ("mira judge asks a live model for each verdict: they are not a function of its input files "
-                "(a score computed from the verdicts file can be verified)")
-    return None
+def verify_kinds() -> list[Any]:
+    """The kinds of mira output, told apart by their fields (``benchscore verify``)."""
+    from benchscore.common.verify import Kind
+
+    def mira(suffix: str) -> Any:
+        return lambda m: m.startswith("mira:") and m.endswith(suffix)
+
+    return [
+        Kind("mira score", frozenset({"cases", "repetitions", "overall", "formulas", "missing"}), mira("/score"),
+             "mira:ID@VERSION/score", ("benchscore mira score",)),
+        Kind("mira public projection", frozenset({"cases", "overall", "method", "status", "contract_sha256"}),
+             mira("/public"), "mira:ID@VERSION/public", ("benchscore mira project",)),
+        Kind("mira calibrated contract", frozenset({"calibration_policy", "cases", "benchmark_id", "contract_version"}),
+             mira("/calibrate"), "mira:ID@VERSION/calibrate", ("benchscore mira calibrate",)),
+        Kind("mira judge packet index", frozenset({"contract_sha256", "packets"}), mira("/judge-packets"),
+             "mira:ID@VERSION/judge-packets", ("benchscore mira judge-packets",)),
+        Kind("mira judge verdicts", frozenset({"model", "verdicts"}), lambda m: m.startswith("mira:judge/"),
+             "mira:judge/MODEL", ("benchscore mira judge",),
+             live="mira judge asks a live model for each verdict: they are not a function of its input files "
+                  "(a score computed from the verdicts file can be verified)"),
+    ]
 
 
-__all__ = ["FORMATS", "demo", "group", "recompute_refusal", "run_calibrate", "run_from_inspect", "run_score"]
+__all__ = ["FORMATS", "demo", "group", "run_calibrate", "run_from_inspect", "run_score", "verify_kinds"]

@@ -33,12 +33,18 @@ def entries(doc: Any, label: str) -> list[Entry] | None:
             out[c["case_id"]] = (float(num), float(len(used)))
         return out
 
-    metrics = [Metric("task_success", overall["task_success"]["value"], pooled("official_task_success")),
-               Metric("reliability", overall["reliability"]["value"], pooled("pass"), scale=100.0)]
+    def ci(name: str) -> dict[str, Any]:
+        return {"ci95": overall[name].get("ci95"), "ci_reason": overall[name].get("ci_reason")}
+
+    metrics = [Metric("task_success", overall["task_success"]["value"], pooled("official_task_success"),
+                      bounds=(0.0, 1.0), **ci("task_success")),
+               Metric("reliability", overall["reliability"]["value"], pooled("pass"), scale=100.0,
+                      bounds=(0.0, 100.0), **ci("reliability"))]
     for name in ("pass_at_1", "stable_at_3", "complete_at_3"):
         per_case = {c["case_id"]: (1.0 if c["metrics"][name]["value"] else 0.0, 1.0) for c in cases
                     if c["metrics"][name]["value"] is not None}
-        metrics.append(Metric(name, overall[name]["value"], per_case, binary=True, scale=100.0))
+        metrics.append(Metric(name, overall[name]["value"], per_case, binary=True, scale=100.0,
+                              bounds=(0.0, 100.0), **ci(name)))
     for m in metrics:
         if m.value is None:
             m.null_reason = why or "undefined in a case"

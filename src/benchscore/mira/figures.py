@@ -114,10 +114,12 @@ def summary_rows(out: Output) -> list[html.SummaryRow]:
     """The summary table's row of a mira score or public projection (the report's hook)."""
     doc = out.doc
     overall = doc.get("overall") or {}
+    public_intervals = ((doc.get("intervals") or {}).get("overall") or {}) if out.kind == "public" else {}
 
     def head(key: str, name: str, unit: str = "") -> html.Headline:
         v = overall.get(key)
-        return html.Headline(name, _value(v), unit, v if isinstance(v, dict) and "ci_method" in v else None)
+        rec = v if isinstance(v, dict) and "ci_method" in v else public_intervals.get(key)
+        return html.Headline(name, _value(v), unit, rec)
 
     missing = "; ".join(f"case {m.get('case_id')}: {m.get('missing')}" for m in doc.get("missing") or [])
     devs = doc.get("deviations") or []

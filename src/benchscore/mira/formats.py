@@ -462,8 +462,9 @@ class Metric(Format):
     derivation: Derivation
     ci95: list[float] | None = Field(
         None, min_length=2, max_length=2, description="95 % interval of the value (overall headline metrics only); see docs/statistics.md")
-    ci_method: Literal["cluster_bootstrap", "wilson"] | None = Field(
-        None, description="cluster_bootstrap: resampling whole cases; wilson: a proportion of cases")
+    ci_method: Literal["exact_mid_p", "cluster_wilson", "units_wilson"] | None = Field(
+        None, description="exact_mid_p: a share of cases; cluster_wilson / units_wilson: a ratio pooled over cases "
+                          "(docs/statistics.md)")
     ci_reason: str | None = Field(None, description="why ci95 is null")
 
 
@@ -580,6 +581,14 @@ class PublicCase(Format):
     repetitions: list[PublicRepetition]
 
 
+class PublicInterval(Format):
+    """The interval of one public number, copied from the score."""
+
+    ci95: list[float] | None = Field(min_length=2, max_length=2)
+    ci_method: Literal["exact_mid_p", "cluster_wilson", "units_wilson"]
+    ci_reason: str | None = None
+
+
 class PublicProjection(Format):
     """The public projection: only allowlisted fields of a score (seed "隐藏数据边界")."""
 
@@ -589,6 +598,8 @@ class PublicProjection(Format):
     status: Literal["complete", "incomplete"]
     overall: dict[str, float | int | bool | None]
     diagnostic_untimed: dict[str, float | int | bool | None]
+    intervals: dict[Literal["overall", "diagnostic_untimed"], dict[str, PublicInterval]] = Field(
+        description="the 95 % interval beside each overall number that has one, as in the score (docs/statistics.md)")
     cases: list[PublicCase]
     deviations: list[Deviation]
     method: dict[str, Any]

@@ -4,9 +4,10 @@ The repetitions of one case share its task, its fixtures and its difficulty, so 
 independent; cases are. Every interval therefore takes the case as the unit:
 
 - Task Success, Reliability (and the diagnostic untimed Task Success) pool the used repetitions of
-  every formal case: ``cluster_bootstrap`` over cases (a resample draws whole cases, with all
-  their repetitions);
-- Pass@1, Stable@3, Complete@3 are percentages of cases, one 0/1 outcome per case: ``wilson``.
+  every formal case: the ratio over cases (numerator and repetitions per case) by
+  :func:`benchscore.common.stats.ratio_interval` (``cluster_wilson``, or ``units_wilson`` when too few
+  cases pass or fail to estimate their spread);
+- Pass@1, Stable@3, Complete@3 are percentages of cases, one 0/1 outcome per case: ``exact_mid_p``.
 
 An interval is written only where its number is (the score is complete for the scoring class);
 otherwise it is null with the reason.
@@ -50,8 +51,7 @@ def _pooled(mine: list[dict[str, Any]], field: str) -> tuple[list[float], list[f
     return num, den
 
 
-def add_intervals(metrics: dict[str, dict[str, Any]], case_results: list[dict[str, Any]], scoring_class: str,
-                  *, seed: int, resamples: int) -> None:
+def add_intervals(metrics: dict[str, dict[str, Any]], case_results: list[dict[str, Any]], scoring_class: str) -> None:
     """Add ``ci95`` and ``ci_method`` (and ``ci_reason`` when null) to the headline metrics of one
     aggregate (``overall`` or ``diagnostic_untimed``), in place. ``case_results`` still carry
     each case's ``_used`` repetitions (:func:`benchscore.mira.scoring.score_cases`)."""
@@ -59,19 +59,18 @@ def add_intervals(metrics: dict[str, dict[str, Any]], case_results: list[dict[st
     for name, metric in metrics.items():
         if name in _POOLED:
             field, scale = _POOLED[name]
-            method = "cluster_bootstrap"
+            method = "cluster_wilson"
 
-            def compute(field: str = field, name: str = name) -> tuple[float, float]:
+            def compute(field: str = field) -> S.Interval:
                 num, den = _pooled(mine, field)
-                return S.cluster_bootstrap(num, den, resamples=resamples, rng=S.rng_for(seed, f"{scoring_class}.{name}"),
-                                           bounds=(0.0, 1.0), unit=UNIT)
+                return S.ratio_interval(num, den, unit=UNIT)
         elif name in _PER_CASE:
-            scale, method = 100.0, "wilson"
+            scale, method = 100.0, "exact_mid_p"
 
-            def compute(name: str = name) -> tuple[float, float]:
-                values = [c["metrics"][name]["value"] for c in mine]
-                return S.wilson(sum(bool(v) for v in values), len(values))
+            def compute(name: str = name) -> S.Interval:
+                values = [1.0 if c["metrics"][name]["value"] else 0.0 for c in mine]
+                return S.ratio_interval(values, [1.0] * len(values), unit=UNIT)
         else:
             continue
         unavailable = _why_null(mine, name) if metric["value"] is None else None
-        metric.update(S.beside(method, compute, scale=scale, unavailable=unavailable))
+        metric.update(S.beside(compute, scale=scale, unavailable=unavailable, method=method))

@@ -1,7 +1,8 @@
 """The public projection of a score (seed "隐藏数据边界"), built from an allowlist.
 
 Only these leave: the user-visible prompt, intent, difficulty, timing status, scorer ownership
-weights (criterion id, weight, scorer), sanitized results (metric values and the counts behind them;
+weights (criterion id, weight, scorer), sanitized results (metric values and the counts behind them,
+the 95 % intervals of the overall numbers;
 per-repetition mode, whether its case counted it, status, timing credit, official or untimed task
 success and whether it needed task-solving help), experiment identity (benchmark id, contract
 version and sha256), method notes and the deviations, unchanged. Nothing is copied wholesale,
@@ -18,6 +19,12 @@ from .formats import ScoreOutput
 
 def _values(metrics: dict[str, Any]) -> dict[str, Any]:
     return {name: m.value for name, m in metrics.items()}
+
+
+def _intervals(metrics: dict[str, Any]) -> dict[str, Any]:
+    """The 95 % interval of each public number that has one (``ci95``, ``ci_method``, ``ci_reason``)."""
+    return {name: {"ci95": m.ci95, "ci_method": m.ci_method, **({"ci_reason": m.ci_reason} if m.ci_reason else {})}
+            for name, m in metrics.items() if m.ci_method is not None}
 
 
 def timing_status(scoring_class: str, t_soft_s: float | None) -> str:
@@ -73,6 +80,7 @@ def project(score: ScoreOutput, deviations: list[dict[str, Any]] | None = None) 
         "status": score.status,
         "overall": _values(score.overall),
         "diagnostic_untimed": _values(score.diagnostic_untimed),
+        "intervals": {"overall": _intervals(score.overall), "diagnostic_untimed": _intervals(score.diagnostic_untimed)},
         "cases": cases,
         "deviations": deviations if deviations is not None else [d.model_dump(mode="json") for d in score.deviations],
         "method": method,

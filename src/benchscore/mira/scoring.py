@@ -16,8 +16,6 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from benchscore.common.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
-
 from .formats import Case
 from .formulas import (
     TIMING_BANDS,
@@ -517,18 +515,16 @@ def _aggregate(case_results: list[dict[str, Any]], scoring_class: str) -> tuple[
 
 
 def score(cases: list[Case], records: list[dict[str, Any]],
-          judge_failed: dict[tuple[str, int, str], str] | None = None, *,
-          ci_seed: int = DEFAULT_SEED, ci_resamples: int = DEFAULT_RESAMPLES) -> dict[str, Any]:
+          judge_failed: dict[tuple[str, int, str], str] | None = None) -> dict[str, Any]:
     """The whole score (without identity, deviations and provenance, which the caller adds); the
-    overall headline metrics carry their 95 % intervals (:mod:`benchscore.mira.intervals`,
-    bootstrap seed ``ci_seed`` and ``ci_resamples`` resamples)."""
+    overall headline metrics carry their 95 % intervals (:mod:`benchscore.mira.intervals`)."""
     case_map = {c.case_id: c for c in cases}
     reps = score_repetitions(case_map, records, judge_failed)
     case_results = score_cases(cases, reps)
     overall, overall_derivation = _aggregate(case_results, "automated_scored")
     diagnostic, diagnostic_derivation = _aggregate(case_results, "diagnostic_untimed")
-    add_intervals(overall, case_results, "automated_scored", seed=ci_seed, resamples=ci_resamples)
-    add_intervals(diagnostic, case_results, "diagnostic_untimed", seed=ci_seed, resamples=ci_resamples)
+    add_intervals(overall, case_results, "automated_scored")
+    add_intervals(diagnostic, case_results, "diagnostic_untimed")
     missing = [
         {"case_id": c["case_id"], "scoring_class": c["scoring_class"], "planned_repetitions": c["planned_repetitions"],
          "valid_comparable_repetition_count": c["valid_comparable_repetition_count"], "missing": c["missing"]}

@@ -657,9 +657,25 @@ def demo(out_dir: Path) -> None:
             _evaluate(task, (ds,), pred, output)
 
 
-def recompute_refusal(provenance: dict[str, Any]) -> str | None:
-    """Why an rxn output cannot be recomputed from its files (``benchscore verify``), or None."""
-    if provenance.get("metric_id") == "rxn-predict" or provenance.get("command") == "benchscore rxn predict":
-        return ("rxn predict asks a live model: its answers are not a function of its input files (the "
-                "evaluations of its prediction file can be verified)")
-    return None
+def verify_kinds() -> list[Any]:
+    """The kinds of rxn output, told apart by their fields (``benchscore verify``)."""
+    from benchscore.common.verify import Kind
+
+    def testset(m: str) -> bool:
+        return m in ("rxn-testsetV6-multiple_choice", "rxn-testsetV6-fill_in_blank")
+
+    return [
+        Kind("rxn evaluation", frozenset({"task", "per_dataset", "overall", "per_sample"}), testset,
+             "rxn-testsetV6-multiple_choice or rxn-testsetV6-fill_in_blank",
+             ("benchscore rxn eval-mc", "benchscore rxn eval-fib")),
+        Kind("rxn question set", frozenset({"format", "question_type", "samples"}), testset,
+             "rxn-testsetV6-multiple_choice or rxn-testsetV6-fill_in_blank",
+             ("benchscore rxn build-mc", "benchscore rxn build-fib")),
+        Kind("rxn condition tables", frozenset({"format", "tables"}),
+             lambda m: m in ("rxn-convert-csv", "rxn-convert-currybo"), "rxn-convert-csv or rxn-convert-currybo",
+             ("benchscore rxn convert-csv", "benchscore rxn convert-currybo")),
+        Kind("rxn predict audit", frozenset({"format", "prediction_file", "summary", "runs", "calls"}),
+             lambda m: m == "rxn-predict", "rxn-predict", ("benchscore rxn predict",),
+             live="rxn predict asks a live model: its answers are not a function of its input files (the "
+                  "evaluations of its prediction file can be verified)"),
+    ]

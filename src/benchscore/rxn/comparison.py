@@ -32,18 +32,25 @@ def entries(doc: Any, label: str) -> list[Entry] | None:
         sources = None
         same = {"metric id": metric_id, "datasets (sha256)": sorted(roles)}
     overall = doc["overall"]
+    own = ((doc.get("intervals") or {}).get("overall") or {}) if isinstance(doc.get("intervals"), dict) else {}
+
+    def ci(name: str) -> dict[str, Any]:
+        rec = own.get(name) or {}
+        return {"ci95": rec.get("ci95"), "ci_reason": rec.get("ci_reason")}
+
     rel: dict[str, tuple[float, float]] = {}
     for r in records:
         rel[r["id"]] = (0.0, 0.0) if r["relative_score"] is None else (float(r["relative_score"]), 1.0)
-    metrics = [Metric("avg_relative_score", overall.get("avg_relative_score"), rel, clusters=tables, sources=sources)]
+    metrics = [Metric("avg_relative_score", overall.get("avg_relative_score"), rel, clusters=tables, sources=sources,
+                      bounds=(0.0, 1.0), **ci("avg_relative_score"))]
     if task == "multiple_choice":
         hits = {r["id"]: (1.0 if r.get("exact_match") else 0.0, 1.0) for r in records}
         metrics.append(Metric("exact_match_accuracy", overall.get("exact_match_accuracy"), hits, binary=True,
-                              clusters=tables, sources=sources))
+                              clusters=tables, sources=sources, bounds=(0.0, 1.0), **ci("exact_match_accuracy")))
     else:
         hits = {r["id"]: (1.0 if r["status"] == "scored" else 0.0, 1.0) for r in records}
         metrics.append(Metric("hit_rate", overall.get("hit_rate"), hits, binary=True, clusters=tables,
-                              sources=sources))
+                              sources=sources, bounds=(0.0, 1.0), **ci("hit_rate")))
     for m in metrics:
         if m.value is None:
             m.null_reason = "no sample to average"

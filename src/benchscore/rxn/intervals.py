@@ -5,10 +5,12 @@ outcomes, so they are not independent: a model that understands one table tends 
 questions well. Every interval therefore treats the condition table (``meta.source.table_id``, unique in a build; written
 beside each per-sample record as ``table_id``) as the unit of independence:
 
-- ``avg_relative_score`` and ``avg_yield_ratio``: ``cluster_t`` (the mean with a cluster-robust
-  standard error, clusters = condition tables), over the samples the metric averages;
-- ``exact_match_accuracy`` and ``hit_rate``: ``wilson`` when every table gives one question, else
-  ``cluster_t`` on the 0/1 outcomes.
+- ``avg_relative_score`` (in [0, 1]), ``exact_match_accuracy`` and ``hit_rate`` (0/1 outcomes):
+  :func:`benchscore.common.stats.item_interval` with the tables as units (``exact_mid_p`` when every
+  table gives one question, else ``cluster_wilson``, or ``units_wilson`` when too few tables hold a
+  success or a failure to estimate their spread);
+- ``avg_yield_ratio`` (a chosen yield over the best condition's yield: it can exceed 1): the
+  ``skew_corrected_t`` interval from 20 tables on, else none.
 
 The per-sample outcomes come from :mod:`benchscore.rxn.metrics` (the records the metrics sum up),
 so an interval always describes exactly the number beside it.
@@ -31,18 +33,15 @@ def _tables(samples: list[dict[str, Any]]) -> list[str]:
     return [s["meta"]["source"]["table_id"] for s in samples]
 
 
-def _mean(values: list[float], tables: list[str], upper: float | None) -> dict[str, Any]:
+def _mean(values: list[float], tables: list[str], bounded: bool) -> dict[str, Any]:
     if not values:
-        return S.beside("cluster_t", None, unavailable=NO_SAMPLES)
-    return S.beside("cluster_t", lambda: S.cluster_t(values, tables, bounds=(0.0, upper), unit=UNIT))
+        return S.beside(None, unavailable=NO_SAMPLES, method="cluster_wilson" if bounded else "skew_corrected_t")
+    return S.beside(lambda: S.item_interval(values, tables, bounded=bounded, unit=UNIT),
+                    method="cluster_wilson" if bounded else "skew_corrected_t")
 
 
 def _proportion(hits: list[bool], tables: list[str]) -> dict[str, Any]:
-    if not hits:
-        return S.beside("wilson", None, unavailable=NO_SAMPLES)
-    if len(set(tables)) == len(tables):
-        return S.beside("wilson", lambda: S.wilson(sum(hits), len(hits)))
-    return S.beside("cluster_t", lambda: S.cluster_t([float(h) for h in hits], tables, bounds=(0.0, 1.0), unit=UNIT))
+    return _mean([float(h) for h in hits], tables, True)
 
 
 def multiple_choice(samples: list[dict[str, Any]], records: list[dict[str, Any]],
@@ -57,9 +56,9 @@ def multiple_choice(samples: list[dict[str, Any]], records: list[dict[str, Any]]
             ratios.append(metrics.multiple_choice_outcome(s, get(s["id"]))[3])
             ratio_tables.append(t)
     return {
-        "avg_relative_score": _mean([r["relative_score"] for r in records], tables, 1.0),
+        "avg_relative_score": _mean([r["relative_score"] for r in records], tables, True),
         "exact_match_accuracy": _proportion([r["exact_match"] for r in records], tables),
-        "avg_yield_ratio": _mean(ratios, ratio_tables, None),
+        "avg_yield_ratio": _mean(ratios, ratio_tables, False),
     }
 
 
@@ -69,7 +68,7 @@ def fill_in_blank(samples: list[dict[str, Any]], records: list[dict[str, Any]]) 
     tables = _tables(samples)
     kept = [(r["relative_score"], t) for r, t in zip(records, tables, strict=True) if r["status"] != metrics.UNHIT]
     return {
-        "avg_relative_score": _mean([v for v, _ in kept], [t for _, t in kept], 1.0),
+        "avg_relative_score": _mean([v for v, _ in kept], [t for _, t in kept], True),
         "hit_rate": _proportion([r["status"] == metrics.SCORED for r in records], tables),
     }
 

@@ -224,24 +224,30 @@ def demo_summary(out_dir: Path) -> list[tuple[str, str, str, str]]:
     return rows
 
 
-#: why each swarm output is evidence of a run, not a function of files (``benchscore verify``)
-_NOT_RECOMPUTABLE = {
-    "swarm.run": "a swarm run is concurrent agents on a store: its interleaving, leases and timings are not a "
-                 "function of its input files",
-    "swarm.audit": "swarm audit reads a run's ledger from a store, a database the output does not hash",
-    "swarm.L01": "swarm stress measures throughput and latency of a live run",
-    "swarm.L02": "swarm budget measures a live run against a token budget",
-}
+def verify_kinds() -> list[Any]:
+    """The kinds of swarm output, told apart by their fields (``benchscore verify``): each is evidence of
+    a run (concurrent agents on a store, measured), never a function of files."""
+    from benchscore.common.verify import Kind
 
-
-def recompute_refusal(provenance: dict[str, Any]) -> str | None:
-    """Why a swarm output cannot be recomputed from its files, or None."""
-    metric = str(provenance.get("metric_id", ""))
-    if metric in _NOT_RECOMPUTABLE:
-        return _NOT_RECOMPUTABLE[metric]
-    if metric.startswith("swarm.acceptance."):
-        live = "live" in str(provenance.get("gateway", ""))
-        return ("swarm accept runs agents against a store and a model gateway" + (
-            " (a live model: S07/S08 live answers cannot be recomputed)" if live else
-            " (replayed, but its timings and interleavings are measured, not computed)"))
-    return None
+    accept = ("swarm accept runs agents against a store and a model gateway: its timings and interleavings are "
+              "measured, not computed (and S07/S08 live answers come from a live model)")
+    return [
+        Kind("swarm run report", frozenset({"claims_here", "completions_here", "convergence"}),
+             lambda m: m == "swarm.run", "swarm.run", ("benchscore swarm run",),
+             live="a swarm run is concurrent agents on a store: its interleaving, leases and timings are not a "
+                  "function of its input files"),
+        Kind("swarm audit", frozenset({"chain_intact", "chain_breaks", "every_task_accounted_for"}),
+             lambda m: m == "swarm.audit", "swarm.audit", ("benchscore swarm audit",),
+             live="swarm audit reads a run's ledger from a store, a database the output does not hash"),
+        Kind("swarm L01 stress report", frozenset({"L01_PASS", "L01_verdict"}), lambda m: m == "swarm.L01",
+             "swarm.L01", ("benchscore swarm stress",), live="swarm stress measures throughput and latency of a live run"),
+        Kind("swarm L02 budget report", frozenset({"L02_PASS", "budget_utilization"}), lambda m: m == "swarm.L02",
+             "swarm.L02", ("benchscore swarm budget",), live="swarm budget measures a live run against a token budget"),
+        Kind("swarm acceptance matrix", frozenset({"matrix_id", "checks", "closed_loop"}),
+             lambda m: m.startswith("swarm.acceptance."), "swarm.acceptance.WHICH", ("benchscore swarm accept",),
+             live=accept),
+        Kind("swarm model IO record", frozenset({"records", "calls_issued"}), lambda m: m.startswith("swarm.acceptance."),
+             "swarm.acceptance.WHICH", ("benchscore swarm accept",), live=accept),
+        Kind("swarm acceptance scenario", frozenset({"checks", "verdict"}), lambda m: m.startswith("swarm.acceptance."),
+             "swarm.acceptance.WHICH", ("benchscore swarm accept",), live=accept),
+    ]

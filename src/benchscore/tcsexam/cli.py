@@ -263,18 +263,13 @@ def _print_solver_scores(task: str, done: list[tuple[Path, Path, dict]]) -> None
 )
 @click.option("--output", type=click.Path(dir_okay=False, path_type=Path), required=True,
               help="The index JSON to write (also when the result is incomplete: the exit code is then 1).")
-@click.option("--ci-seed", type=int, default=16, show_default=True,
-              help="Seed of the bootstrap behind the 95 % intervals (recorded in provenance).")
-@click.option("--ci-resamples", type=click.IntRange(min=100), default=2000, show_default=True,
-              help="Bootstrap resamples behind the 95 % intervals (recorded in provenance).")
 @data_dir_option
-def score_cmd(suite: str, attempts: Path, cohort: Path, output: Path, ci_seed: int, ci_resamples: int,
-              data_dir: Path | None) -> None:
+def score_cmd(suite: str, attempts: Path, cohort: Path, output: Path, data_dir: Path | None) -> None:
     """Compute the composite index 30P+30S+30C+10O for each model of a cohort, with 95 % intervals."""
     from .commands import score_file
 
     out = score_file(suite=_resolve_input(suite, "suite", data_dir, output), attempts=attempts, cohort=cohort,
-                     output=output, ci_seed=ci_seed, ci_resamples=ci_resamples)
+                     output=output)
     _print_index(out)
     print_line(f"status {out['status']} -> {output}")
     exit_for(out["status"])  # 0 complete; 1 provisional or incomplete (the output is written)
@@ -405,9 +400,22 @@ def demo_summary(out_dir: Path) -> list[tuple[str, str, str, str]]:
     return rows
 
 
-def recompute_refusal(provenance: dict[str, Any]) -> str | None:
-    """Every tcsexam output is a function of its files (``benchscore verify`` can recompute it)."""
-    return None
+def verify_kinds() -> list[Any]:
+    """The kinds of tcsexam output, told apart by their fields (``benchscore verify``); every one is a
+    function of its files."""
+    from benchscore.common.verify import Kind
+
+    from .formulas import METRIC_ID, SOLVER_METRIC_ID
+
+    return [
+        Kind("tcsexam index", frozenset({"models", "suite", "adoption_rule", "status"}), lambda m: m == METRIC_ID,
+             METRIC_ID, ("benchscore tcsexam score",)),
+        Kind("tcsexam solver score", frozenset({"instances", "relative_score", "reference_sha256"}),
+             lambda m: m == SOLVER_METRIC_ID, SOLVER_METRIC_ID, ("benchscore tcsexam solver-score",)),
+        Kind("tcsexam reference", frozenset({"reference_id", "scale_floors", "tasks", "unscored_reference_instances"}),
+             lambda m: m == "tcsexam-reference", "tcsexam-reference",
+             ("benchscore tcsexam reference build", "benchscore tcsexam reference merge")),
+    ]
 
 
 def main() -> None:

@@ -21,7 +21,7 @@ from benchscore.common.errors import BadInput
 from benchscore.common.provenance import provenance
 from benchscore.common.readers import loads_json, read_bytes, read_json_bytes, validate
 from benchscore.common.report import fmt
-from benchscore.common.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, LEVEL
+from benchscore.common.stats import LEVEL
 
 from .formats import Reference
 from .formulas import METRIC_ID
@@ -227,18 +227,16 @@ def _write_together(output_dir: Path, outputs: list[Path], results: list[SolverS
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def score_file(*, suite: Path, attempts: Path, cohort: Path, output: Path, ci_seed: int = DEFAULT_SEED,
-               ci_resamples: int = DEFAULT_RESAMPLES) -> dict:
-    """Read suite, cohort and attempts, compute the index (and its 95 % intervals: bootstrap seed
-    ``ci_seed``, ``ci_resamples`` resamples), write the output; returns it."""
+def score_file(*, suite: Path, attempts: Path, cohort: Path, output: Path) -> dict:
+    """Read suite, cohort and attempts, compute the index (and its 95 % intervals), write the output;
+    returns it."""
     manifest = load_suite(suite)
     plan = load_cohort(cohort)
     rows = read_attempts(attempts)
-    out = score_cohort(manifest, plan, rows, attempts_path=attempts, cohort_path=cohort, ci_seed=ci_seed,
-                       ci_resamples=ci_resamples)
+    out = score_cohort(manifest, plan, rows, attempts_path=attempts, cohort_path=cohort)
     evidence = out.pop("evidence_sha256")
     extra: dict = {"evidence": evidence} if evidence else {}
-    extra["intervals"] = {"level": LEVEL, "seed": ci_seed, "resamples": ci_resamples}
+    extra["intervals"] = {"level": LEVEL}
     out["provenance"] = provenance(
         METRIC_ID,
         {"suite": suite, "attempts": attempts, "cohort": cohort},

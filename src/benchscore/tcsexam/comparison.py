@@ -14,7 +14,11 @@ from typing import Any
 
 from benchscore.common.compare import Entry, Metric
 
-from .formulas import METRIC_ID, SOLVER_METRIC_ID, TRACKS, WEIGHTS
+from .formulas import METRIC_ID, SOLVER_METRIC_ID, TRACKS, UNBOUNDED_TRACKS, WEIGHTS
+
+
+#: tracks scored 0/1 per attempt (McNemar applies when every task holds one attempt)
+BINARY_TRACKS = frozenset({"theorem", "conjecture"})
 
 
 def _index_entries(doc: dict[str, Any], label: str) -> list[Entry]:
@@ -28,12 +32,20 @@ def _index_entries(doc: dict[str, Any], label: str) -> list[Entry]:
         strata = {f"{t}/{i}": t for t in TRACKS for i in res["task_means"][t]}
         complete = {k: (float(v), 1.0) for k, v in tasks.items() if v is not None}
         why = f"the result of {model} is {res['status']}"
+        own = res.get("intervals") or {}
+
+        def ci(rec: Any) -> dict[str, Any]:
+            rec = rec if isinstance(rec, dict) else {}
+            return {"ci95": rec.get("ci95"), "ci_reason": rec.get("ci_reason")}
+
         metrics = [Metric("index", res["index"], complete, strata=strata, weights=dict(WEIGHTS),
-                          null_reason=why)]
+                          null_reason=why, bounds=(0.0, None), **ci(own.get("index")))]
         for t in TRACKS:
             mine = {k: v for k, v in complete.items() if strata[k] == t}
-            metrics.append(Metric(f"track_means.{t}", res["track_means"][t], mine,
-                                  null_reason=f"a {t} task of {model} has no complete result"))
+            metrics.append(Metric(f"track_means.{t}", res["track_means"][t], mine, binary=t in BINARY_TRACKS,
+                                  null_reason=f"a {t} task of {model} has no complete result",
+                                  bounds=(0.0, None if t in UNBOUNDED_TRACKS else 1.0),
+                                  **ci((own.get("track_means") or {}).get(t))))
         out.append(Entry(f"{label}:{model}", "tcsexam score", same, metrics))
     return out
 
@@ -48,5 +60,8 @@ def entries(doc: Any, label: str) -> list[Entry] | None:
     if metric_id == SOLVER_METRIC_ID and isinstance(doc.get("instances"), dict):
         same = {"metric id": SOLVER_METRIC_ID, "task": doc.get("task"), "reference sha256": doc.get("reference_sha256")}
         items = {name: (float(v["score"]), 1.0) for name, v in doc["instances"].items()}
-        return [Entry(label, "tcsexam solver-score", same, [Metric("relative_score", doc["relative_score"], items)])]
+        rec = (doc.get("intervals") or {}).get("relative_score") or {}
+        return [Entry(label, "tcsexam solver-score", same, [Metric(
+            "relative_score", doc["relative_score"], items, bounds=(0.0, 1.0), ci95=rec.get("ci95"),
+            ci_reason=rec.get("ci_reason"))])]
     return None

@@ -205,8 +205,8 @@ class ExcludedAttempt(Format):
 
 
 class ModelIntervals(Format):
-    """The 95 % intervals of a model's index and track means (``stratified_bootstrap``: tasks within
-    tracks, attempts within tasks; seed and resamples in the provenance's ``intervals``)."""
+    """The 95 % intervals of a model's index (``mover``: the track means' intervals combined) and track
+    means (tasks as units: docs/statistics.md)."""
 
     index: Interval
     track_means: dict[str, Interval]

@@ -20,6 +20,8 @@ SOLVER_METRIC_ID = "fixed_reference_relative"
 TRACKS = ("theorem", "solver", "construction", "conjecture")
 TRACK_LETTERS = {"theorem": "P", "solver": "S", "construction": "C", "conjecture": "O"}
 WEIGHTS = {"theorem": 30.0, "solver": 30.0, "construction": 30.0, "conjecture": 10.0}
+#: tracks whose scores have no upper bound (construction rewards may exceed 1); the others lie in [0, 1]
+UNBOUNDED_TRACKS = frozenset({"construction"})
 #: result statuses, worst last
 STATUS_ORDER = ("complete", "provisional", "incomplete")
 

@@ -22,7 +22,6 @@ from benchscore.common.readers import (
     read_json_bytes,
     validate,
 )
-from benchscore.common.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
 
 from .formats import AttemptRow, Cohort, SuiteManifest
 from .formulas import METRIC_ID, TRACKS, resolve_status, task_mean, tcsexam_index, track_mean, worst_status
@@ -231,8 +230,7 @@ def _coverage(
     }
 
 
-def score_model(model: str, attempts: list[Attempt], manifest: SuiteManifest, planned: int, *,
-                ci_seed: int = DEFAULT_SEED, ci_resamples: int = DEFAULT_RESAMPLES) -> dict[str, Any]:
+def score_model(model: str, attempts: list[Attempt], manifest: SuiteManifest, planned: int) -> dict[str, Any]:
     """One model's status, index, track and task means (with the 95 % intervals of the index and the
     track means), coverage and problems."""
     by_task: dict[tuple[str, str], list[Attempt]] = defaultdict(list)
@@ -320,8 +318,7 @@ def score_model(model: str, attempts: list[Attempt], manifest: SuiteManifest, pl
         "status": status,
         "index": index,
         "track_means": track_means,
-        "intervals": model_intervals(complete_scores, track_means, index, model=model, seed=ci_seed,
-                                     resamples=ci_resamples),
+        "intervals": model_intervals(complete_scores, track_means, index),
         "task_means": task_means,
         "coverage": coverage,
         "problems": problems,
@@ -337,8 +334,6 @@ def score_cohort(
     *,
     attempts_path: Path,
     cohort_path: Path,
-    ci_seed: int = DEFAULT_SEED,
-    ci_resamples: int = DEFAULT_RESAMPLES,
 ) -> dict[str, Any]:
     """The ``tcsexam score`` output without provenance, plus ``evidence_sha256`` (evidence file ->
     sha256) for the caller to move into the provenance block."""
@@ -352,8 +347,7 @@ def score_cohort(
     models: dict[str, Any] = {}
     for model, plan in cohort.models.items():
         mine = [a for a in attempts if a.row.model == model]
-        models[model] = score_model(model, mine, manifest, plan.attempts_per_task, ci_seed=ci_seed,
-                                    ci_resamples=ci_resamples)
+        models[model] = score_model(model, mine, manifest, plan.attempts_per_task)
     return {
         "status": worst_status(m["status"] for m in models.values()),
         "models": models,
