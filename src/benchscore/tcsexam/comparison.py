@@ -16,7 +16,6 @@ from benchscore.common.compare import Entry, Metric
 
 from .formulas import METRIC_ID, SOLVER_METRIC_ID, TRACKS, UNBOUNDED_TRACKS, WEIGHTS
 
-
 #: tracks scored 0/1 per attempt (McNemar applies when every task holds one attempt)
 BINARY_TRACKS = frozenset({"theorem", "conjecture"})
 
