@@ -76,7 +76,11 @@ def test_projection_keys_are_the_allowlist(tmp_path: Path) -> None:
     run("project", "--score", tmp_path / "s.json", "--output", tmp_path / "p.json")
     public = orjson.loads((tmp_path / "p.json").read_bytes())
     assert set(public) == {"benchmark_id", "contract_version", "contract_sha256", "status", "overall",
-                           "diagnostic_untimed", "cases", "deviations", "method", "provenance"}
+                           "diagnostic_untimed", "intervals", "cases", "deviations", "method", "provenance"}
+    score = orjson.loads((tmp_path / "s.json").read_bytes())  # the intervals of its public numbers (issue 29)
+    for key in ("overall", "diagnostic_untimed"):
+        for name, rec in public["intervals"][key].items():
+            assert rec == {k: score[key][name][k] for k in ("ci95", "ci_method", "ci_reason") if k in score[key][name]}
     assert set(public["cases"][0]) == {"case_id", "intent", "difficulty", "prompt", "scoring_class", "timing_status",
                                        "t_soft_s", "t_hard_s", "criteria", "status", "planned_repetitions",
                                        "valid_comparable_repetition_count", "beyond_planned_count", "results",

@@ -502,6 +502,14 @@ def print_comparison(doc: dict[str, Any]) -> None:
 
     print_line(f"compare {doc['kind']}: {len(doc['results'])} results; same {', '.join(doc['same'])}")
     holm = "leaderboards" in doc
+    for name, board in doc.get("leaderboards", {}).items():
+        print_table(f"leaderboard {name}: rank intervals (95 %, simultaneous) and letters from the pairs Holm "
+                    f"separates at alpha {doc['alpha']}; results sharing a letter are not separated",
+                    ["rank_range", "letters", "label", "value", "ci95", "indistinguishable_from", "equal_to"],
+                    [(f"{r['rank_range'][0]}-{r['rank_range'][1]}", r["letters"], r["label"], num(r["value"], name),
+                      ci({"ci95": r["ci95"], "name": name}) if r["ci95"] else f"- ({r.get('ci_reason')})",
+                      ", ".join(r["indistinguishable_from"]) or "-", ", ".join(r["equal_to"]) or "-")
+                     for r in board])
     for c in doc["comparisons"]:
         levels = sorted({m["ci_level"] for m in c["metrics"]})
         level = " / ".join(f"{100 * x:.4g} %" for x in levels)
@@ -521,14 +529,6 @@ def print_comparison(doc: dict[str, Any]) -> None:
             if m.get("mde_reason") and m["mde_reason"] != m["verdict_reason"]:
                 why.append(f"no minimum detectable effect: {m['mde_reason']}")
             print_line(f"  {m['name']}: {VERDICT_WORDS[m['verdict']]} ({'; '.join(why)})")
-    for name, board in doc.get("leaderboards", {}).items():
-        print_table(f"leaderboard {name}: rank intervals (95 %, simultaneous) and letters from the pairs Holm "
-                    f"separates at alpha {doc['alpha']}; results sharing a letter are not separated",
-                    ["rank_range", "letters", "label", "value", "ci95", "indistinguishable_from", "equal_to"],
-                    [(f"{r['rank_range'][0]}-{r['rank_range'][1]}", r["letters"], r["label"], num(r["value"], name),
-                      ci({"ci95": r["ci95"], "name": name}) if r["ci95"] else f"- ({r.get('ci_reason')})",
-                      ", ".join(r["indistinguishable_from"]) or "-", ", ".join(r["equal_to"]) or "-")
-                     for r in board])
     for c in doc["comparisons"]:
         for m in c["metrics"]:
             if m["items_that_differ_most"]:

@@ -82,6 +82,21 @@ def _one(out: Output) -> str:
            if counts["cannot_separate_at_this_n"] else "") + ".")]
     for name, why in (doc.get("not_compared") or {}).items():
         blocks.append(html.banner(f"{name} not compared: {why}", "warn"))
+    for name, board in (doc.get("leaderboards") or {}).items():
+        blocks.append(html.figure(
+            plot.to_svg(_leaderboard(name, board)), f"leaderboard {name}: each result's score and interval.",
+            "Results from the highest value down: the dot is the result's number, the black line its own 95 % "
+            "interval (from its output), the letters on the right its group letters (results sharing a letter "
+            "are not separated by the Holm-adjusted tests) and its 95 % rank interval. A result is never drawn "
+            "as ranked below one it is not separated from: read the letters and rank intervals, not the order.",
+            [out]))
+        blocks.append(html.table(
+            ["result", "value", "ci95", "rank_range", "letters", "indistinguishable from", "equal to"],
+            [[r["label"], r["value"], _ci_text(r.get("ci95")) if r.get("ci95") else f"- ({r.get('ci_reason')})",
+              f"{r['rank_range'][0]}-{r['rank_range'][1]}", r["letters"],
+              ", ".join(r["indistinguishable_from"]) or "-", ", ".join(r["equal_to"]) or "-"] for r in board],
+            caption=f"leaderboard {name}: rank intervals (95 %, simultaneous) and letters at alpha {doc.get('alpha')} "
+                    "(Holm)"))
     for pair in doc.get("comparisons", []):
         metrics = pair.get("metrics", [])
         if not metrics:
@@ -120,21 +135,6 @@ def _one(out: Output) -> str:
                 "Per metric, the items whose values differ most between the two results (largest first): each "
                 "item's value in a (filled) and in b (hollow), joined by a line. These are the per-item "
                 "differences a reviewer reads first.", [out]))
-    for name, board in (doc.get("leaderboards") or {}).items():
-        blocks.append(html.figure(
-            plot.to_svg(_leaderboard(name, board)), f"leaderboard {name}: each result's score and interval.",
-            "Results from the highest value down: the dot is the result's number, the black line its own 95 % "
-            "interval (from its output), the letters on the right its group letters (results sharing a letter "
-            "are not separated by the Holm-adjusted tests) and its 95 % rank interval. A result is never drawn "
-            "as ranked below one it is not separated from: read the letters and rank intervals, not the order.",
-            [out]))
-        blocks.append(html.table(
-            ["result", "value", "ci95", "rank_range", "letters", "indistinguishable from", "equal to"],
-            [[r["label"], r["value"], _ci_text(r.get("ci95")) if r.get("ci95") else f"- ({r.get('ci_reason')})",
-              f"{r['rank_range'][0]}-{r['rank_range'][1]}", r["letters"],
-              ", ".join(r["indistinguishable_from"]) or "-", ", ".join(r["equal_to"]) or "-"] for r in board],
-            caption=f"leaderboard {name}: rank intervals (95 %, simultaneous) and letters at alpha {doc.get('alpha')} "
-                    "(Holm)"))
     blocks.append(html.numbers(out))
     return html.article(f"{out.label}: {KINDS['compare']}", blocks, sources=[out])
 

@@ -422,6 +422,9 @@ def infer_pair(units: Units, *, resamples: int, rng: np.random.Generator, binary
 
     def interval(alpha: float) -> tuple[float, float]:
         if constant:
+            if d == 0:
+                raise _Constant(f"the two results are the same on every one of the {u.n} units: no spread of "
+                                "differences to estimate, so no interval")
             raise _Constant(f"every one of the {u.n} units differs by exactly the same amount: the spread of the "
                             "differences cannot be estimated, so no interval (the test stands on its own)")
         need = _needed(alpha, n_patterns + adj) - adj
