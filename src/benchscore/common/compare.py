@@ -44,6 +44,8 @@ class Metric:
     0/1 outcomes (McNemar applies when each unit holds one item). ``value`` is the output's own number
     (``null_reason`` says why it is null). ``sources`` names where each item comes from (an rxn
     question: its dataset's sha256): an item two results share must come from the same source.
+    ``counts`` (results of other tools: scored / errored / unscored samples and the errors policy)
+    is carried beside the number in every comparison and leaderboard row.
     """
 
     name: str
@@ -56,6 +58,7 @@ class Metric:
     scale: float = 1.0
     null_reason: str | None = None
     sources: dict[str, str] | None = None
+    counts: dict[str, Any] | None = None
 
 
 @dataclass
@@ -102,6 +105,8 @@ def formats() -> dict[str, type]:
         standard_error: float | None
         minimum_detectable_effect: float | None = Field(description="at 80 % power, two-sided 5 % test")
         items_that_differ_most: list[Differing]
+        counts: dict[str, dict[str, Any]] | None = Field(
+            None, description="per result (a, b): the samples scored, errored, unscored and how errors were counted")
 
     class Pair(Format):
         a: str
@@ -115,6 +120,7 @@ def formats() -> dict[str, type]:
         group: int = Field(description="tie group: indistinguishable from the group's leader at alpha (Holm)")
         rank_range: list[int] = Field(min_length=2, max_length=2)
         indistinguishable_from: list[str]
+        counts: dict[str, Any] | None = None
 
     class CompareOutput(Format):
         """Output of ``benchscore compare``: every pair of results, per metric (docs/statistics.md)."""
@@ -342,6 +348,7 @@ def compare(entries: list[Entry], *, intersection: bool = False, resamples: int 
                 "p_value": r.p_value, "test": r.test, "n_items": len(items), "n_units": r.n_units,
                 "standard_error": r.standard_error, "minimum_detectable_effect": r.minimum_detectable_effect,
                 "items_that_differ_most": layout.differ_most(cols[i], cols[j], top),
+                **({"counts": {"a": ma.counts, "b": metric_of[(labels[j], name)].counts}} if ma.counts else {}),
             })
         p_of[name] = ps
     leaderboards: dict[str, list[dict[str, Any]]] = {}
@@ -358,6 +365,7 @@ def compare(entries: list[Entry], *, intersection: bool = False, resamples: int 
                 "group": r["group"], "rank_range": r["rank_range"],
                 "indistinguishable_from": [labels[j] for j in range(len(entries))
                                            if j != r["index"] and frozenset((r["index"], j)) not in sep],
+                **({"counts": c} if (c := metric_of[(labels[r["index"]], name)].counts) else {}),
             } for r in board]
     doc: dict[str, Any] = {
         "format": "benchscore-compare",
@@ -405,6 +413,16 @@ def read_outputs(paths: Sequence[Path]) -> list[tuple[str, Any, str]]:
     return out
 
 
+def counts_text(counts: dict[str, Any] | None) -> str:
+    """``12 scored, 1 errored, 0 unscored (sample x epochs; errors as-wrong)``: the counts beside a number."""
+    if not counts:
+        return "-"
+    extra = (f", {counts['missing']} missing" if counts.get("missing") else "") + \
+        (f", {counts['excluded']} samples excluded" if counts.get("excluded") else "")
+    return (f"{counts['scored']} scored, {counts['errored']} errored, {counts['unscored']} unscored{extra} "
+            f"(sample x epochs; errors {counts['errors']})")
+
+
 def print_comparison(doc: dict[str, Any]) -> None:
     """The answer first (each pair's differences with interval and test), then the leaderboards and
     the items that differ most; every number of the JSON."""
@@ -422,18 +440,23 @@ def print_comparison(doc: dict[str, Any]) -> None:
     print_line(f"compare {doc['kind']}: {len(doc['results'])} results; same {', '.join(doc['same'])}")
     holm = "leaderboards" in doc
     for c in doc["comparisons"]:
+        counted = any("counts" in m for m in c["metrics"])
         cols = ["metric", "a", "b", "difference", "ci95", "p_value", *(["p_holm"] if holm else []), "test", "n_items",
-                "n_units", "standard_error", "minimum_detectable_effect"]
+                "n_units", "standard_error", "minimum_detectable_effect", *(["counts a", "counts b"] if counted else [])]
         print_table(f"a = {c['a']}, b = {c['b']} (difference a - b, 95 % interval: paired wild bootstrap)", cols, [
             (m["name"], num(m["a"], m["name"]), num(m["b"], m["name"]), num(m["difference"], m["name"]), ci(m),
              num(m["p_value"]), *([num(m.get("p_holm"))] if holm else []), m["test"], m["n_items"], m["n_units"],
-             num(m["standard_error"], m["name"]), num(m["minimum_detectable_effect"], m["name"]))
+             num(m["standard_error"], m["name"]), num(m["minimum_detectable_effect"], m["name"]),
+             *([counts_text(m["counts"]["a"]), counts_text(m["counts"]["b"])] if counted else []))
             for m in c["metrics"]])
     for name, board in doc.get("leaderboards", {}).items():
+        counted = any("counts" in r for r in board)
         print_table(f"leaderboard {name}: groups indistinguishable at alpha {doc['alpha']} (Holm)",
-                    ["group", "rank", "rank_range", "label", "value", "indistinguishable_from"],
+                    ["group", "rank", "rank_range", "label", "value", "indistinguishable_from",
+                     *(["counts"] if counted else [])],
                     [(r["group"], r["rank"], f"{r['rank_range'][0]}-{r['rank_range'][1]}", r["label"], num(r["value"], name),
-                      ", ".join(r["indistinguishable_from"]) or "-") for r in board])
+                      ", ".join(r["indistinguishable_from"]) or "-", *([counts_text(r.get("counts"))] if counted else []))
+                     for r in board])
     for c in doc["comparisons"]:
         for m in c["metrics"]:
             if m["items_that_differ_most"]:
