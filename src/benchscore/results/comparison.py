@@ -169,7 +169,7 @@ def entries(evaluations: Sequence[Evaluation], options: Options) -> tuple[list[E
     drop = _identities(evaluations, names, indexes, tasks, options.intersection)
     policy = options.errors
     per_metric: list[list[Metric]] = [[] for _ in evaluations]
-    for name in chosen:
+    for name in list(chosen):
         infos = [e.metrics[name] for e in evaluations]
         task = infos[0].task
         # the samples of each result, without those whose identity differs from the first result's
@@ -193,11 +193,23 @@ def entries(evaluations: Sequence[Evaluation], options: Options) -> tuple[list[E
                 if policy == "exclude-pair":
                     excluded.add(sid)
                 elif not info.values_in_unit_interval:
-                    raise BadInput(f"{name} has values outside [0, 1], so an errored or unscored sample (sample {sid!r}) "
-                                   "has no 'wrong' value to count as; use --errors exclude-pair or refuse",
-                                   source=e.source)
+                    why = (f"{name} has values outside [0, 1], so an errored or unscored sample (sample {sid!r} of "
+                           f"{e.source.name}) has no 'wrong' value to count as; --errors exclude-pair compares it")
+                    if options.metrics:
+                        raise BadInput(why)
+                    skipped[name] = why
+                    break
+            if name in skipped:
+                break
+        if name in skipped:
+            chosen.remove(name)
+            continue
+        common = set(samples[0]).intersection(*samples[1:])  # what compare compares (all of it, or --intersection)
         for k, (e, info, by_id) in enumerate(zip(evaluations, infos, samples, strict=True)):
-            per_metric[k].append(_metric(e, info, by_id, excluded, options))
+            per_metric[k].append(_metric(e, info, by_id, excluded, common, options))
+    if not chosen:
+        raise BadInput("nothing to compare: " + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
+    tasks = list(dict.fromkeys(evaluations[0].metrics[n].task for n in chosen))
     unit = "sample" if options.cluster is None else f"metadata field {options.cluster!r}"
     out = []
     for k, e in enumerate(evaluations):
@@ -209,26 +221,30 @@ def entries(evaluations: Sequence[Evaluation], options: Options) -> tuple[list[E
 
 
 def _metric(e: Evaluation, info: MetricInfo, by_id: dict[str, list[SampleResult]], excluded: set[str],
-            options: Options) -> Metric:
+            common: set[str], options: Options) -> Metric:
+    """One evaluation's metric: its items (samples) and their reduced values; ``counts`` describe the
+    samples every result shares (what compare compares)."""
     reduce = reducer_of(info.reducer)
     items: dict[str, tuple[float, float]] = {}
     clusters: dict[str, str] | None = {} if options.cluster is not None else None
     counts = {"samples": 0, "sample_epochs": 0, "scored": 0, "errored": 0, "unscored": 0, "missing": 0,
               "limited": 0, "retried": 0, "excluded": 0, "errors": options.errors}
     for sid, eps in by_id.items():
+        counted = sid in common
         if sid in excluded:
-            counts["excluded"] += 1
+            counts["excluded"] += counted
             continue
         values = []
         for s in eps:
             why = _missing(s, info.key)
-            counts["sample_epochs"] += 1
-            counts[why or "scored"] += 1
-            counts["limited"] += s.limit is not None
-            counts["retried"] += bool(s.retried_errors)
+            if counted:
+                counts["sample_epochs"] += 1
+                counts[why or "scored"] += 1
+                counts["limited"] += s.limit is not None
+                counts["retried"] += bool(s.retried_errors)
             values.append(0.0 if why else s.values[info.key])  # as-wrong (the other policies never get here)
         absent = max(0, e.epochs - len(eps))
-        counts["missing"] += absent
+        counts["missing"] += absent if counted else 0
         values.extend([0.0] * absent)
         value = reduce(values)
         if value != value:  # NaN: the reducer is undefined on these epochs (pass_at_k with fewer than k)
@@ -241,7 +257,7 @@ def _metric(e: Evaluation, info: MetricInfo, by_id: dict[str, list[SampleResult]
                 raise BadInput(f"has no metadata field {options.cluster!r} (--cluster)", source=e.source,
                                record=f"task {info.task!r} sample {sid!r}", field=f"metadata.{options.cluster}")
             clusters[sid] = _unit(meta[options.cluster])
-    counts["samples"] = len(items)
+    counts["samples"] = sum(1 for sid in items if sid in common)
     reason = _null_reason(e, info, by_id)
     value = None if reason or not items else sum(v for v, _ in items.values()) / len(items)
     binary = bool(items) and all(v in (0.0, 1.0) for v, _ in items.values())
