@@ -20,6 +20,7 @@ the room takes from it (docs/results.md).
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -40,7 +41,12 @@ _AGREE = 1e-9
 
 
 def _head(path: Path) -> bytes:
+    """The first bytes of a regular file (never opens a FIFO or a device: the readers refuse those)."""
+    import stat
+
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return b""
         with open(path, "rb") as fh:
             return fh.read(_HEAD)
     except OSError:
