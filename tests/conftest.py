@@ -122,3 +122,21 @@ def inspect_ai_installed():
             pytest.fail(f"{reason} (BENCHSCORE_REQUIRE_INSPECT=1)")
         pytest.skip(reason)
     return inspect_ai
+
+
+@pytest.fixture(scope="session")
+def lm_eval_installed():
+    """lm-evaluation-harness, the optional ``lmeval`` extra (CI installs it).
+
+    Tests that run ``lm_eval`` for real use this fixture: they skip with the reason when it is not
+    importable, and fail instead when ``BENCHSCORE_REQUIRE_LMEVAL=1`` (CI sets it), as the inspect_ai
+    tests do.
+    """
+    try:
+        import lm_eval
+    except ImportError as exc:
+        reason = f"lm-evaluation-harness is not importable ({exc}); install the extra: pip install -e '.[lmeval]'"
+        if os.environ.get("BENCHSCORE_REQUIRE_LMEVAL") == "1":
+            pytest.fail(f"{reason} (BENCHSCORE_REQUIRE_LMEVAL=1)")
+        pytest.skip(reason)
+    return lm_eval

@@ -142,26 +142,38 @@ COMPARED_KINDS = "rxn eval-mc / eval-fib, mira score, tcsexam score / solver-sco
 
 
 @cli.command()
-@click.argument("outputs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("outputs", nargs=-1, required=True, type=click.Path())
 @click.option("--output", type=click.Path(dir_okay=False), help="The comparison JSON to write.")
 @click.option("--intersection", is_flag=True,
               help="Compare on the items every output has (and list the items dropped) instead of refusing "
                    "outputs whose items differ.")
 @click.option("--resamples", type=click.IntRange(min=100), default=10_000, show_default=True,
-              help="Sign patterns of the permutation test and the bootstrap (all of them when 2^units is fewer).")
+              help="Random sign patterns of the permutation test and its interval (all of them when 2^units is fewer).")
 @click.option("--seed", type=int, default=16, show_default=True, help="Seed of the random sign patterns (recorded).")
 @click.option("--alpha", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True), default=0.05,
               show_default=True, help="Level at which two results count as distinguishable (Holm-corrected).")
 @click.option("--top", type=click.IntRange(min=0), default=10, show_default=True,
               help="Items that differ most, listed per metric and pair.")
+@click.option("--metric", "metrics", multiple=True,
+              help="Results of other tools: a metric to compare (repeatable; default: every numeric one).")
+@click.option("--cluster", metavar="KEY",
+              help="Results of other tools: the sample metadata field that is the independent unit (a topic, a "
+                   "passage, a repository; default: each sample).")
+@click.option("--errors", type=click.Choice(["as-wrong", "exclude-pair", "refuse"]),
+              help="Results of other tools: an errored or unscored sample counts as wrong (as-wrong, the default), "
+                   "leaves every result (exclude-pair), or is refused (refuse).")
 def compare(outputs: tuple[str, ...], output: str | None, intersection: bool, resamples: int, seed: int,
-            alpha: float, top: int) -> None:
-    """Compare OUTPUTS of one contract item by item: every difference with its 95 % interval and test.
+            alpha: float, top: int, metrics: tuple[str, ...], cluster: str | None, errors: str | None) -> None:
+    """Compare OUTPUTS of one contract, or results of one evaluation, item by item: one verdict per difference.
 
-    Pairs the items (rxn: question, mira: case, tcsexam: task or instance), writes per metric a, b,
-    a - b with its paired bootstrap interval, a paired permutation (or exact McNemar) p-value and the
-    minimum detectable effect; with three or more results, Holm-corrected p-values and a leaderboard
-    of tie groups. Outputs of different contracts or items are refused in one line (exit 2).
+    Pairs the items (rxn: question, mira: case, tcsexam: task or instance) and writes per metric a, b,
+    a - b and its verdict (differs, not separated, or cannot be separated with this many units) with,
+    from the same paired permutation (or exact McNemar) test, its interval, p-value, smallest attainable
+    p-value and minimum detectable effect; with three or more results, Holm-adjusted verdicts, rank
+    intervals and letters. Outputs of different contracts or items are refused in one line (exit 2). OUTPUTS
+    may also be inspect_ai logs (files or folders), lm-evaluation-harness --log_samples output or
+    Every Eval Ever records: items are samples, with scored / errored / unscored counts beside every
+    number (docs/results.md).
     """
     from pathlib import Path
 
@@ -169,13 +181,31 @@ def compare(outputs: tuple[str, ...], output: str | None, intersection: bool, re
     from benchscore.common.atomic import atomic_write_json
     from benchscore.common.provenance import provenance
     from benchscore.common.report import print_line
+    from benchscore.results import reading as R
 
-    read = C.read_outputs([Path(p) for p in outputs])
-    hooks = [importlib.import_module(f"benchscore.{name}.comparison").entries for name in COMPARED]
-    entries = C.collect([(label, doc) for label, doc, _ in read], hooks, COMPARED_KINDS)
+    paths = [Path(p) for p in outputs]
+    theirs = [R.recognises(p) for p in paths]
+    skipped: dict[str, str] = {}
+    if any(theirs):
+        from benchscore.results.comparison import Options, compare_inputs
+
+        if not all(theirs):
+            ours = paths[theirs.index(False)]
+            raise BadInput(f"{ours} is a benchscore output and {paths[theirs.index(True)]} results of another tool: "
+                           "compare needs results of one evaluation")
+        entries, skipped, files = compare_inputs(paths, Options(metrics, cluster, errors or "as-wrong", intersection))
+        inputs = {f"input{i}": f for i, f in enumerate(files, 1)}
+    else:
+        if metrics or cluster or errors:
+            raise BadInput("--metric, --cluster and --errors apply to results of other tools (inspect_ai logs, "
+                           "lm-evaluation-harness output, Every Eval Ever records), not to benchscore outputs")
+        read = C.read_outputs(paths)
+        hooks = [importlib.import_module(f"benchscore.{name}.comparison").entries for name in COMPARED]
+        entries = C.collect([(label, doc) for label, doc, _ in read], hooks, COMPARED_KINDS)
+        inputs = {f"output{i}": Path(p) for i, p in enumerate(outputs, 1)}
     doc = C.compare(entries, intersection=intersection, resamples=resamples, seed=seed, alpha=alpha, top=top)
-    doc["provenance"] = provenance("benchscore-compare", {f"output{i}": Path(p) for i, p in enumerate(outputs, 1)},
-                                   seed=seed, extra={"resamples": resamples})
+    doc["not_compared"].update(skipped)
+    doc["provenance"] = provenance("benchscore-compare", inputs, seed=seed, extra={"resamples": resamples})
     C.formats()["benchscore-compare"].model_validate(doc)  # the output is what its schema says
     if output is not None:
         atomic_write_json(output, doc)

@@ -48,7 +48,9 @@ class Metric:
     question: its dataset's sha256): an item two results share must come from the same source.
     ``bounds`` are the smallest and largest values the number can take (None: no bound), in its own
     unit (after ``scale``); ``ci95`` is the output's own interval of the number (``ci_reason`` when
-    it has none), shown beside it on a leaderboard.
+    it has none), shown beside it on a leaderboard. ``counts`` (results of other tools: scored /
+    errored / unscored samples and the errors policy) is carried beside the number in every comparison
+    and leaderboard row.
     """
 
     name: str
@@ -64,6 +66,7 @@ class Metric:
     bounds: tuple[float | None, float | None] = (None, None)
     ci95: list[float] | None = None
     ci_reason: str | None = None
+    counts: dict[str, Any] | None = None
 
 
 @dataclass
@@ -124,6 +127,8 @@ def formats() -> dict[str, type]:
             description="the smallest true difference the test, at the interval's level, detects with 80 % power")
         mde_reason: str | None = None
         items_that_differ_most: list[Differing]
+        counts: dict[str, dict[str, Any]] | None = Field(
+            None, description="per result (a, b): the samples scored, errored, unscored and how errors were counted")
 
     class Pair(Format):
         a: str
@@ -142,6 +147,7 @@ def formats() -> dict[str, type]:
         letters: str = Field(description="results sharing a letter are not separated (compact letter display)")
         indistinguishable_from: list[str]
         equal_to: list[str] = Field(description="results with exactly the same value (listed in label order)")
+        counts: dict[str, Any] | None = None
 
     class CompareOutput(Format):
         """Output of ``benchscore compare``: every pair of results, per metric (docs/statistics.md)."""
@@ -334,7 +340,7 @@ def _verdict(p: float, sap: float, alpha: float, family: int, holm_p: float | No
 
 
 def _standings(labels: list[str], values: list[float], own: list[tuple[list[float] | None, str | None]],
-               sep: set[frozenset[int]]) -> list[dict[str, Any]]:
+               sep: set[frozenset[int]], counts: list[dict[str, Any] | None]) -> list[dict[str, Any]]:
     """The leaderboard of one metric: results by value (highest first; equal values by label, and
     named as equal), each with its rank interval and letters (both from the Holm-separated pairs)."""
     n = len(labels)
@@ -350,6 +356,7 @@ def _standings(labels: list[str], values: list[float], own: list[tuple[list[floa
         "rank_range": ranges[i], "letters": marks[i],
         "indistinguishable_from": [labels[j] for j in order if j != i and not separated(i, j)],
         "equal_to": sorted(labels[j] for j in range(n) if j != i and values[j] == values[i]),
+        **({"counts": counts[i]} if counts[i] else {}),
     } for i in order]
 
 
@@ -427,6 +434,7 @@ def compare(entries: list[Entry], *, intersection: bool = False, resamples: int 
                 "standard_error": r.standard_error, "minimum_detectable_effect": mde,
                 **({"mde_reason": mde_reason} if mde_reason else {}),
                 "items_that_differ_most": layout.differ_most(cols[i], cols[j], top),
+                **({"counts": {"a": ms[i].counts, "b": ms[j].counts}} if ms[i].counts else {}),
             }
             comparisons[k]["metrics"].append(row)
         if adjusted is not None:
@@ -434,7 +442,7 @@ def compare(entries: list[Entry], *, intersection: bool = False, resamples: int 
             own = [(m.ci95, m.ci_reason) if not dropped_of[name] else
                    (None, "compared on the common items only: the output's interval is of all its items")
                    for m in ms]
-            leaderboards[name] = _standings(labels, values[name], own, sep)
+            leaderboards[name] = _standings(labels, values[name], own, sep, [m.counts for m in ms])
     doc: dict[str, Any] = {
         "format": "benchscore-compare",
         "kind": entries[0].kind,
@@ -481,6 +489,16 @@ def read_outputs(paths: Sequence[Path]) -> list[tuple[str, Any, str]]:
     return out
 
 
+def counts_text(counts: dict[str, Any] | None) -> str:
+    """``12 scored, 1 errored, 0 unscored (sample x epochs; errors as-wrong)``: the counts beside a number."""
+    if not counts:
+        return "-"
+    extra = (f", {counts['missing']} missing" if counts.get("missing") else "") + \
+        (f", {counts['excluded']} samples excluded" if counts.get("excluded") else "")
+    return (f"{counts['scored']} scored, {counts['errored']} errored, {counts['unscored']} unscored{extra} "
+            f"(sample x epochs; errors {counts['errors']})")
+
+
 #: a verdict in words (terminal and report)
 VERDICT_WORDS = {"differs": "differ", "not_separated": "not separated",
                  "cannot_separate_at_this_n": "cannot be separated with this many units"}
@@ -505,22 +523,27 @@ def print_comparison(doc: dict[str, Any]) -> None:
     for name, board in doc.get("leaderboards", {}).items():
         print_table(f"leaderboard {name}: rank intervals (95 %, simultaneous) and letters from the pairs Holm "
                     f"separates at alpha {doc['alpha']}; results sharing a letter are not separated",
-                    ["rank_range", "letters", "label", "value", "ci95", "indistinguishable_from", "equal_to"],
+                    ["rank_range", "letters", "label", "value", "ci95", "indistinguishable_from", "equal_to",
+                     *(["counts"] if any("counts" in r for r in board) else [])],
                     [(f"{r['rank_range'][0]}-{r['rank_range'][1]}", r["letters"], r["label"], num(r["value"], name),
                       ci({"ci95": r["ci95"], "name": name}) if r["ci95"] else f"- ({r.get('ci_reason')})",
-                      ", ".join(r["indistinguishable_from"]) or "-", ", ".join(r["equal_to"]) or "-")
+                      ", ".join(r["indistinguishable_from"]) or "-", ", ".join(r["equal_to"]) or "-",
+                      *([counts_text(r.get("counts"))] if any("counts" in x for x in board) else []))
                      for r in board])
     for c in doc["comparisons"]:
         levels = sorted({m["ci_level"] for m in c["metrics"]})
         level = " / ".join(f"{100 * x:.4g} %" for x in levels)
+        counted = any("counts" in m for m in c["metrics"])
         cols = ["metric", "verdict", "a", "b", "difference", "ci", "p_value", *(["p_holm"] if holm else []), "test",
-                "n_items", "n_units", "smallest_attainable_p", "standard_error", "minimum_detectable_effect"]
+                "n_items", "n_units", "smallest_attainable_p", "standard_error", "minimum_detectable_effect",
+                *(["counts a", "counts b"] if counted else [])]
         print_table(f"a = {c['a']}, b = {c['b']} (difference a - b; ci: the differences the test keeps, at {level}"
                     + (", matching Holm" if holm else "") + ")", cols, [
             (m["name"], VERDICT_WORDS[m["verdict"]], num(m["a"], m["name"]), num(m["b"], m["name"]),
              num(m["difference"], m["name"]), ci(m), num(m["p_value"]), *([num(m.get("p_holm"))] if holm else []),
              m["test"], m["n_items"], m["n_units"], num(m["smallest_attainable_p"]),
-             num(m["standard_error"], m["name"]), num(m["minimum_detectable_effect"], m["name"]))
+             num(m["standard_error"], m["name"]), num(m["minimum_detectable_effect"], m["name"]),
+             *([counts_text(m["counts"]["a"]), counts_text(m["counts"]["b"])] if counted else []))
             for m in c["metrics"]])
         for m in c["metrics"]:
             why = [m["verdict_reason"]]

@@ -1,0 +1,391 @@
+"""Paths in, :class:`~benchscore.results.formats.Evaluation` out: which tool wrote a file, and what
+the room takes from it (docs/results.md).
+
+- inspect_ai: a ``.eval`` or ``.json`` log, or a folder of them (an eval-set folder included). The
+  logs of one run (``run_id``) and one model form one evaluation, one task per log. Per sample x
+  epoch: every scorer's value read by inspect_ai's conventions (``values``), the error, the limit,
+  the retried errors, the metadata; the dataset identity is a sha256 of the input, target and
+  choices (inspect_ai records no dataset hash).
+- lm-evaluation-harness: a ``results_*.json`` (with its ``samples_<task>_*.jsonl`` beside it), a
+  samples file (its results file is found beside it), or an ``--output_path`` folder (every run
+  under it). One run is one evaluation; each task's metric under each filter is one metric
+  (``task/metric,filter``); a document's identity is its ``doc_hash`` and ``target_hash``.
+- Every Eval Ever: an aggregate record ``X.json`` with ``X_samples.jsonl`` beside it, or the samples
+  file alone. Each ``evaluation_result_id`` (or ``evaluation_name``) is a task with two metrics,
+  ``NAME/score`` and ``NAME/is_correct``; the identity is the record's ``sample_hash`` (a sha256
+  of the input and references computed here when it is null); ``metadata.epoch`` is the epoch when
+  the record has one (the inspect_ai converter writes it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from benchscore.common.errors import BadInput, shown
+
+from .formats import Evaluation, MetricInfo, SampleResult
+from .values import DEFAULT_REDUCER, NotNumeric, flatten
+
+INSPECT, LM_EVAL, EEE = "inspect_ai", "lm-evaluation-harness", "every_eval_ever"
+_HEAD = 4096
+_SKIP_JSON = {"eval-set.json", "logs.json", "listing.json"}
+#: how far the mean of the per-sample values may be from the number a tool reported for it
+_AGREE = 1e-9
+
+
+def _head(path: Path) -> bytes:
+    """The first bytes of a regular file (never opens a FIFO or a device: the readers refuse those)."""
+    import stat
+
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return b""
+        with open(path, "rb") as fh:
+            return fh.read(_HEAD)
+    except OSError:
+        return b""
+
+
+def kind_of_file(path: Path) -> str | None:
+    """The tool that wrote this file (None: not another tool's results, e.g. a benchscore output)."""
+    name = path.name
+    if name.endswith(".eval"):
+        return INSPECT
+    if re.match(r"^results_.+\.json$", name) or re.match(r"^samples_.+\.jsonl$", name):
+        return LM_EVAL
+    if name.endswith("_samples.jsonl"):
+        return EEE
+    if name.endswith(".json") and name not in _SKIP_JSON:
+        head = _head(path)
+        if re.search(rb'"schema_version"\s*:', head) and re.search(rb'"evaluation_id"\s*:', head):
+            return EEE
+        if re.match(rb'\s*\{\s*"version"\s*:\s*\d+\s*,', head) and b'"eval"' in head:
+            return INSPECT
+    return None
+
+
+def files_in(folder: Path) -> list[tuple[str, Path]]:
+    """Every results file under a folder, with its tool (an lm-eval samples file is found through its
+    results file, an Every Eval Ever samples file through its aggregate record when it has one)."""
+    out: list[tuple[str, Path]] = []
+    for p in sorted(folder.rglob("*")):
+        if not p.is_file():
+            continue
+        kind = kind_of_file(p)
+        if kind == LM_EVAL and p.name.startswith("samples_"):
+            continue
+        if kind == EEE and p.name.endswith("_samples.jsonl") and p.with_name(p.name[:-14] + ".json").is_file():
+            continue
+        if kind is not None:
+            out.append((kind, p))
+    return out
+
+
+def recognises(path: Path) -> bool:
+    """Whether ``benchscore compare`` reads this path as results of another tool (a folder, a log, ...)."""
+    return path.is_dir() or kind_of_file(path) is not None
+
+
+def _results_of_samples(path: Path) -> Path:
+    for r in sorted(path.parent.glob("results_*.json")):
+        stamp = r.name[len("results_"):-len(".json")]
+        if path.name.endswith(f"_{stamp}.jsonl"):
+            return r
+    raise BadInput("an lm-evaluation-harness samples file without its results_<timestamp>.json beside it (it names "
+                   "the model and how each metric is aggregated)", source=path)
+
+
+def read(paths: Sequence[Path], *, on_file=None) -> list[Evaluation]:
+    """The evaluations in ``paths`` (files and folders, any mix of what the module docstring lists).
+
+    ``on_file(path)`` is called as each file is read (for a progress bar)."""
+    found: list[tuple[str, Path]] = []
+    for p in paths:
+        if p.is_dir():
+            inside = files_in(p)
+            if not inside:
+                raise BadInput("holds no inspect_ai log, lm-evaluation-harness results_*.json or Every Eval Ever "
+                               "record", source=p)
+            found.extend(inside)
+        else:
+            kind = kind_of_file(p)
+            if kind is None:
+                raise BadInput("not an inspect_ai log, lm-evaluation-harness output or Every Eval Ever record",
+                               source=p)
+            if kind == LM_EVAL and p.name.startswith("samples_"):
+                p = _results_of_samples(p)
+            found.append((kind, p))
+    seen: set[Path] = set()
+    unique = []
+    for kind, p in found:
+        real = p.resolve()
+        if real in seen:
+            raise BadInput("given twice", source=p)
+        seen.add(real)
+        unique.append((kind, p))
+    out: list[Evaluation] = []
+    logs = [p for kind, p in unique if kind == INSPECT]
+    if logs:
+        out.extend(from_inspect(logs, on_file=on_file))
+    for kind, p in unique:
+        if kind == LM_EVAL:
+            out.append(from_lm_eval(p))
+        elif kind == EEE:
+            out.append(from_eee(p))
+        if kind != INSPECT and on_file is not None:
+            on_file(p)
+    return out
+
+
+# --- inspect_ai ---------------------------------------------------------------------------------
+
+
+def from_inspect(logs: Iterable[Path], *, on_file=None) -> list[Evaluation]:
+    """The evaluations of inspect_ai logs: one per run and model (its logs' tasks together)."""
+    from .inspect_adapter import log_facts, sample_facts
+
+    groups: dict[tuple[str, str], list[Any]] = {}
+    for path in logs:
+        facts = log_facts(path)
+        group = groups.setdefault((facts.run_id, facts.model), [])
+        twin = next((f for f in group if f.task == facts.task), None)
+        if twin is not None:
+            raise BadInput(f"two logs of task {facts.task!r} for model {facts.model} in run {facts.run_id}: "
+                           f"{twin.path.name} and {path.name}; give the one to compare", source=path)
+        group.append(facts)
+    out = []
+    for (run_id, model), group in groups.items():
+        samples: list[SampleResult] = []
+        metrics: dict[str, MetricInfo] = {}
+        settings: dict[str, dict[str, Any]] = {}
+        statuses = []
+        notes: list[str] = []
+        planned: dict[str, int] = {}
+        for facts in group:
+            task = facts.task
+            settings[task] = {"task args": facts.task_args, "epochs": facts.epochs}
+            statuses.append((facts.status, facts.error, facts.path.name))
+            if facts.planned_sample_epochs is not None:
+                planned[task] = facts.planned_sample_epochs
+            reducers = facts.reducers or [DEFAULT_REDUCER]
+            bad: dict[str, str] = {}
+            keys: dict[str, None] = {}
+            values_of: dict[str, list[float]] = {}
+            for s in sample_facts(facts.path):
+                values: dict[str, float | None] = {}
+                for scorer, raw in s.scores.items():
+                    base = f"{task}/{scorer}"
+                    try:
+                        got = flatten(base, raw)
+                    except NotNumeric as exc:
+                        bad.setdefault(base, f"its values are not numbers (sample {s.sample_id!r} epoch {s.epoch}: "
+                                             f"{exc})")
+                        keys.setdefault(base)
+                        continue
+                    for k, v in got.items():
+                        keys.setdefault(k)
+                        values[k] = v
+                        if v is not None:
+                            values_of.setdefault(k, []).append(v)
+                samples.append(SampleResult(task, s.sample_id, s.epoch, values, s.identity, s.metadata, s.error,
+                                            s.limit, s.retried_errors))
+            for key in keys:
+                scorer = key.split("/", 2)[1]
+                for red in reducers:
+                    name = key if len(reducers) == 1 else f"{key}@{red}"
+                    report = facts.reported.get((scorer, None if len(reducers) == 1 else red)) or \
+                        facts.reported.get((scorer, red)) or {}
+                    shown_value = report.get("accuracy", report.get("mean")) if key.count("/") == 1 else None
+                    vs = values_of.get(key, [])
+                    metrics[name] = MetricInfo(
+                        name, task, reducer=red, key=key, higher_is_better=True if shown_value is not None else None,
+                        reported=shown_value, not_per_sample=bad.get(key) or bad.get(f"{task}/{scorer}"),
+                        values_in_unit_interval=all(0.0 <= v <= 1.0 for v in vs))
+        worst = next((s for s in statuses if s[0] == "error"), None) or \
+            next((s for s in statuses if s[0] == "cancelled"), None) or statuses[0]
+        status, error, where = worst
+        if status != "success":
+            notes.append(f"{where}: status {status}" + (f" ({error.splitlines()[0]})" if error else ""))
+        first = group[0]
+        out.append(Evaluation(
+            tool=INSPECT, tool_version=first.tool_version, model=model, source=first.path, settings=settings,
+            metrics=metrics, samples=samples, files=[f.path for f in group],
+            identity_method="sha256 of each sample's input, target and choices (inspect_ai records no dataset hash)",
+            epochs=max(f.epochs for f in group), status=status, status_error=error, planned_samples=planned,
+            run=run_id, notes=notes))
+        if on_file is not None:
+            for f in group:
+                on_file(f.path)
+    return out
+
+
+# --- lm-evaluation-harness ------------------------------------------------------------------------
+
+_SETTINGS = ("output_type", "doc_to_text", "doc_to_target", "doc_to_choice", "target_delimiter",
+             "fewshot_delimiter", "generation_kwargs", "repeats")
+
+
+def _number(value: Any) -> float | None:
+    """A per-sample metric value as a number; None when it is not one (a corpus metric's pair)."""
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    if isinstance(value, int | float):
+        return float(value)
+    return None
+
+
+def from_lm_eval(results_path: Path) -> Evaluation:
+    """One lm-evaluation-harness run (see the module docstring)."""
+    from benchscore.common.lm_eval_files import read_run
+
+    run = read_run(results_path)
+    res = run.results
+    configs = res.get("configs") or {}
+    samples: list[SampleResult] = []
+    metrics: dict[str, MetricInfo] = {}
+    settings: dict[str, dict[str, Any]] = {}
+    planned: dict[str, int] = {}
+    notes: list[str] = []
+    for task, ts in run.tasks.items():
+        cfg = configs.get(task) or {}
+        settings[task] = {"version": (res.get("versions") or {}).get(task), "n-shot": (res.get("n-shot") or {}).get(task),
+                          **{k: cfg.get(k) for k in _SETTINGS if k in cfg},
+                          "filters": sorted({line.filter for line in ts.lines})}
+        effective = ((res.get("n-samples") or {}).get(task) or {}).get("effective")
+        if isinstance(effective, int) and not isinstance(effective, bool):
+            planned[task] = effective
+        declared = {m.get("metric"): m.get("aggregation") for m in cfg.get("metric_list") or [] if isinstance(m, dict)}
+        better = (res.get("higher_is_better") or {}).get(task) or {}
+        reported = (res.get("results") or {}).get(task) or {}
+        by_doc: dict[int, SampleResult] = {}
+        raw_values: dict[str, list[float]] = {}
+        odd: dict[str, str] = {}
+        for line in ts.lines:
+            sample = by_doc.get(line.doc_id)
+            ident = f"{line.doc_hash}/{line.target_hash}"
+            if sample is None:
+                sample = by_doc[line.doc_id] = SampleResult(task, str(line.doc_id), 1, {}, ident, line.doc)
+                samples.append(sample)
+            elif sample.identity != ident:
+                raise BadInput(f"document {line.doc_id} has another doc_hash / target_hash under filter "
+                               f"{line.filter!r} than on its first line", source=ts.path, record=f"line {line.line}",
+                               field="doc_hash")
+            for metric, value in line.values.items():
+                name = f"{task}/{metric},{line.filter}"
+                number = _number(value)
+                if number is None:
+                    odd.setdefault(name, f"its per-sample values are not numbers (line {line.line}: {shown(value)})")
+                sample.values[name] = number
+                if number is not None:
+                    raw_values.setdefault(name, []).append(number)
+                if name not in metrics:
+                    key = f"{metric},{line.filter}"
+                    agg = declared.get(metric)
+                    metrics[name] = MetricInfo(
+                        name, task, key=name, higher_is_better=better.get(metric),
+                        reported=_number(reported.get(key)) if key in reported else None,
+                        aggregation=agg if isinstance(agg, str) else None)
+        for name, info in metrics.items():
+            if info.task != task:
+                continue
+            vs = raw_values.get(name, [])
+            info.values_in_unit_interval = all(0.0 <= v <= 1.0 for v in vs)
+            if name in odd:
+                info.not_per_sample = odd[name]
+                continue
+            complete = planned.get(task) in (None, len(by_doc))
+            mean = sum(vs) / len(vs) if vs else None
+            agrees = (mean is not None and info.reported is not None
+                      and abs(mean - info.reported) <= _AGREE * max(1.0, abs(info.reported)))
+            if info.aggregation not in (None, "mean"):
+                info.not_per_sample = f"lm-eval aggregates it with {info.aggregation!r}, not as the mean of its " \
+                                      "per-sample values"
+            elif info.aggregation is None and complete and info.reported is not None and not agrees:
+                info.not_per_sample = (f"{results_path.name} reports {info.reported!r}, not the mean of its per-sample "
+                                       f"values ({mean!r}): lm-eval aggregates it another way")
+            elif complete and info.reported is not None and not agrees and len(vs) == len(by_doc):
+                raise BadInput(f"reports {name.split('/', 1)[1]} = {info.reported!r} for task {task!r}, but its "
+                               f"{len(vs)} samples give {mean!r}: {ts.path.name} is not the samples file of these "
+                               "results", source=results_path, field=f"results.{task}")
+        if task in planned and planned[task] != len(by_doc):
+            notes.append(f"{ts.path.name} holds {len(by_doc)} of the {planned[task]} samples {results_path.name} "
+                         f"counts for task {task}")
+    return Evaluation(
+        tool=LM_EVAL, tool_version=run.version, model=run.model, source=results_path, settings=settings,
+        metrics=metrics, samples=samples, files=[results_path, *(t.path for t in run.tasks.values())],
+        identity_method="lm-evaluation-harness doc_hash and target_hash of each document", planned_samples=planned,
+        notes=notes)
+
+
+# --- Every Eval Ever ------------------------------------------------------------------------------
+
+
+def _eee_identity(record: dict[str, Any]) -> str:
+    if record.get("sample_hash"):
+        return str(record["sample_hash"])
+    doc = {"raw": record["input"]["raw"], "reference": record["input"]["reference"]}
+    return "benchscore:" + hashlib.sha256(orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+def from_eee(path: Path) -> Evaluation:
+    """One Every Eval Ever evaluation (see the module docstring)."""
+    from benchscore.common.every_eval_ever import read_evaluation
+
+    ev = read_evaluation(path)
+    agg = ev.aggregate or {}
+    results = {r.get("evaluation_result_id") or r.get("evaluation_name"): r for r in agg.get("evaluation_results", [])}
+    samples: list[SampleResult] = []
+    metrics: dict[str, MetricInfo] = {}
+    settings: dict[str, dict[str, Any]] = {}
+    seen: dict[tuple[str, str, int], int] = {}
+    values_of: dict[str, list[float]] = {}
+    for r in ev.records:
+        task = r.get("evaluation_result_id") or r["evaluation_name"]
+        meta = dict(r.get("metadata") or {})
+        epoch_text = meta.get("epoch")
+        epoch = int(epoch_text) if isinstance(epoch_text, str) and epoch_text.isdigit() and int(epoch_text) > 0 else 1
+        key = (task, r["sample_id"], epoch)
+        if key in seen:
+            raise BadInput(f"sample {r['sample_id']!r} of {task!r} (epoch {epoch}) appears twice (first on line "
+                           f"{seen[key]})", source=ev.samples_path, record=f"line {r['__line__']}", field="sample_id")
+        seen[key] = r["__line__"]
+        if task not in settings:
+            result = results.get(task) or {}
+            config = result.get("metric_config") or {}
+            settings[task] = {"evaluation_name": r["evaluation_name"],
+                              "metric": {k: config.get(k) for k in ("metric_id", "metric_name", "lower_is_better",
+                                                                    "min_score", "max_score") if k in config}}
+            better = None if "lower_is_better" not in config else not config["lower_is_better"]
+            reported = (result.get("score_details") or {}).get("score")
+            metrics[f"{task}/score"] = MetricInfo(f"{task}/score", task, key=f"{task}/score", higher_is_better=better,
+                                                  reported=_number(reported))
+            metrics[f"{task}/is_correct"] = MetricInfo(f"{task}/is_correct", task, key=f"{task}/is_correct",
+                                                       higher_is_better=True)
+        score = float(r["evaluation"]["score"])
+        values = {f"{task}/score": score, f"{task}/is_correct": 1.0 if r["evaluation"]["is_correct"] else 0.0}
+        values_of.setdefault(f"{task}/score", []).append(score)
+        samples.append(SampleResult(task, r["sample_id"], epoch, values, _eee_identity(r), meta, r.get("error") or None))
+    for name, vs in values_of.items():
+        metrics[name].values_in_unit_interval = all(0.0 <= v <= 1.0 for v in vs)
+    library = agg.get("eval_library") or {}
+    for s in settings.values():
+        s["eval library"] = library.get("name")
+    model = (agg.get("model_info") or {}).get("id") or ev.records[0]["model_id"]
+    files = [p for p in (ev.aggregate_path, ev.samples_path) if p is not None]
+    notes = [] if ev.aggregate is not None else [f"{ev.samples_path.name}: no aggregate record beside it"]
+    return Evaluation(
+        tool=EEE, tool_version=str(agg.get("schema_version") or ev.records[0]["schema_version"]), model=str(model),
+        source=files[0], settings=settings, metrics=metrics, samples=samples, files=files,
+        identity_method="Every Eval Ever sample_hash of each record (sha256 of input.raw and input.reference "
+                        "computed by benchscore where it is null)", notes=notes)
+
+
+__all__ = ["EEE", "INSPECT", "LM_EVAL", "files_in", "from_eee", "from_inspect", "from_lm_eval", "kind_of_file", "read",
+           "recognises"]

@@ -1,0 +1,127 @@
+"""inspect_ai's score values as numbers, and its epoch reducers (docs/results.md).
+
+inspect_ai scores a sample with a ``Value``: a string, a number, a boolean, a list or a dict. Its
+metrics read a value with ``value_to_float``: ``"C"`` (correct) 1, ``"I"`` (incorrect) 0, ``"P"``
+(partial) 0.5, ``"N"`` (no answer) 0, a number or a boolean as it is, ``"yes"`` / ``"true"`` 1,
+``"no"`` / ``"false"`` 0, a string holding a finite number that number. A NaN value means
+"unscored" (inspect_ai's own sentinel). A dict value is one metric per key, a list one per index.
+Any other value is not a number: :class:`NotNumeric` (inspect_ai would warn and count it 0; benchscore
+does not guess).
+
+The epochs of a sample are reduced as the task declared (``mean`` when it declared nothing), with
+inspect_ai's formulas (``inspect_ai/scorer/_reducer/reducer.py``): ``mean``, ``median``, ``mode``,
+``max``, ``at_least_k`` (1 when at least k epochs score >= 1), ``pass_at_k`` (Chen et al. 2021: 1 -
+C(n - c, k) / C(n, k) with c epochs scoring >= 1 of n) and ``pass_k_k`` (C(c, k) / C(n, k)).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import statistics
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+CORRECT, INCORRECT, PARTIAL, NOANSWER = "C", "I", "P", "N"
+_LETTERS = {CORRECT: 1.0, INCORRECT: 0.0, PARTIAL: 0.5, NOANSWER: 0.0}
+_WORDS = {"yes": 1.0, "true": 1.0, "no": 0.0, "false": 0.0}
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+#: the reducer when a task declares none (inspect_ai's default)
+DEFAULT_REDUCER = "mean"
+
+
+class NotNumeric(ValueError):
+    """A score value that inspect_ai's conventions do not read as a number."""
+
+
+def scalar(value: Any) -> float | None:
+    """One scalar score value as a float; None when unscored (NaN or None). Raises :class:`NotNumeric`."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    if isinstance(value, int | float):
+        out = float(value)
+        if math.isnan(out):
+            return None
+        if math.isinf(out):
+            raise NotNumeric(f"{value!r} is not a finite number")
+        return out
+    if isinstance(value, str):
+        if value in _LETTERS:
+            return _LETTERS[value]
+        low = value.strip().lower()
+        if low in _WORDS:
+            return _WORDS[low]
+        if _NUMBER.fullmatch(value.strip()):
+            out = float(value)
+            if math.isfinite(out):
+                return out
+    raise NotNumeric(f"{value!r} is none of C / I / P / N, a number, a boolean, yes / no or a numeric string")
+
+
+def flatten(name: str, value: Any) -> dict[str, float | None]:
+    """A scorer's value as ``{metric: float | None}``: a scalar under the scorer's own name, a dict one
+    metric per key (``scorer/key``), a list one per index (``scorer/0``). Raises :class:`NotNumeric`."""
+    if isinstance(value, Mapping):
+        return {f"{name}/{k}": scalar(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return {f"{name}/{i}": scalar(v) for i, v in enumerate(value)}
+    return {name: scalar(value)}
+
+
+def _k_of(name: str, prefix: str) -> int | None:
+    m = re.fullmatch(re.escape(prefix) + r"_(\d+)", name)
+    return int(m.group(1)) if m else None
+
+
+def _pass_at(values: Sequence[float], k: int) -> float:
+    n = len(values)
+    c = sum(1 for v in values if v >= 1.0)
+    if n < k:
+        return math.nan
+    if n - c < k:
+        return 1.0
+    return 1.0 - math.prod(1.0 - k / j for j in range(n - c + 1, n + 1))
+
+
+def _pass_k(values: Sequence[float], k: int) -> float:
+    n = len(values)
+    if n < k:
+        return math.nan
+    return math.comb(sum(1 for v in values if v >= 1.0), k) / math.comb(n, k)
+
+
+def _at_least(values: Sequence[float], k: int) -> float:
+    return 1.0 if sum(1 for v in values if v >= 1.0) >= k else 0.0
+
+
+def _mode(values: Sequence[float]) -> float:
+    return Counter(values).most_common(1)[0][0]
+
+
+_PLAIN: dict[str, Callable[[Sequence[float]], float]] = {
+    "mean": statistics.fmean, "median": statistics.median, "mode": _mode, "max": max,
+}
+_WITH_K: dict[str, Callable[[Sequence[float], int], float]] = {
+    "at_least": _at_least, "pass_at": _pass_at, "pass_k": _pass_k,
+}
+
+
+def reducer(name: str) -> Callable[[Sequence[float]], float]:
+    """The reduction inspect_ai names ``name`` (see the module docstring); ValueError for another name."""
+    if name in _PLAIN:
+        return _PLAIN[name]
+    for prefix, fn in _WITH_K.items():
+        k = _k_of(name, prefix)
+        if k is not None and k >= 1:
+            return lambda values, fn=fn, k=k: fn(values, k)
+    raise ValueError(f"epoch reducer {name!r} is not one benchscore knows (known: {', '.join(known_reducers())})")
+
+
+def known_reducers() -> list[str]:
+    return [*_PLAIN, *(f"{p}_K" for p in _WITH_K)]
+
+
+__all__ = ["DEFAULT_REDUCER", "NotNumeric", "flatten", "known_reducers", "reducer", "scalar"]
