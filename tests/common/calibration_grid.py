@@ -452,4 +452,5 @@ def pair_grid() -> list[PairCell]:
             cells.append(PairCell(f"0/1 outcomes (McNemar), {n} units, {psi:.0%} discordant", "binary", n, psi))
     for g in (5, 10, 20):
         cells.append(PairCell(f"clustered questions, {g} tables of 5-40", "clustered", g, 0.5))
+    cells.append(PairCell("continuous, 1500 units (the paired t test), paired correlation 0.5", "continuous", 1500, 0.5))
     return cells

@@ -65,6 +65,7 @@ DEFAULT_PAIRS = {
     "heavy-tailed null (one model much better on 10 % of units), 10 units, correlation 0.2": 0,
     "0/1 outcomes (McNemar), 40 units, 50% discordant": 40,
     "clustered questions, 10 tables of 5-40": 0,
+    "continuous, 1500 units (the paired t test), paired correlation 0.5": 40,
 }
 
 

@@ -271,3 +271,19 @@ def test_letters_share_a_letter_exactly_when_not_separated(n, seed):
         assert marks[i]
         for j in range(i + 1, n):
             assert bool(set(marks[i]) & set(marks[j])) == (frozenset((i, j)) not in sep)
+
+
+def test_from_a_thousand_units_the_paired_t_test_and_its_inversion():
+    rng = np.random.default_rng(12)
+    n = 1500
+    a = rng.random(n)
+    b = a - 0.02 + rng.normal(0, 0.2, n)
+    got = infer(units(a, b))
+    want = stats.ttest_1samp(a - b, 0.0)
+    assert got.test == "paired_t" and got.p_value == pytest.approx(want.pvalue, rel=1e-9)
+    ci, _ = got.interval(0.05)
+    ref = want.confidence_interval(0.95)
+    assert ci == pytest.approx((ref.low, ref.high), rel=1e-9)
+    for alpha in (0.05, 0.01, 0.05 / 45):
+        ci, _ = got.interval(alpha)
+        assert (ci[0] > 0 or ci[1] < 0) == (got.p_value < alpha)

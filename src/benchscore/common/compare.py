@@ -114,11 +114,11 @@ def formats() -> dict[str, type]:
             "the differences the test does not reject at ci_level: it excludes 0 exactly when the verdict "
             "is differs; inside what the metric allows"))
         ci_level: float = Field(description="1 - alpha, or 1 - alpha / (m - r) matching Holm with m pairs, r separated")
-        ci_method: Literal["sign_flip_inversion", "mcnemar_inversion"]
+        ci_method: Literal["sign_flip_inversion", "mcnemar_inversion", "paired_t_inversion"]
         ci_reason: str | None = None
         p_value: float
         p_holm: float | None = Field(None, description="Holm-adjusted over the pairs (three or more results)")
-        test: Literal["sign_flip_permutation_exact", "sign_flip_permutation_monte_carlo", "mcnemar_exact"]
+        test: Literal["sign_flip_permutation_exact", "sign_flip_permutation_monte_carlo", "mcnemar_exact", "paired_t"]
         smallest_attainable_p: float = Field(description="the smallest p-value the test can give with n_units units")
         n_items: int
         n_units: int = Field(description="independent units the items form (rxn: condition tables)")
@@ -427,7 +427,8 @@ def compare(entries: list[Entry], *, intersection: bool = False, resamples: int 
                 "name": name, "a": values[name][i], "b": values[name][j],
                 "difference": values[name][i] - values[name][j], "verdict": verdict, "verdict_reason": why,
                 "ci95": list(ci) if ci else None, "ci_level": 1.0 - level_alpha,
-                "ci_method": "mcnemar_inversion" if r.test == "mcnemar_exact" else "sign_flip_inversion",
+                "ci_method": {"mcnemar_exact": "mcnemar_inversion", "paired_t": "paired_t_inversion"}.get(
+                    r.test, "sign_flip_inversion"),
                 **({"ci_reason": ci_reason} if ci_reason else {}),
                 "p_value": r.p_value, **({"p_holm": holm_p} if holm_p is not None else {}), "test": r.test,
                 "smallest_attainable_p": r.smallest_attainable_p, "n_items": len(items), "n_units": r.n_units,
