@@ -205,9 +205,9 @@ def test_mid_p_is_a_valid_interval_and_symmetric(k, n):
 @given(st.lists(st.floats(0, 50), min_size=20, max_size=60))
 def test_unbounded_intervals_hold_the_mean(values):
     x = np.array(values)
-    if np.all(x == x[0]):
-        with pytest.raises(S.NoInterval):
-            S.ratio_interval(x, np.ones(x.size), bounded=False)
+    try:
+        got = S.ratio_interval(x, np.ones(x.size), bounded=False)
+    except S.NoInterval as exc:  # only when the values are all the same, up to rounding
+        assert "same value" in str(exc) and np.ptp(x) <= 1e-12 * max(1.0, float(np.abs(x).max()))
         return
-    got = S.ratio_interval(x, np.ones(x.size), bounded=False)
-    assert got.low <= x.mean() <= got.high
+    assert got.low <= x.mean() <= got.high and got.high > got.low

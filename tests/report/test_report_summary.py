@@ -58,8 +58,14 @@ def test_headline_numbers_carry_their_intervals(demo_out):
     assert "Reliability 33.33%" in text
     index = json.loads((demo_out / "tcsexam" / "index.json").read_text())
     a = index["models"]["synthetic-model-a"]
-    lo, hi = a["intervals"]["index"]["ci95"]
-    assert f"index {a['index']:.4g} [{lo:.4g}, {hi:.4g}]" in visible_text(_summary((demo_out / "tcsexam.html").read_text()))
+    # the demo suite is Lite-shaped (5 tasks a track): no interval of the construction track, so none of the
+    # index, and the page says so where the interval would be, with the reason
+    assert a["intervals"]["index"]["ci95"] is None and "construction track" in a["intervals"]["index"]["ci_reason"]
+    summary = _summary((demo_out / "tcsexam.html").read_text())
+    assert f"index {a['index']:.4g} [no interval]" in visible_text(summary)
+    assert "the construction track has no interval" in summary
+    lo, hi = a["intervals"]["track_means"]["theorem"]["ci95"]
+    assert lo < a["track_means"]["theorem"] < hi
 
 
 def test_the_mira_score_and_its_status_come_before_the_public_projection(demo_out):
