@@ -15,6 +15,7 @@ level, and the leaderboard gives rank intervals and letters; it lists the items 
 from __future__ import annotations
 
 import itertools
+import operator
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -213,6 +214,8 @@ def _item_sets(entries: list[Entry], name: str, intersection: bool) -> tuple[lis
     """The items metric ``name`` is compared on (in the first entry's order) and, with
     ``intersection``, the items dropped from each entry; without it, differing sets are refused."""
     sets = [next(m for m in e.metrics if m.name == name).items for e in entries]
+    if all(s.keys() == sets[0].keys() for s in sets[1:]):  # the usual case, at C speed: the same items
+        return list(sets[0]), {}
     if not intersection:
         first = sets[0]
         for e, s in zip(entries[1:], sets[1:], strict=True):
@@ -240,6 +243,7 @@ class _Layout:
     weights: np.ndarray
     scale: float
     clusters: dict[str, str] | None
+    _name_rank: np.ndarray | None = None
 
     @classmethod
     def of(cls, m: Metric, items: list[str]) -> _Layout:
@@ -257,9 +261,18 @@ class _Layout:
 
     def columns(self, m: Metric) -> tuple[np.ndarray, np.ndarray]:
         """The items' numerators and denominators, in order."""
-        values = list(m.items.values()) if list(m.items) == self.items else [m.items[i] for i in self.items]
-        pairs = np.array(values, dtype=float).reshape(-1, 2)
-        return pairs[:, 0], pairs[:, 1]
+        in_order = len(m.items) == len(self.items) and all(map(operator.eq, m.items, self.items))
+        values = m.items.values() if in_order else (m.items[i] for i in self.items)
+        pairs = np.fromiter(itertools.chain.from_iterable(values), dtype=float, count=2 * len(self.items))
+        return pairs[0::2], pairs[1::2]
+
+    def name_rank(self) -> np.ndarray:
+        """Each item's position in the sorted item names (computed once per layout)."""
+        if self._name_rank is None:
+            rank = np.empty(len(self.items), dtype=np.int64)
+            rank[np.argsort(np.array(self.items))] = np.arange(len(self.items))
+            self._name_rank = rank
+        return self._name_rank
 
     def same_units(self, m: Metric, items: list[str]) -> bool:
         """Whether ``m`` over ``items`` forms exactly these units (then the layout is reused)."""
@@ -290,7 +303,11 @@ class _Layout:
         if differ.size > top > 0:  # only the largest (and their ties) need sorting by name
             cut = np.partition(size[differ], differ.size - top)[differ.size - top]
             differ = differ[size[differ] >= cut]
-        order = sorted(differ.tolist(), key=lambda k: (-size[k], self.items[k]))[:top]
+        if differ.size > 4 * top:  # many ties at the cut: order by size, then name, without a Python key per item
+            differ = differ[np.lexsort((self.name_rank()[differ], -size[differ]))]
+            order = differ[:top].tolist()
+        else:
+            order = sorted(differ.tolist(), key=lambda k: (-size[k], self.items[k]))[:top]
         out = []
         for k in order:
             x = None if np.isnan(va[k]) else float(va[k])
@@ -319,8 +336,10 @@ def _check_sources(entries: list[Entry], ms: list[Metric], items: list[str], nam
     if first is None:
         return
     for e, m in zip(entries[1:], ms[1:], strict=True):
+        if m.sources is None or m.sources == first:  # the usual case, at C speed
+            continue
         for i in items:
-            if m.sources is not None and m.sources.get(i) != first.get(i):
+            if m.sources.get(i) != first.get(i):
                 raise BadInput(f"{name}: item {i!r} comes from {first.get(i)} in {entries[0].label} but from "
                                f"{m.sources.get(i)} in {e.label}; compare needs outputs of one contract")
 

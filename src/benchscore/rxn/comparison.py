@@ -8,6 +8,7 @@ overall. ``avg_yield_ratio`` is not compared: the per-sample records do not carr
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from benchscore.common.compare import Entry, Metric
@@ -25,8 +26,9 @@ def entries(doc: Any, label: str) -> list[Entry] | None:
     tables = {r["id"]: r.get("table_id") or r["id"] for r in records}
     roles = [v["sha256"] for k, v in doc["provenance"].get("inputs", {}).items() if k.startswith("dataset/")]
     if len(roles) == len(doc["per_sample"]):  # the datasets in the order given: the order of per_sample
-        sources = {r["id"]: f"dataset sha256 {sha}" for sha, rs in zip(roles, doc["per_sample"].values(), strict=True)
-                   for r in rs}
+        # one (interned) string per dataset: two results' sources then compare by identity, at C speed
+        sources = {r["id"]: source for sha, rs in zip(roles, doc["per_sample"].values(), strict=True)
+                   for source in (sys.intern(f"dataset sha256 {sha}"),) for r in rs}
         same: dict[str, Any] = {"metric id": metric_id}
     else:  # two datasets of one file name: compare whole evaluations only
         sources = None
