@@ -28,6 +28,7 @@ at once by a matrix product, in chunks: no Python loop per pattern.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -455,9 +456,10 @@ def infer_pair(units: Units, *, resamples: int, rng: np.random.Generator, binary
             return (_t(df, 1 - alpha) + _t(df, 1 - 2 * (1 - POWER))) * se
 
     return PairInference(a, b, d, u.n, test, p, sap, se, u.difference_bounds(), interval, power, mde_approx,
-                         spread_inflation(df), _reach(u, a, b))
+                         spread_inflation(df) if mde_approx is None else 1.0, _reach(u, a, b))
 
 
+@functools.lru_cache(maxsize=256)
 def spread_inflation(df: float, level: float = LEVEL) -> float:
     """The factor k by which an effect detected with 80 % power at an estimated spread is scaled so
     that the power averaged over the estimate's error is 80 %: ``E[Phi(k s (z_a + z_b) - z_a)] = 0.8``
