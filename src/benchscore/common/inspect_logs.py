@@ -144,17 +144,13 @@ def _is_log_name(name: str) -> bool:
 
 def resolve_logs(given: Iterable[str | os.PathLike[str]]) -> list[LogLocation]:
     """The logs to read from what the user gave (see the module docstring); refuses a missing path, an
-    empty folder and an unreadable eval-set manifest, each in one line. The same log named twice is read once."""
+    empty folder and an unreadable eval-set manifest, each in one line. A log named twice is read twice (the
+    domains refuse the duplicate samples it gives)."""
     out: list[LogLocation] = []
-    seen: set[str] = set()
     for item in given:
         text = os.fspath(item)
         fs, path, remote = _split_url(text)
-        for loc in (_resolve_remote(text, fs, path) if remote else _resolve_local(Path(path))):
-            key = loc.url if loc.remote else os.path.realpath(loc.url)
-            if key not in seen:
-                seen.add(key)
-                out.append(loc)
+        out.extend(_resolve_remote(text, fs, path) if remote else _resolve_local(Path(path)))
     return out
 
 
