@@ -54,6 +54,7 @@ from benchscore.common.inspect_logs import (
     SampleRecord,
     open_logs,
     parse_error,
+    require_reader,
 )
 
 from .formats import ApprovalRule, ErrorRule, ErrorRules, InspectMapping, ScoreRule, same_score_value
@@ -501,6 +502,7 @@ def convert(logs: Sequence[str | os.PathLike[str]], loaded: LoadedContract, mapp
             mapping_path: str, mapping_sha256: str, on_sample: Callable[[], None] | None = None, *,
             accept_score_edits: bool = False) -> Conversion:
     """Read every log and convert its samples (see the module docstring); raises :class:`BadInput`."""
+    require_reader()
     deterministic = check_mapping(mapping, loaded, str(mapping_path))
     order = {c.case_id: i for i, c in enumerate(loaded.contract.cases)}
     seen: dict[tuple[str, int], str] = {}
