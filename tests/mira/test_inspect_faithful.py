@@ -358,7 +358,7 @@ def _free_port() -> int:
 @pytest.fixture
 def s3_server(tmp_path):
     """A real S3-compatible server (moto's), started on a free port for the test and stopped after."""
-    pytest.importorskip("moto", reason="moto[server] (the test extra) runs the S3-compatible server")
+    import moto  # noqa: F401 - moto[server] is in the test extra: a missing one fails, never skips
     port = _free_port()
     proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -343,12 +343,15 @@ def _members(zf: Any) -> dict[str, Any]:
     return out
 
 
-def _header_document(fp: BinaryIO, source: str, is_eval: bool) -> dict[str, Any]:
+def _header_document(fp: BinaryIO, source: str, is_eval: bool, index: dict[str, Any] | None = None) -> dict[str, Any]:
     """The log's header as a plain dict: ``header.json`` of an ``.eval`` log (or, for a log that never
-    finished, its ``_journal/start.json`` with status ``started``); a ``.json`` log's keys before ``samples``."""
+    finished, its ``_journal/start.json`` with status ``started``); a ``.json`` log's keys before ``samples``.
+    ``index`` (when given) receives the zip's members, so the samples are read without a second pass."""
     if is_eval:
         zf = _zip(fp, source)
         members = _members(zf)
+        if index is not None:
+            index.update(members)
         if "header.json" in members:
             doc = _loads(_member_bytes(fp, members["header.json"], source), "header.json", source)
         elif "_journal/start.json" in members:
@@ -442,6 +445,8 @@ class LogHeader:
     invalidated: bool
     results: dict[str, Any] | None
     spec: dict[str, Any] = field(repr=False)
+    #: the ``.eval`` zip's members by name (read once with the header, used by :func:`iter_samples`)
+    members: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def name(self) -> str:
@@ -479,8 +484,9 @@ def read_header(location: LogLocation, path: Path, sha256: str) -> LogHeader:
     log written without samples."""
     source = location.url
     is_eval = not path.name.endswith(".json") if not location.name.endswith(".json") else False
+    index: dict[str, Any] = {}
     with open(path, "rb") as fp:
-        doc = _header_document(fp, source, is_eval)
+        doc = _header_document(fp, source, is_eval, index)
     lowest = ".".join(map(str, MIN_WRITER_VERSION))
     if doc.get("version") != LOG_FORMAT_VERSION:
         raise BadInput(f"log file format version {doc.get('version')}; benchscore reads format version "
@@ -538,7 +544,7 @@ def read_header(location: LogLocation, path: Path, sha256: str) -> LogHeader:
         scorers=scorers, inspect_version=writer,
         metadata=dict(ev.get("metadata") or {}) if isinstance(ev.get("metadata") or {}, dict) else {},
         config=config, invalidated=bool(doc.get("invalidated")),
-        results=doc.get("results") if isinstance(doc.get("results"), dict) else None, spec=ev)
+        results=doc.get("results") if isinstance(doc.get("results"), dict) else None, spec=ev, members=index)
 
 
 # --------------------------------------------------------------------------- errors, structurally
@@ -843,28 +849,47 @@ def _resolve(value: Any, attachments: Mapping[str, str]) -> Any:
     return value
 
 
-def _events(events: Any) -> Iterator[dict[str, Any]]:
-    """Every event, nested ones too (older logs nest tool and subtask events)."""
-    if not isinstance(events, list):
-        return
-    for ev in events:
-        if isinstance(ev, dict):
-            yield ev
-            if isinstance(ev.get("events"), list):
-                yield from _events(ev["events"])
+def _scan_events(events: Any, attachments: Mapping[str, str]) -> tuple[tuple[Approval, ...], frozenset[str]]:
+    """One pass over a sample's events (nested ones too: older logs nest tool and subtask events): its approval
+    decisions, and the scorers inside whose span a model was called (see :func:`scorers_calling_models`)."""
+    approvals: list[Approval] = []
+    scorer_spans: dict[Any, Any] = {}  # span id -> scorer name (a span of type scorer)
+    parents: dict[Any, Any] = {}  # span id -> parent span id
+    models: list[Any] = []  # the span of each model event
+    todo = [events] if type(events) is list else []
+    while todo:
+        for ev in todo.pop():
+            kind = ev.get("event") if type(ev) is dict else None
+            if kind == "span_begin":
+                sid = ev.get("id")
+                parents[sid] = ev.get("parent_id")
+                if ev.get("type") == "scorer" and ev.get("name"):
+                    scorer_spans[sid] = ev["name"]
+            elif kind == "model":
+                models.append(ev.get("span_id"))
+            elif kind == "approval":
+                approvals.append(_approval(ev, attachments))
+            elif kind in ("tool", "subtask") and type(ev.get("events")) is list and ev["events"]:
+                todo.append(ev["events"])
+    graded: set[str] = set()
+    if scorer_spans:
+        for span in models:
+            seen: set[Any] = set()
+            while span is not None and span not in seen:
+                if span in scorer_spans:
+                    graded.add(scorer_spans[span])
+                    break
+                seen.add(span)
+                span = parents.get(span)
+    return tuple(approvals), frozenset(graded)
 
 
-def _approvals(events: Any, attachments: Mapping[str, str]) -> tuple[Approval, ...]:
-    out = []
-    for ev in _events(events):
-        if ev.get("event") != "approval":
-            continue
-        call = ev.get("call") if isinstance(ev.get("call"), dict) else {}
-        args = call.get("arguments") if isinstance(call.get("arguments"), dict) else {}
-        out.append(Approval(decision=str(ev.get("decision")), approver=str(ev.get("approver")),
-                            function=str(call.get("function")), arguments=_resolve(args, attachments),
-                            explanation=ev.get("explanation") if isinstance(ev.get("explanation"), str) else None))
-    return tuple(out)
+def _approval(ev: dict[str, Any], attachments: Mapping[str, str]) -> Approval:
+    call = ev.get("call") if isinstance(ev.get("call"), dict) else {}
+    args = call.get("arguments") if isinstance(call.get("arguments"), dict) else {}
+    return Approval(decision=str(ev.get("decision")), approver=str(ev.get("approver")),
+                    function=str(call.get("function")), arguments=_resolve(args, attachments),
+                    explanation=ev.get("explanation") if isinstance(ev.get("explanation"), str) else None)
 
 
 def _error(raw: Any, source: str, where: str, name: str) -> ErrorInfo | None:
@@ -949,10 +974,9 @@ def sample_record(doc: Any, source: str) -> SampleRecord:
     for i, r in enumerate(doc.get("error_retries") or ()):
         err = _error(r, source, where, f"error_retries[{i}]")
         assert err is not None
-        retries.append(RetriedError(err, _approvals(r.get("events"), attachments)))
+        retries.append(RetriedError(err, _scan_events(r.get("events"), attachments)[0]))
     inv = doc.get("invalidation")
-    events = doc.get("events") if isinstance(doc.get("events"), list) else []
-    span_events = [ev for ev in events if isinstance(ev, dict) and ev.get("event") in ("span_begin", "model")]
+    approvals, graded = _scan_events(doc.get("events"), attachments)
     metadata = doc.get("metadata")
     return SampleRecord(
         id=sid, epoch=epoch, uuid=doc.get("uuid") if isinstance(doc.get("uuid"), str) else None,
@@ -964,8 +988,7 @@ def sample_record(doc: Any, source: str) -> SampleRecord:
         invalidation=Invalidation(str(inv.get("author")) if inv.get("author") is not None else None,
                                   inv.get("reason") if isinstance(inv.get("reason"), str) else None)
         if isinstance(inv, dict) else None,
-        approvals=_approvals(events, attachments),
-        model_graded=frozenset(scorers_calling_models(span_events)))
+        approvals=approvals, model_graded=graded)
 
 
 def iter_samples(header: LogHeader) -> Iterator[SampleRecord]:
@@ -973,8 +996,8 @@ def iter_samples(header: LogHeader) -> Iterator[SampleRecord]:
     source = header.location.url
     with open(header.path, "rb") as fp:
         if header.format == "eval":
-            zf = _zip(fp, source)
-            for name, info in _members(zf).items():
+            members = header.members or _members(_zip(fp, source))
+            for name, info in members.items():
                 if name.startswith("samples/") and name.endswith(".json"):
                     data = _member_bytes(fp, info, source)
                     yield sample_record(_loads(data, name, source), source)
