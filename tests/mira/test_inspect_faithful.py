@@ -405,3 +405,35 @@ def test_logs_on_an_s3_compatible_server(tmp_path, s3_server, monkeypatch):
     (tmp_path / "missing").mkdir()
     res, out, _ = convert(tmp_path / "missing", ["s3://bucket/logs/nope.eval"], ["ok"])
     refused(res, out, "s3://bucket/logs/nope.eval", "not found")
+
+
+# --------------------------------------------------------------------------- 9. mockllm offline
+
+
+def test_mockllm_is_offline_only_with_outputs_that_set_usage(tmp_path):
+    """docs/inspect.md's snippet, run for real with every download made impossible (an empty tiktoken cache, a
+    proxy that refuses): its outputs set usage and the sample succeeds; plain mockllm/model errors."""
+    import re
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "inspect.md").read_text()
+    section = doc.split("## Running inspect_ai offline", 1)[1].split("\n## ", 1)[0]
+    (snippet,) = re.findall(r"```python\n(.+?)\n```", section, flags=re.S)
+    script = snippet + (
+        "\nimport sys\nfrom inspect_ai import Task, eval as inspect_eval\nfrom inspect_ai.dataset import Sample\n"
+        "from inspect_ai.scorer import match\n"
+        "chosen = model if sys.argv[1] == 'documented' else get_model('mockllm/model')\n"
+        "(log,) = inspect_eval(Task(dataset=[Sample(input='6*7?', target='42')], scorer=match()), model=chosen,\n"
+        "                      display='none', log_dir=sys.argv[2], fail_on_error=False, max_retries=0)\n"
+        "print('ERROR' if log.samples[0].error else 'OK', log.samples[0].scores['match'].value "
+        "if log.samples[0].scores else '-')\n")
+    (tmp_path / "offline.py").write_text(script)
+    env = {k: v for k, v in ENV.items() if k.lower() not in ("no_proxy", "tiktoken_cache_dir")}
+    env |= {"TIKTOKEN_CACHE_DIR": str(tmp_path / "empty-cache"), "HTTPS_PROXY": "http://127.0.0.1:9",
+            "HTTP_PROXY": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9", "http_proxy": "http://127.0.0.1:9"}
+    outcome = {}
+    for variant in ("documented", "plain"):
+        proc = subprocess.run([sys.executable, str(tmp_path / "offline.py"), variant, str(tmp_path / variant)],
+                              capture_output=True, text=True, env=env, timeout=300, stdin=subprocess.DEVNULL)
+        outcome[variant] = proc.stdout.split()[-2:] if proc.stdout.split() else proc.stderr[-2000:]
+    assert outcome["documented"] == ["OK", "C"], outcome
+    assert outcome["plain"][0] == "ERROR", outcome
