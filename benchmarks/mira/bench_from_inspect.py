@@ -14,7 +14,7 @@ keeps it, ``--log PATH`` times a log made before.
 
 Each probe runs in a fresh process, alternating, ``--runs`` times; the medians are printed with their
 ratio to the bare read and the peak resident memory of the process (``ru_maxrss``: interpreter and
-imports included):
+imports included). Imports are not timed (each probe imports its modules first):
 
 - ``bare read``: open the zip, then for each sample member read its bytes, decompress (zstandard) and
   parse (orjson); nothing else (the floor any reader pays);
@@ -168,7 +168,9 @@ PROBES = {
 
 def timed(name: str, **paths: str) -> tuple[float, float, int]:
     """(seconds, peak resident MB, samples read) of one probe in a fresh process (imports not timed)."""
-    imports = "import inspect_ai.log" if name == "read_eval_log" else "import benchscore.mira.cli, orjson, zstandard"
+    imports = ("import inspect_ai.log" if name == "read_eval_log" else
+               "import orjson, zstandard, benchscore.mira.cli, benchscore.mira.formats, benchscore.mira.records, "
+               "benchscore.mira.inspect_logs")
     code = ("import resource, time, warnings\nwarnings.simplefilter('ignore')\n" + imports +
             "\nt0 = time.perf_counter()\n" + PROBES[name].format(**paths) +
             "\nprint(time.perf_counter() - t0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, n)")

@@ -52,7 +52,7 @@ import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NamedTuple
 
 from .errors import BadInput
 
@@ -343,13 +343,90 @@ def _members(zf: Any) -> dict[str, Any]:
     return out
 
 
+class _Member(NamedTuple):
+    """What reading one zip member needs (the fields of ``zipfile.ZipInfo`` used here)."""
+
+    filename: str
+    compress_type: int
+    CRC: int
+    compress_size: int
+    file_size: int
+    header_offset: int
+
+
+_EOCD = b"PK\x05\x06"
+_EOCD64_LOCATOR = b"PK\x06\x07"
+_CENTRAL = b"PK\x01\x02"
+
+
+def _central_directory(fp: BinaryIO) -> dict[str, _Member] | None:
+    """The zip's members by name, read straight from its central directory with ``struct`` (zip64 included;
+    a name written twice is its last copy). None when the file is not laid out as expected: the caller then
+    uses :mod:`zipfile`, which says what is wrong."""
+    fp.seek(0, 2)
+    size = fp.tell()
+    tail_len = min(size, 65536 + 22)
+    fp.seek(size - tail_len)
+    tail = fp.read(tail_len)
+    at = tail.rfind(_EOCD)
+    if at < 0 or len(tail) - at < 22:
+        return None
+    _, _, _, _, count, cd_size, cd_offset, _ = struct.unpack_from("<4s4H2LH", tail, at)
+    if count == 0xFFFF or cd_size == 0xFFFFFFFF or cd_offset == 0xFFFFFFFF:
+        loc = tail.rfind(_EOCD64_LOCATOR, 0, at)
+        if loc < 0:
+            return None
+        (eocd64_offset,) = struct.unpack_from("<Q", tail, loc + 8)
+        fp.seek(eocd64_offset)
+        rec = fp.read(56)
+        if len(rec) < 56 or rec[:4] != b"PK\x06\x06":
+            return None
+        count, cd_size, cd_offset = struct.unpack_from("<3Q", rec, 32)
+    fp.seek(cd_offset)
+    cd = fp.read(cd_size)
+    if len(cd) != cd_size:
+        return None
+    out: dict[str, _Member] = {}
+    pos = 0
+    unpack = struct.Struct("<4s4x2H4x3L5H4xL").unpack_from
+    for _ in range(count):
+        if cd[pos:pos + 4] != _CENTRAL:
+            return None
+        _, flags, method, crc, csize, usize, name_len, extra_len, comment_len, _, _, offset = unpack(cd, pos)
+        name_raw = cd[pos + 46:pos + 46 + name_len]
+        name = name_raw.decode("utf-8" if flags & 0x800 else "cp437")
+        if 0xFFFFFFFF in (csize, usize, offset):
+            extra = cd[pos + 46 + name_len:pos + 46 + name_len + extra_len]
+            usize, csize, offset = _zip64_sizes(extra, usize, csize, offset)
+        out.pop(name, None)
+        out[name] = _Member(name, method, crc, csize, usize, offset)
+        pos += 46 + name_len + extra_len + comment_len
+    return out
+
+
+def _zip64_sizes(extra: bytes, usize: int, csize: int, offset: int) -> tuple[int, int, int]:
+    i = 0
+    while i + 4 <= len(extra):
+        tag, length = struct.unpack_from("<2H", extra, i)
+        if tag == 1:
+            values = list(struct.unpack_from(f"<{length // 8}Q", extra, i + 4))
+            if usize == 0xFFFFFFFF and values:
+                usize = values.pop(0)
+            if csize == 0xFFFFFFFF and values:
+                csize = values.pop(0)
+            if offset == 0xFFFFFFFF and values:
+                offset = values.pop(0)
+            break
+        i += 4 + length
+    return usize, csize, offset
+
+
 def _header_document(fp: BinaryIO, source: str, is_eval: bool, index: dict[str, Any] | None = None) -> dict[str, Any]:
     """The log's header as a plain dict: ``header.json`` of an ``.eval`` log (or, for a log that never
     finished, its ``_journal/start.json`` with status ``started``); a ``.json`` log's keys before ``samples``.
     ``index`` (when given) receives the zip's members, so the samples are read without a second pass."""
     if is_eval:
-        zf = _zip(fp, source)
-        members = _members(zf)
+        members = _central_directory(fp) or _members(_zip(fp, source))
         if index is not None:
             index.update(members)
         if "header.json" in members:
@@ -788,9 +865,10 @@ class Invalidation:
     reason: str | None
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class SampleRecord:
-    """One sample x epoch of a log, as plain values (see the module docstring)."""
+    """One sample x epoch of a log, as plain values (see the module docstring). A record of its own: changing
+    it changes nothing in the log."""
 
     id: str | int
     epoch: int
@@ -996,7 +1074,7 @@ def iter_samples(header: LogHeader) -> Iterator[SampleRecord]:
     source = header.location.url
     with open(header.path, "rb") as fp:
         if header.format == "eval":
-            members = header.members or _members(_zip(fp, source))
+            members = header.members or _central_directory(fp) or _members(_zip(fp, source))
             for name, info in members.items():
                 if name.startswith("samples/") and name.endswith(".json"):
                     data = _member_bytes(fp, info, source)

@@ -239,6 +239,8 @@ def classify_approval(rules: list[ApprovalRule] | None, approval: Approval) -> A
 
 def _approval_entries(approvals: Sequence[Approval], rules: list[ApprovalRule] | None) -> dict[str, Any]:
     """The record's interventions and governance events from the approval decisions, and their ``source`` list."""
+    if not approvals:
+        return {}
     interventions, governance, listed = [], [], []
     for a in approvals:
         rule = classify_approval(rules, a)
