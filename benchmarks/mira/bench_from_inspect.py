@@ -161,7 +161,7 @@ PROBES = {
                "with open_logs([{log!r}]) as logs:\n    n = sum(1 for _ in logs[0].samples())"),
     "from-inspect": ("from pathlib import Path\nfrom benchscore.mira.cli import run_from_inspect\n"
                      "conv = run_from_inspect([{log!r}], Path({contract!r}), Path({mapping!r}), Path({out!r}))\n"
-                     "n = len(conv.records) + len(conv.left_out)"),
+                     "n = conv.written + len(conv.left_out)"),
     "read_eval_log": "from inspect_ai.log import read_eval_log\nlog = read_eval_log({log!r})\nn = len(log.samples)",
 }
 

@@ -283,7 +283,7 @@ def test_a_log_whose_run_ended_in_error_is_not_final(builds, tmp_path):
     out = tmp_path / "eval.json"
     r = rxn("eval-mc", "--dataset", dataset, "--from-inspect", log, "--output", out)
     assert r.exit_code == 1, r.output
-    assert (f"NOT FINAL: the run ended with status error: RuntimeError('the model endpoint answered HTTP 503"
+    assert ("NOT FINAL: the run ended with status error: RuntimeError('the model endpoint answered HTTP 503"
             in r.output)
     (entry,) = json.loads(out.read_text())["provenance"]["from_inspect"]
     assert entry["status"] == "error" and "HTTP 503" in entry["error"]

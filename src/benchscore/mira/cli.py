@@ -174,8 +174,6 @@ def run_from_inspect(logs: list[Path | str], contract: Path, mapping: Path, outp
                      on_sample: Callable[[], None] | None = None, *, accept_score_edits: bool = False) -> Any:
     """Read the mapping and the contract, convert every log's samples, write the repetitions JSONL atomically
     (empty when no sample gave a repetition: every planned one is then missing)."""
-    import orjson
-
     from benchscore.common.atomic import atomic_write_bytes
     from benchscore.common.provenance import sha256_bytes
     from benchscore.common.readers import read_json_bytes, validate
@@ -189,7 +187,7 @@ def run_from_inspect(logs: list[Path | str], contract: Path, mapping: Path, outp
     loaded = load_contract(contract)
     conv = convert(logs, loaded, parsed, str(mapping), sha256_bytes(raw), on_sample,
                    accept_score_edits=accept_score_edits)
-    atomic_write_bytes(output, b"".join(orjson.dumps(r) + b"\n" for r in conv.records))
+    atomic_write_bytes(output, b"".join(conv.lines))
     return conv
 
 

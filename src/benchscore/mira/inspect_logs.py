@@ -442,17 +442,74 @@ class LogInfo:
         return [(sid, e) for sid in ids for e in range(1, self.header.epochs + 1) if (sid, e) not in self.present]
 
 
+def outcome(record: Mapping[str, Any]) -> str:
+    """How a repetition record reads in the summary: invalid, an agent failure, a limit, or its state and mode."""
+    src = record.get("source") or {}
+    if record["execution_mode"] == "invalid":
+        return "invalid (infrastructure error)"
+    if src.get("error_kind") == "agent":
+        return "failed (agent error)"
+    if src.get("limit"):
+        return f"{record['terminal_state']} ({src['limit']} limit)"
+    return f"{record['terminal_state']} ({record['execution_mode']})"
+
+
+def notes(record: Mapping[str, Any]) -> list[str]:
+    """What the summary says of a record besides its outcome: retried attempts, score edits, approvals."""
+    src = record.get("source") or {}
+    out = []
+    if src.get("later_attempt") is not None:
+        out.append(f"attempt {src['attempt']} of {src['attempts']} failed (the agent's error, counted); the retry is "
+                   f"a diagnostic only: {_later(src['later_attempt'])}")
+    for e in src.get("replaced_errors") or ():
+        out.append(f"retried after an {e['error_kind']} error (no result, replaced): "
+                   f"{' '.join(str(e['error']).split())[:200]}")
+    for e in src.get("score_edits") or ():
+        out.append(f"score {e['scorer']} edited by {e['author']} ({e['reason'] or 'no reason given'}): "
+                   f"{e['original']!r} -> {e['value']!r}, accepted as a methodology deviation")
+    for a in src.get("approvals") or ():
+        if a["counts_as"] != "ordinary":
+            out.append(f"approval: {a['approver']} {a['decision']} {a['tool']} -> {a['counts_as']}")
+    return out
+
+
+def _later(later: Mapping[str, Any]) -> str:
+    if "no_result" in later:
+        return str(later["no_result"])
+    parts = [str(later.get("terminal_state"))]
+    if later.get("deterministic_results"):
+        parts.append(", ".join(f"{k} {'met' if v else 'unmet'}" for k, v in later["deterministic_results"].items()))
+    if later.get("error"):
+        parts.append(f"error {' '.join(str(later['error']).split())[:120]}")
+    return "; ".join(parts)
+
+
 @dataclass
 class Conversion:
-    """What ``from-inspect`` found: the records, what was left out and why, each log, and the planned
-    repetitions of the contract that no log gave (``missing``)."""
+    """What ``from-inspect`` found: the records (serialized as they were made, one JSON line each, so a
+    large log's conversion holds bytes, not objects), each outcome's count and every note, what was left
+    out and why, each log, and the planned repetitions of the contract that no log gave (``missing``)."""
 
-    records: list[dict[str, Any]]
+    lines: list[bytes]
+    outcomes: dict[str, int]
+    notes: list[tuple[str, int, str]]
+    invalid: int
+    cases: int
     left_out: list[tuple[str, str, int, str]]  # (log, case, epoch, reason)
     absent: list[tuple[str, str, int]]  # (log, case, epoch) the log's plan has but it does not hold
     logs: list[LogInfo]
     missing: list[tuple[str, int]] = field(default_factory=list)  # (case, repetition) the contract plans
     planned: int = 0
+
+    @property
+    def written(self) -> int:
+        return len(self.lines)
+
+    def records(self) -> list[dict[str, Any]]:
+        """The records as dicts (parsed back from their lines)."""
+        import orjson
+
+        return [orjson.loads(line) for line in self.lines]
 
     @property
     def unfinished_logs(self) -> list[LogInfo]:
@@ -506,12 +563,19 @@ def convert(logs: Sequence[str | os.PathLike[str]], loaded: LoadedContract, mapp
     """Read every log and convert its samples (see the module docstring); raises :class:`BadInput`."""
     require_reader()
     deterministic = check_mapping(mapping, loaded, str(mapping_path))
+    import orjson
+
+    from .records import no_gc
+
     order = {c.case_id: i for i, c in enumerate(loaded.contract.cases)}
     seen: dict[tuple[str, int], str] = {}
-    records: list[dict[str, Any]] = []
+    keyed: list[tuple[int, int, bytes]] = []
+    counts: dict[str, int] = {}
+    noted: list[tuple[str, int, str]] = []
+    invalid = 0
     left_out: list[tuple[str, str, int, str]] = []
     infos: list[LogInfo] = []
-    with open_logs(logs) as opened:
+    with open_logs(logs) as opened, no_gc():
         for log in opened:
             header = log.header
             if header.scorers is not None:
@@ -553,20 +617,27 @@ def convert(logs: Sequence[str | os.PathLike[str]], loaded: LoadedContract, mapp
                 if isinstance(out, str):
                     left_out.append((header.name, case_id, sample.epoch, out))
                 else:
-                    records.append(out)
+                    label = outcome(out)
+                    counts[label] = counts.get(label, 0) + 1
+                    invalid += out["execution_mode"] == "invalid"
+                    noted.extend((case_id, sample.epoch, text) for text in notes(out))
+                    keyed.append((order[case_id], sample.epoch, orjson.dumps(out) + b"\n"))
                 if on_sample is not None:
                     on_sample()
             if info.samples == 0:
                 raise BadInput("the log holds no samples", source=header.location.url, field="samples")
     absent = sorted(((info.name, sid, e) for info in infos for sid, e in info.absent()),
                     key=lambda t: (order.get(t[1], len(order)), t[1], t[2]))
-    records.sort(key=lambda r: (order[r["case_id"]], r["repetition"]))
+    keyed.sort(key=lambda t: (t[0], t[1]))
     left_out.sort(key=lambda t: (order[t[1]], t[2]))
-    written = {(r["case_id"], r["repetition"]) for r in records}
+    noted.sort(key=lambda t: (order[t[0]], t[1]))
+    written = set(seen) - {(case, epoch) for _, case, epoch, _ in left_out}
     missing = [(c.case_id, n) for c in loaded.contract.cases for n in range(1, c.planned_repetitions + 1)
                if (c.case_id, n) not in written]
     planned = sum(c.planned_repetitions for c in loaded.contract.cases)
-    return Conversion(records, left_out, absent, infos, missing, planned)
+    cases = len({case for case, _ in written})
+    return Conversion([line for _, _, line in keyed], counts, noted, invalid, cases, left_out, absent, infos, missing,
+                      planned)
 
 
 def iter_log(header: LogHeader) -> Any:
@@ -578,6 +649,6 @@ def iter_log(header: LogHeader) -> Any:
 
 __all__ = [
     "MODEL_GRADED_SCORERS", "Conversion", "LogInfo", "Refused", "check_mapping", "classify_approval",
-    "classify_error", "convert", "error_types", "limit_outcome", "parse_error", "repetition_record",
-    "rule_satisfied", "shown_error",
+    "classify_error", "convert", "error_types", "limit_outcome", "notes", "outcome", "parse_error",
+    "repetition_record", "rule_satisfied", "shown_error",
 ]

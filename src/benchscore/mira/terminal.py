@@ -128,15 +128,13 @@ def print_verdicts(out: dict[str, Any]) -> None:
 
 def print_conversion(conv: Any, output: str) -> None:
     """``mira from-inspect``: the headline (what was written, counted against the contract's plan, and
-    whether every log finished), each log (how its run ended), each repetition's outcome, and every
-    planned repetition that has no record, with why."""
-    recs = conv.records
-    invalid = sum(1 for r in recs if r["execution_mode"] == "invalid")
-    cases = len({r["case_id"] for r in recs})
+    whether every log finished), each log (how its run ended), each repetition's outcome, retried
+    attempts, score edits and approvals that are not ordinary, and every planned repetition that has
+    no record, with why."""
     unfinished = conv.unfinished_logs
-    head = (f"mira from-inspect: wrote {len(recs)} repetitions of {cases} cases from {len(conv.logs)} log(s) to "
-            f"{output}; {invalid} infrastructure-invalid, {len(conv.missing)} of the contract's {conv.planned} planned "
-            "repetitions missing")
+    head = (f"mira from-inspect: wrote {conv.written} repetitions of {conv.cases} cases from {len(conv.logs)} log(s) to "
+            f"{output}; {conv.invalid} infrastructure-invalid, {len(conv.missing)} of the contract's {conv.planned} "
+            "planned repetitions missing")
     if unfinished:
         head += "; NOT FINAL: " + "; ".join(f"log {i.name} ended with {i.header.ended()}" for i in unfinished)
     elif conv.missing:
@@ -154,30 +152,9 @@ def print_conversion(conv: Any, output: str) -> None:
         if loc.eval_set is not None:
             older = f"; older logs of the task not read: {', '.join(loc.replaced)}" if loc.replaced else ""
             print_line(f"log {i.name}: the final log of task {loc.task_id} of eval set {loc.eval_set}{older}")
-    counts: dict[str, int] = {}
-    notes: list[tuple[Any, ...]] = []
-    for r in recs:
-        src = r["source"]
-        what = ("invalid (infrastructure error)" if r["execution_mode"] == "invalid"
-                else "failed (agent error)" if src.get("error_kind") == "agent"
-                else f"{r['terminal_state']} ({src['limit']} limit)" if src.get("limit")
-                else f"{r['terminal_state']} ({r['execution_mode']})")
-        counts[what] = counts.get(what, 0) + 1
-        rep = (r["case_id"], r["repetition"])
-        if src.get("later_attempt") is not None:
-            notes.append((*rep, f"attempt {src['attempt']} of {src['attempts']} failed (the agent's error, counted); "
-                                f"the retry is a diagnostic only: {_later(src['later_attempt'])}"))
-        for e in src.get("replaced_errors") or ():
-            notes.append((*rep, f"retried after an {e['error_kind']} error (no result, replaced): "
-                                f"{' '.join(str(e['error']).split())[:200]}"))
-        for e in src.get("score_edits") or ():
-            notes.append((*rep, f"score {e['scorer']} edited by {e['author']} ({e['reason'] or 'no reason given'}): "
-                                f"{e['original']!r} -> {e['value']!r}, accepted as a methodology deviation"))
-        for a in src.get("approvals") or ():
-            notes.append((*rep, f"approval: {a['approver']} {a['decision']} {a['tool']} -> {a['counts_as']}"))
-    _table("repetitions written", ["outcome", "repetitions"], sorted(counts.items()))
-    if notes:
-        _table("retries, score edits and approvals", ["case_id", "repetition", "what"], notes)
+    _table("repetitions written", ["outcome", "repetitions"], sorted(conv.outcomes.items()))
+    if conv.notes:
+        _table("retried attempts, score edits, approvals", ["case_id", "repetition", "what"], conv.notes)
     reasons: dict[tuple[str, int], str] = {}
     for log, case, epoch, reason in conv.left_out:
         reasons[(case, epoch)] = f"{reason} ({log})"
@@ -186,14 +163,3 @@ def print_conversion(conv: Any, output: str) -> None:
     rows = [(case, n, reasons.get((case, n), "no log holds it")) for case, n in conv.missing]
     if rows:
         _table("planned repetitions with no record (missing)", ["case_id", "repetition", "why"], rows)
-
-
-def _later(outcome: dict[str, Any]) -> str:
-    if "no_result" in outcome:
-        return str(outcome["no_result"])
-    parts = [str(outcome.get("terminal_state"))]
-    if outcome.get("deterministic_results"):
-        parts.append(", ".join(f"{k} {'met' if v else 'unmet'}" for k, v in outcome["deterministic_results"].items()))
-    if outcome.get("error"):
-        parts.append(f"error {' '.join(str(outcome['error']).split())[:120]}")
-    return "; ".join(parts)
