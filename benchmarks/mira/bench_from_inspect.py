@@ -109,14 +109,14 @@ def make_log(folder: Path, samples: int, epochs: int) -> Path:
                 sid = f"case-{n:05d}"
                 doc = dict(base[(f"case-{n % BASE:05d}", epoch)])
                 doc["id"], doc["uuid"] = sid, uuid()
-                dst.writestr(f"samples/{sid}_epoch_{epoch}.json", json.dumps(doc))
+                dst.writestr(f"samples/{sid}_epoch_{epoch}.json", json.dumps(doc, separators=(",", ":")))
                 out_summaries.append({**summaries[(f"case-{n % BASE:05d}", epoch)], "id": sid, "uuid": doc["uuid"]})
         dst.writestr("summaries.json", orjson.dumps(out_summaries))
         header = json.loads(src.read("header.json"))
         header["eval"]["dataset"]["samples"] = samples
         header["eval"]["dataset"]["sample_ids"] = [f"case-{n:05d}" for n in range(samples)]
         header["results"]["total_samples"] = header["results"]["completed_samples"] = samples * epochs
-        dst.writestr("header.json", json.dumps(header))
+        dst.writestr("header.json", json.dumps(header, separators=(",", ":")))
     return big
 
 

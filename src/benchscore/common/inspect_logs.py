@@ -817,7 +817,7 @@ class ScoreEdit:
     timestamp: str | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SampleScore:
     """One scorer's score of a sample: ``value`` (``C``/``I``/``P``/``N``, a number, a boolean, a list or a
     dict), ``answer``, ``explanation``, ``metadata``, and ``history`` (empty unless it was edited)."""
@@ -927,13 +927,31 @@ def _resolve(value: Any, attachments: Mapping[str, str]) -> Any:
     return value
 
 
-def _scan_events(events: Any, attachments: Mapping[str, str]) -> tuple[tuple[Approval, ...], frozenset[str]]:
+def _scan_events(events: Any, attachments: Mapping[str, str], *, approvals_possible: bool = True
+                 ) -> tuple[tuple[Approval, ...], frozenset[str]]:
     """One pass over a sample's events (nested ones too: older logs nest tool and subtask events): its approval
-    decisions, and the scorers inside whose span a model was called (see :func:`scorers_calling_models`)."""
+    decisions, and the scorers inside whose span a model was called (see :func:`scorers_calling_models`).
+
+    ``approvals_possible=False`` (the sample's bytes hold no ``"approval"``): only the events of the scoring
+    phase are read, from the end back to the ``scorers`` span that opens it (model calls made while scoring
+    happen there)."""
     approvals: list[Approval] = []
     scorer_spans: dict[Any, Any] = {}  # span id -> scorer name (a span of type scorer)
     parents: dict[Any, Any] = {}  # span id -> parent span id
     models: list[Any] = []  # the span of each model event
+    if not approvals_possible and type(events) is list:
+        start = len(events)
+        for i in range(len(events) - 1, -1, -1):
+            ev = events[i]
+            if type(ev) is dict and ev.get("event") == "span_begin" and ev.get("type") == "scorers":
+                start = i
+                break
+            if type(ev) is dict and ev.get("event") in ("tool", "subtask") and ev.get("events"):
+                start = 0  # an older log's nested events: read them all
+                break
+        else:
+            start = 0
+        events = events[start:]
     todo = [events] if type(events) is list else []
     while todo:
         for ev in todo.pop():
@@ -979,24 +997,28 @@ def _error(raw: Any, source: str, where: str, name: str) -> ErrorInfo | None:
     return parse_error(raw["message"], tb if isinstance(tb, str) else None)
 
 
-def _score(raw: Any, source: str, where: str, name: str) -> SampleScore:
-    if not isinstance(raw, dict) or "value" not in raw:
-        raise BadInput(f"expected a score with a value, got {raw!r}"[:300], source=source, record=where,
-                       field=f"scores.{name}")
-    history = []
-    for h in raw.get("history") or ():
-        if not isinstance(h, dict):
-            raise BadInput("expected an edit", source=source, record=where, field=f"scores.{name}.history")
-        prov = h.get("provenance") if isinstance(h.get("provenance"), dict) else None
-        history.append(ScoreEdit(value=h.get("value", "UNCHANGED"),
-                                 author=str(prov.get("author")) if prov and prov.get("author") is not None else None,
-                                 reason=prov.get("reason") if prov and isinstance(prov.get("reason"), str) else None,
-                                 timestamp=prov.get("timestamp") if prov and isinstance(prov.get("timestamp"), str)
-                                 else None))
-    meta = raw.get("metadata")
-    return SampleScore(value=raw["value"], answer=raw.get("answer") if isinstance(raw.get("answer"), str) else None,
-                       explanation=raw.get("explanation") if isinstance(raw.get("explanation"), str) else None,
-                       metadata=meta if isinstance(meta, dict) else None, history=tuple(history))
+def _score(raw: Any, source: str, sid: Any, epoch: Any, name: str) -> SampleScore:
+    if type(raw) is not dict or "value" not in raw:
+        raise BadInput(f"expected a score with a value, got {raw!r}"[:300], source=source,
+                       record=f"sample {sid!r} epoch {epoch}", field=f"scores.{name}")
+    history: tuple[ScoreEdit, ...] = ()
+    if raw.get("history"):
+        edits = []
+        for h in raw["history"]:
+            if type(h) is not dict:
+                raise BadInput("expected an edit", source=source, record=f"sample {sid!r} epoch {epoch}",
+                               field=f"scores.{name}.history")
+            prov = h.get("provenance") if type(h.get("provenance")) is dict else None
+            edits.append(ScoreEdit(value=h.get("value", "UNCHANGED"),
+                                   author=str(prov.get("author")) if prov and prov.get("author") is not None else None,
+                                   reason=prov.get("reason") if prov and isinstance(prov.get("reason"), str) else None,
+                                   timestamp=prov.get("timestamp") if prov and isinstance(prov.get("timestamp"), str)
+                                   else None))
+        history = tuple(edits)
+    meta, answer, explanation = raw.get("metadata"), raw.get("answer"), raw.get("explanation")
+    return SampleScore(raw["value"], answer if type(answer) is str else None,
+                       explanation if type(explanation) is str else None,
+                       meta if type(meta) is dict else None, history)
 
 
 def _completion(output: Any, attachments: Mapping[str, str]) -> str:
@@ -1019,53 +1041,62 @@ def _completion(output: Any, attachments: Mapping[str, str]) -> str:
     return ""
 
 
-def sample_record(doc: Any, source: str) -> SampleRecord:
-    """One sample of a log (its JSON object) as a :class:`SampleRecord`; refuses a malformed one in one line."""
-    if not isinstance(doc, dict):
+def sample_record(doc: Any, source: str, raw: bytes | None = None) -> SampleRecord:
+    """One sample of a log (its JSON object) as a :class:`SampleRecord`; refuses a malformed one in one line.
+    ``raw``: the sample's JSON bytes, when at hand (a sample whose bytes hold no ``"approval"`` has none, so
+    only the scoring phase of its events is read)."""
+    if type(doc) is not dict:
         raise BadInput("a sample is not a JSON object", source=source, field="samples")
-    sid, epoch = doc.get("id"), doc.get("epoch")
-    if not isinstance(sid, str | int) or isinstance(sid, bool):
+    get = doc.get
+    sid, epoch = get("id"), get("epoch")
+    if type(sid) not in (str, int):
         raise BadInput(f"expected a sample id (a text or an integer), got {sid!r}"[:300], source=source, field="id")
-    where = f"sample {sid!r} epoch {epoch}"
-    if not isinstance(epoch, int) or isinstance(epoch, bool) or epoch < 1:
-        raise BadInput(f"expected an epoch >= 1, got {epoch!r}", source=source, record=where, field="epoch")
-    attachments = doc.get("attachments") if isinstance(doc.get("attachments"), dict) else {}
-    scores_raw = doc.get("scores") or {}
-    if not isinstance(scores_raw, dict):
-        raise BadInput("expected the scores as an object", source=source, record=where, field="scores")
-    scores = {str(k): _score(v, source, where, str(k)) for k, v in scores_raw.items()}
-    times = {}
-    for key in ("working_time", "total_time"):
-        value = doc.get(key)
-        if value is not None and (not isinstance(value, int | float) or isinstance(value, bool)):
-            raise BadInput(f"expected a number of seconds, got {value!r}", source=source, record=where, field=key)
-        times[key] = float(value) if value is not None else None
-    limit = doc.get("limit")
+    if type(epoch) is not int or epoch < 1:
+        raise BadInput(f"expected an epoch >= 1, got {epoch!r}", source=source, record=f"sample {sid!r} epoch {epoch}",
+                       field="epoch")
+    attachments = get("attachments") or {}
+    if type(attachments) is not dict:
+        attachments = {}
+    scores_raw = get("scores") or {}
+    if type(scores_raw) is not dict:
+        raise BadInput("expected the scores as an object", source=source, record=f"sample {sid!r} epoch {epoch}",
+                       field="scores")
+    scores = {str(k): _score(v, source, sid, epoch, str(k)) for k, v in scores_raw.items()}
+    wt, tt = get("working_time"), get("total_time")
+    for key, value in (("working_time", wt), ("total_time", tt)):
+        if value is not None and type(value) not in (int, float):
+            raise BadInput(f"expected a number of seconds, got {value!r}", source=source,
+                           record=f"sample {sid!r} epoch {epoch}", field=key)
+    limit = get("limit")
     limit_type = None
     if limit is not None:
-        if not isinstance(limit, dict) or not isinstance(limit.get("type"), str):
-            raise BadInput(f"expected a limit with a type, got {limit!r}"[:300], source=source, record=where,
-                           field="limit")
+        if type(limit) is not dict or type(limit.get("type")) is not str:
+            raise BadInput(f"expected a limit with a type, got {limit!r}"[:300], source=source,
+                           record=f"sample {sid!r} epoch {epoch}", field="limit")
         limit_type = limit["type"]
-    completion = _completion(doc.get("output"), attachments)
-    retries = []
-    for i, r in enumerate(doc.get("error_retries") or ()):
-        err = _error(r, source, where, f"error_retries[{i}]")
-        assert err is not None
-        retries.append(RetriedError(err, _scan_events(r.get("events"), attachments)[0]))
-    inv = doc.get("invalidation")
-    approvals, graded = _scan_events(doc.get("events"), attachments)
-    metadata = doc.get("metadata")
+    retries: tuple[RetriedError, ...] = ()
+    if get("error_retries"):
+        where = f"sample {sid!r} epoch {epoch}"
+        retries = tuple(RetriedError(_error(r, source, where, f"error_retries[{i}]"),  # type: ignore[arg-type]
+                                     _scan_events(r.get("events"), attachments)[0])
+                        for i, r in enumerate(get("error_retries")))
+    inv = get("invalidation")
+    approvals, graded = _scan_events(get("events"), attachments,
+                                     approvals_possible=raw is None or b'"approval"' in raw)
+    metadata = get("metadata")
+    error = get("error")
+    text_input = get("input")
     return SampleRecord(
-        id=sid, epoch=epoch, uuid=doc.get("uuid") if isinstance(doc.get("uuid"), str) else None,
-        input=_resolve(doc.get("input"), attachments), target=doc.get("target"),
-        metadata=metadata if isinstance(metadata, dict) else {},
-        scores=scores, output=completion,
-        error=_error(doc.get("error"), source, where, "error"), retries=tuple(retries), limit=limit_type,
-        working_time=times["working_time"], total_time=times["total_time"],
+        id=sid, epoch=epoch, uuid=get("uuid") if type(get("uuid")) is str else None,
+        input=_resolve(text_input, attachments) if attachments else text_input, target=get("target"),
+        metadata=metadata if type(metadata) is dict else {},
+        scores=scores, output=_completion(get("output"), attachments),
+        error=_error(error, source, f"sample {sid!r} epoch {epoch}", "error") if error is not None else None,
+        retries=retries, limit=limit_type,
+        working_time=float(wt) if wt is not None else None, total_time=float(tt) if tt is not None else None,
         invalidation=Invalidation(str(inv.get("author")) if inv.get("author") is not None else None,
                                   inv.get("reason") if isinstance(inv.get("reason"), str) else None)
-        if isinstance(inv, dict) else None,
+        if type(inv) is dict else None,
         approvals=approvals, model_graded=graded)
 
 
@@ -1078,7 +1109,7 @@ def iter_samples(header: LogHeader) -> Iterator[SampleRecord]:
             for name, info in members.items():
                 if name.startswith("samples/") and name.endswith(".json"):
                     data = _member_bytes(fp, info, source)
-                    yield sample_record(_loads(data, name, source), source)
+                    yield sample_record(_loads(data, name, source), source, data)
         else:
             yield from _json_samples(fp, source)
 

@@ -156,6 +156,23 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+_LISTED: dict[int, tuple[ScoreRule, tuple[frozenset[str], frozenset[str]] | None]] = {}
+
+
+def _listed_texts(rule: ScoreRule) -> tuple[frozenset[str], frozenset[str]] | None:
+    """The text values of a listed rule that reads the score's value itself, as sets (memoised per rule)."""
+    hit = _LISTED.get(id(rule))
+    if hit is not None and hit[0] is rule:
+        return hit[1]
+    sets = None
+    if rule.satisfied is not None and rule.unsatisfied is not None and rule.value_key is None \
+            and rule.metadata_key is None:
+        sets = (frozenset(v for v in rule.satisfied if isinstance(v, str)),
+                frozenset(v for v in rule.unsatisfied if isinstance(v, str)))
+    _LISTED[id(rule)] = (rule, sets)
+    return sets
+
+
 def rule_satisfied(rule: ScoreRule, value: Any, metadata: Mapping[str, Any] | None) -> bool:
     """Whether the score ``value`` (with its ``metadata``) satisfies the criterion of ``rule``.
 
@@ -164,6 +181,12 @@ def rule_satisfied(rule: ScoreRule, value: Any, metadata: Mapping[str, Any] | No
     :class:`Refused` for a value in neither list, a missing key, a non-number against a threshold
     and a non-finite number.
     """
+    fast = _listed_texts(rule)
+    if fast is not None and type(value) is str:  # the common case (C/I/P/N): two set lookups
+        if value in fast[0]:
+            return True
+        if value in fast[1]:
+            return False
     what = "value"
     if rule.metadata_key is not None:
         what = f"metadata[{rule.metadata_key!r}]"
@@ -314,8 +337,14 @@ def repetition_record(sample: SampleRecord, case_id: str, deterministic: list[st
     extra_src = out.pop("_source")
     if replaced:
         extra_src |= {"attempt": attempts, "attempts": attempts, "replaced_errors": replaced}
-    return {"case_id": case_id, "repetition": sample.epoch} | out | _evidence(sample, mapping) | {
-        "source": src | extra_src}
+    record = {"case_id": case_id, "repetition": sample.epoch}
+    record.update(out)
+    if mapping.evidence:
+        record.update(_evidence(sample, mapping))
+    if extra_src:
+        src.update(extra_src)
+    record["source"] = src
+    return record
 
 
 def _final_record(sample: SampleRecord, deterministic: list[str], mapping: InspectMapping, *,
@@ -373,10 +402,15 @@ def _final_record(sample: SampleRecord, deterministic: list[str], mapping: Inspe
     if edits:
         src["score_edits"] = list({(e["scorer"], e["author"], e["reason"], repr(e["value"])): e
                                    for e in edits}.values())
-    record |= {"execution_mode": mode, "terminal_state": state, "deterministic_results": results}
+    record["execution_mode"] = mode
+    record["terminal_state"] = state
+    record["deterministic_results"] = results
     if wt is not None:
         record["elapsed_s"] = wt
-    return record | extra | {"_source": src}
+    if extra:
+        record.update(extra)
+    record["_source"] = src
+    return record
 
 
 def _score_edits(scorer: str, score: Any, accept: bool) -> list[dict[str, Any]]:
