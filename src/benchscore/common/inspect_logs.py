@@ -560,9 +560,10 @@ def read_header(location: LogLocation, path: Path, sha256: str) -> LogHeader:
     inspect_ai log, another file format or inspect_ai version, a log still running (status ``started``), a
     log written without samples."""
     source = location.url
-    is_eval = not path.name.endswith(".json") if not location.name.endswith(".json") else False
     index: dict[str, Any] = {}
     with open(path, "rb") as fp:
+        is_eval = fp.read(4) == b"PK\x03\x04" or not location.name.endswith(".json")  # a zip, as inspect_ai tells
+        fp.seek(0)
         doc = _header_document(fp, source, is_eval, index)
     lowest = ".".join(map(str, MIN_WRITER_VERSION))
     if doc.get("version") != LOG_FORMAT_VERSION:
