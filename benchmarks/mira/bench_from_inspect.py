@@ -13,8 +13,9 @@ updated: a log inspect_ai reads like any other (the `read_eval_log` probe reads 
 keeps it, ``--log PATH`` times a log made before.
 
 Each probe runs in a fresh process, alternating, ``--runs`` times; the medians are printed with their
-ratio to the bare read and the peak resident memory of the process (``ru_maxrss``: interpreter and
-imports included). Imports are not timed (each probe imports its modules first):
+ratio to the bare read and the peak resident memory of the process (``VmHWM`` of /proc/self/status, which
+starts afresh at exec, unlike ``ru_maxrss``, which a child inherits from the benchmark that forked it;
+interpreter and imports included). Imports are not timed (each probe imports its modules first):
 
 - ``bare read``: open the zip, then for each sample member read its bytes, decompress (zstandard) and
   parse (orjson); nothing else (the floor any reader pays);
@@ -173,7 +174,9 @@ def timed(name: str, **paths: str) -> tuple[float, float, int]:
                "benchscore.mira.inspect_logs")
     code = ("import resource, time, warnings\nwarnings.simplefilter('ignore')\n" + imports +
             "\nt0 = time.perf_counter()\n" + PROBES[name].format(**paths) +
-            "\nprint(time.perf_counter() - t0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, n)")
+            "\nhwm = [int(x.split()[1]) for x in open('/proc/self/status') if x.startswith('VmHWM:')]"
+            "\nprint(time.perf_counter() - t0, (hwm[0] if hwm else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+            " / 1024, n)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit(f"{name} failed:\n{proc.stderr[-3000:]}")

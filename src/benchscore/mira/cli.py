@@ -187,7 +187,7 @@ def run_from_inspect(logs: list[Path | str], contract: Path, mapping: Path, outp
     loaded = load_contract(contract)
     conv = convert(logs, loaded, parsed, str(mapping), sha256_bytes(raw), on_sample,
                    accept_score_edits=accept_score_edits)
-    atomic_write_bytes(output, b"".join(conv.lines))
+    atomic_write_bytes(output, conv.lines())
     return conv
 
 

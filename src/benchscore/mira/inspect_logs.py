@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -187,6 +187,10 @@ def rule_satisfied(rule: ScoreRule, value: Any, metadata: Mapping[str, Any] | No
             return True
         if value in fast[1]:
             return False
+    elif rule.at_least is not None and rule.metadata_key is not None and metadata:  # a count in the metadata
+        number = metadata.get(rule.metadata_key)
+        if type(number) is int or (type(number) is float and math.isfinite(number)):
+            return number >= rule.at_least
     what = "value"
     if rule.metadata_key is not None:
         what = f"metadata[{rule.metadata_key!r}]"
@@ -520,11 +524,15 @@ def _later(later: Mapping[str, Any]) -> str:
 
 @dataclass
 class Conversion:
-    """What ``from-inspect`` found: the records (serialized as they were made, one JSON line each, so a
-    large log's conversion holds bytes, not objects), each outcome's count and every note, what was left
-    out and why, each log, and the planned repetitions of the contract that no log gave (``missing``)."""
+    """What ``from-inspect`` found: the records, each outcome's count and every note, what was left out and
+    why, each log, and the planned repetitions of the contract that no log gave (``missing``).
 
-    lines: list[bytes]
+    The records are serialized as they are made into a temporary file (``spill``; ``index`` holds each one's
+    place and its contract order), so a conversion's memory does not grow with the number of samples;
+    :meth:`lines` reads them back in contract order, then by epoch."""
+
+    spill: Any
+    index: list[tuple[int, int, int, int]]  # (case order, epoch, offset, length) in contract order, then epoch
     outcomes: dict[str, int]
     notes: list[tuple[str, int, str]]
     invalid: int
@@ -537,13 +545,19 @@ class Conversion:
 
     @property
     def written(self) -> int:
-        return len(self.lines)
+        return len(self.index)
+
+    def lines(self) -> Iterator[bytes]:
+        """Each record's JSON line, in contract order, then by epoch."""
+        for _, _, offset, length in self.index:
+            self.spill.seek(offset)
+            yield self.spill.read(length)
 
     def records(self) -> list[dict[str, Any]]:
         """The records as dicts (parsed back from their lines)."""
         import orjson
 
-        return [orjson.loads(line) for line in self.lines]
+        return [orjson.loads(line) for line in self.lines()]
 
     @property
     def unfinished_logs(self) -> list[LogInfo]:
@@ -597,13 +611,17 @@ def convert(logs: Sequence[str | os.PathLike[str]], loaded: LoadedContract, mapp
     """Read every log and convert its samples (see the module docstring); raises :class:`BadInput`."""
     require_reader()
     deterministic = check_mapping(mapping, loaded, str(mapping_path))
+    import tempfile
+
     import orjson
 
     from .records import no_gc
 
     order = {c.case_id: i for i, c in enumerate(loaded.contract.cases)}
     seen: dict[tuple[str, int], str] = {}
-    keyed: list[tuple[int, int, bytes]] = []
+    spill = tempfile.TemporaryFile(prefix="benchscore-from-inspect-")
+    spilled = 0
+    keyed: list[tuple[int, int, int, int]] = []
     counts: dict[str, int] = {}
     noted: list[tuple[str, int, str]] = []
     invalid = 0
@@ -655,7 +673,10 @@ def convert(logs: Sequence[str | os.PathLike[str]], loaded: LoadedContract, mapp
                     counts[label] = counts.get(label, 0) + 1
                     invalid += out["execution_mode"] == "invalid"
                     noted.extend((case_id, sample.epoch, text) for text in notes(out))
-                    keyed.append((order[case_id], sample.epoch, orjson.dumps(out) + b"\n"))
+                    line = orjson.dumps(out) + b"\n"
+                    spill.write(line)
+                    keyed.append((order[case_id], sample.epoch, spilled, len(line)))
+                    spilled += len(line)
                 if on_sample is not None:
                     on_sample()
             if info.samples == 0:
@@ -670,8 +691,8 @@ def convert(logs: Sequence[str | os.PathLike[str]], loaded: LoadedContract, mapp
                if (c.case_id, n) not in written]
     planned = sum(c.planned_repetitions for c in loaded.contract.cases)
     cases = len({case for case, _ in written})
-    return Conversion([line for _, _, line in keyed], counts, noted, invalid, cases, left_out, absent, infos, missing,
-                      planned)
+    spill.flush()
+    return Conversion(spill, keyed, counts, noted, invalid, cases, left_out, absent, infos, missing, planned)
 
 
 def iter_log(header: LogHeader) -> Any:
