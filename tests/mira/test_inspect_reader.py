@@ -48,7 +48,7 @@ def _compare_with_inspect_ai(log: Path) -> int:
         n = 0
         for r in opened.samples():
             s = samples[(r.id, r.epoch)]
-            assert r.uuid == s.uuid and r.target == s.target and r.input == s.input
+            assert r.uuid == s.uuid and r.target == s.target and r.input == s.input and r.choices == s.choices
             assert _same(r.metadata, s.metadata)
             assert r.output == s.output.completion
             assert r.working_time == s.working_time and r.total_time == s.total_time

@@ -228,7 +228,7 @@ SOURCE = {"tool": "inspect_ai", "log": "l.eval"}
 
 
 def facts(**kw) -> SampleRecord:
-    base = dict(id="A", epoch=2, uuid=None, input="", target="", metadata={}, scores={"s": SampleScore("C", None, None,
+    base = dict(id="A", epoch=2, uuid=None, input="", target="", choices=None, metadata={}, scores={"s": SampleScore("C", None, None,
                                                                                                      None)},
                 output="done", error=None, retries=(), limit=None, working_time=1.5, total_time=1.5,
                 invalidation=None, approvals=(), model_graded=frozenset())

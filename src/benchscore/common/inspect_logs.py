@@ -30,7 +30,7 @@ Public API
     scorers), status and error, inspect_ai version; refuses what benchscore cannot read.
 ``iter_samples(header) -> Iterator[SampleRecord]``
     One record per sample x epoch, in the order the log stores them: id, epoch, input (attachments
-    resolved) and target, metadata, every score (value, answer, explanation, metadata and its edit
+    resolved), target and choices, metadata, every score (value, answer, explanation, metadata and its edit
     history), output, error (parsed, :class:`ErrorInfo`), the errors of retried attempts, the limit
     hit, working and total time, invalidation, approval decisions, and the scorers that called a
     model while scoring.
@@ -876,6 +876,7 @@ class SampleRecord:
     uuid: str | None
     input: Any
     target: Any
+    choices: list[str] | None
     metadata: dict[str, Any]
     scores: dict[str, SampleScore]
     output: str
@@ -1090,6 +1091,7 @@ def sample_record(doc: Any, source: str, raw: bytes | None = None) -> SampleReco
     return SampleRecord(
         id=sid, epoch=epoch, uuid=get("uuid") if type(get("uuid")) is str else None,
         input=_resolve(text_input, attachments) if attachments else text_input, target=get("target"),
+        choices=get("choices") if type(get("choices")) is list else None,
         metadata=metadata if type(metadata) is dict else {},
         scores=scores, output=_completion(get("output"), attachments),
         error=_error(error, source, f"sample {sid!r} epoch {epoch}", "error") if error is not None else None,
