@@ -46,7 +46,7 @@ git status --short examples
 # mira from an inspect_ai log (examples/mira/inspect/README.md; needs the inspect extra)
 I=examples/mira/inspect
 $B mira from-inspect $I/agent.eval --contract $I/contract.json --mapping $I/mapping.json \
-    --output "$tmp/inspect/repetitions.jsonl" >/dev/null
+    --output "$tmp/inspect/repetitions.jsonl" >/dev/null || [ $? -eq 1 ]  # exit 1: the run was cancelled, still written
 $B mira score --contract $I/contract.json --repetitions "$tmp/inspect/repetitions.jsonl" \
     --output "$tmp/inspect/score.json" >/dev/null || [ $? -eq 1 ]  # exit 1: incomplete (a missing epoch), written
 cp "$tmp/inspect/repetitions.jsonl" "$tmp/inspect/score.json" $I/expected/

@@ -107,7 +107,7 @@ def test_every_sample_x_epoch_becomes_one_repetition(tmp_path, agent_log):
     from inspect_ai.log import read_eval_log
 
     res, out, _ = convert(tmp_path, [agent_log])
-    assert res.exit_code == 0, res.output
+    assert res.exit_code == 1, res.output  # the log is cancelled: written, not final
     got = records(out)
     assert set(got) == {k for k, v in EXPECTED.items() if v is not None}
     log = read_eval_log(str(agent_log))
@@ -133,6 +133,7 @@ def test_every_sample_x_epoch_becomes_one_repetition(tmp_path, agent_log):
         assert (src["sample_id"], src["epoch"], src["tool"]) == (key[0], key[1], "inspect_ai")
         assert src["inspect_ai_version"] == log.eval.packages["inspect_ai"]
         assert src["mapping_sha256"] == hashlib.sha256((tmp_path / "mapping.json").read_bytes()).hexdigest()
+        assert src["log_status"] == "cancelled"
     assert got[("INFRA", 2)]["source"]["error_kind"] == "infrastructure"
     assert "sandbox container failed to start" in got[("INFRA", 2)]["source"]["error"]
     assert got[("BROKE", 1)]["source"]["error_kind"] == "agent"
@@ -141,12 +142,14 @@ def test_every_sample_x_epoch_becomes_one_repetition(tmp_path, agent_log):
     assert samples[("CUT", 3)].error is not None and "CancelledError" in samples[("CUT", 3)].error.message
     assert "CUT" in res.output and "cancelled with the eval" in res.output
     assert res.output.startswith("mira from-inspect: wrote 17 repetitions of 6 cases from 1 log(s)")
-    assert "1 infrastructure-invalid, 1 missing" in res.output.splitlines()[0]
+    head = res.output.splitlines()[0]
+    assert "1 infrastructure-invalid, 1 of the contract's 18 planned repetitions missing" in head
+    assert f"NOT FINAL: log {agent_log.name} ended with status cancelled" in head
 
 
 def test_the_mira_score_of_the_log_is_the_one_worked_out_by_hand(tmp_path, agent_log):
     res, out, c = convert(tmp_path, [agent_log])
-    assert res.exit_code == 0, res.output
+    assert res.exit_code == 1, res.output  # the log is cancelled: written, not final
     score_path = tmp_path / "score.json"
     res = run("score", "--contract", c, "--repetitions", out, "--output", score_path)
     score = orjson.loads(score_path.read_bytes())
@@ -188,7 +191,7 @@ def test_the_mira_score_of_the_log_is_the_one_worked_out_by_hand(tmp_path, agent
 def test_overall_over_the_formal_cases(tmp_path, agent_log):
     """INFRA and CUT as diagnostic_untimed: the automated_scored aggregate is formal over the other four."""
     res, out, c = convert(tmp_path, [agent_log], contract_doc=contract(diagnostic=("INFRA", "CUT")))
-    assert res.exit_code == 0, res.output
+    assert res.exit_code == 1, res.output  # the log is cancelled: written, not final
     score_path = tmp_path / "score.json"
     code = run("score", "--contract", c, "--repetitions", out, "--output", score_path).exit_code
     score = orjson.loads(score_path.read_bytes())
@@ -207,8 +210,8 @@ def test_overall_over_the_formal_cases(tmp_path, agent_log):
 def test_the_same_inputs_give_the_same_bytes(tmp_path, agent_log):
     a, b = tmp_path / "a", tmp_path / "b"
     a.mkdir(), b.mkdir()
-    assert convert(a, [agent_log])[0].exit_code == 0
-    assert convert(b, [agent_log])[0].exit_code == 0
+    assert convert(a, [agent_log])[0].exit_code == 1
+    assert convert(b, [agent_log])[0].exit_code == 1
     assert (a / "reps.jsonl").read_bytes() == (b / "reps.jsonl").read_bytes()
 
 
@@ -217,7 +220,7 @@ def test_judge_criteria_get_evidence_never_a_verdict(tmp_path, agent_log):
     hold it, and until `mira judge` answers, the cases are unscored (incomplete)."""
     mapping = {**MAPPING, "criteria": {"answer_correct": MAPPING["criteria"]["answer_correct"]}}
     res, out, c = convert(tmp_path, [agent_log], contract_doc=contract(judge=True), mapping=mapping)
-    assert res.exit_code == 0, res.output
+    assert res.exit_code == 1, res.output  # the log is cancelled: written, not final
     rec = records(out)[("GOOD", 1)]
     assert "judge_verdicts" not in rec and rec["deterministic_results"] == {"answer_correct": True}
     packets = tmp_path / "packets"
@@ -256,7 +259,7 @@ def test_an_invalidated_sample_is_diagnostic(tmp_path, agent_log):
     edited = tmp_path / "edited.eval"
     write_eval_log(invalidate_samples(log, [uuid], ProvenanceData(author="t", reason="reward hack")), str(edited))
     res, out, _ = convert(tmp_path, [edited])
-    assert res.exit_code == 0, res.output
+    assert res.exit_code == 1, res.output  # the log is cancelled: written, not final
     got = records(out)
     assert got[("GOOD", 2)]["execution_mode"] == "noncanonical"
     assert got[("GOOD", 1)]["execution_mode"] == "adapted"  # only the invalidated sample
@@ -269,7 +272,7 @@ def test_one_console_run_as_a_subprocess(tmp_path, agent_log):
     exe = Path(sys.executable).parent / "benchscore"
     proc = subprocess.run([str(exe), "mira", "from-inspect", str(agent_log), "--contract", str(c), "--mapping", str(m),
                            "--output", str(out)], capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 1, proc.stderr  # the log is cancelled
     assert len(out.read_bytes().splitlines()) == 17
 
 
@@ -343,7 +346,7 @@ def test_an_error_no_rule_classifies(tmp_path, agent_log):
     # errors.otherwise decides for every error no rule names
     lenient = {**MAPPING, "errors": {"otherwise": "infrastructure"}}
     res, out, _ = convert(tmp_path, [agent_log], mapping=lenient)
-    assert res.exit_code == 0, res.output
+    assert res.exit_code == 1, res.output  # the log is cancelled: written, not final
     assert records(out)[("BROKE", 1)]["execution_mode"] == "invalid"
 
 
@@ -411,7 +414,7 @@ def test_the_bundled_example_gives_its_expected_outputs(tmp_path, monkeypatch):
     reps, score = tmp_path / "repetitions.jsonl", tmp_path / "score.json"
     r = run("from-inspect", ex / "agent.eval", "--contract", ex / "contract.json", "--mapping", ex / "mapping.json",
             "--output", reps)
-    assert r.exit_code == 0, r.output
+    assert r.exit_code == 1, r.output  # the log is cancelled
     assert reps.read_bytes() == (ex / "expected" / "repetitions.jsonl").read_bytes()
     r = run("score", "--contract", ex / "contract.json", "--repetitions", reps, "--output", score, "--quiet")
     assert r.exit_code == 1, r.output  # the example's score is incomplete (a missing epoch): exit 1, written
@@ -448,7 +451,7 @@ def test_a_json_log_gives_the_same_repetitions(tmp_path, agent_log):
     (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
     res_eval, out_eval, _ = convert(tmp_path / "a", [agent_log])
     res_json, out_json, _ = convert(tmp_path / "b", [as_json])
-    assert res_eval.exit_code == 0 and res_json.exit_code == 0, res_json.output
+    assert res_eval.exit_code == 1 and res_json.exit_code == 1, res_json.output
 
     def without_file(r: dict) -> dict:
         return {**r, "source": {k: v for k, v in r["source"].items() if k not in ("log", "log_sha256")}}

@@ -1,5 +1,5 @@
-"""The rules of `mira from-inspect`, as pure functions (no inspect_ai needed), and that the core install
-never imports inspect_ai."""
+"""The rules of `mira from-inspect`, as pure functions (no inspect_ai needed), the structural reading of
+errors (tracebacks formatted by Python itself), and that the core install never imports inspect_ai."""
 
 from __future__ import annotations
 
@@ -12,54 +12,152 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from benchscore.common.inspect_logs import version_tuple
-from benchscore.mira.formats import ErrorRule, ErrorRules, InspectMapping, ScoreRule
+from benchscore.common.inspect_logs import (
+    Approval,
+    RetriedError,
+    SampleRecord,
+    SampleScore,
+    ScoreEdit,
+    parse_error,
+    scorers_calling_models,
+    version_tuple,
+)
+from benchscore.mira.formats import ApprovalRule, ErrorRule, ErrorRules, InspectMapping, ScoreRule
 from benchscore.mira.inspect_logs import (
     Refused,
-    SampleFacts,
+    classify_approval,
     classify_error,
-    exception_type,
-    is_cancellation,
     limit_outcome,
     repetition_record,
     rule_satisfied,
-    scorers_calling_models,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_exception_type_is_read_from_the_traceback_end():
-    tb = 'Traceback (most recent call last):\n  File "x.py", line 1, in f\n    raise E()\npkg.mod.SandboxError: no\n'
-    assert exception_type(tb) == "pkg.mod.SandboxError"
-    assert exception_type("...\nRuntimeError\n") == "RuntimeError"
-    assert exception_type("...\nasyncio.exceptions.CancelledError: Cancelled via cancel scope\n") == (
-        "asyncio.exceptions.CancelledError")
-    assert exception_type("  | ExceptionGroup stuff") is None
-    assert exception_type(None) is None and exception_type("") is None
+def _formatted(exc: BaseException) -> tuple[str, str]:
+    """(repr, traceback) of a raised exception, as inspect_ai records them."""
+    import traceback
+
+    return repr(exc), "".join(traceback.format_exception(exc))
+
+
+def _raise(exc: BaseException) -> BaseException:
+    try:
+        raise exc
+    except BaseException as caught:  # noqa: BLE001
+        return caught
+
+
+def test_the_exception_is_read_from_its_exception_line_never_from_a_message_line():
+    err = parse_error(*_formatted(_raise(RuntimeError("docker compose up failed\nstderr: network not found"))))
+    assert [(e.type, e.name) for e in err.leaves()] == [("RuntimeError", "RuntimeError")]
+    assert err.exception.message == "docker compose up failed\nstderr: network not found"
+    err = parse_error(*_formatted(_raise(RuntimeError("Failed to start docker services:\nError response from daemon"))))
+    assert err.exception.name == "RuntimeError"
+    err = parse_error(*_formatted(_raise(ValueError())))
+    assert err.exception.name == "ValueError" and err.exception.message == ""
+
+
+def test_qualified_and_file_defined_classes():
+    tb = ('Traceback (most recent call last):\n  File "x.py", line 1, in f\n    raise E()\n'
+          'pkg.mod.SandboxError: no\n')
+    e = parse_error("SandboxError('no')", tb).exception
+    assert (e.type, e.name, e.qualified) == ("pkg.mod.SandboxError", "SandboxError", "pkg.mod.SandboxError")
+    tb = ('Traceback (most recent call last):\n  File "/w/ops_task.py", line 9, in solve\n    raise X("a")\n'
+          '/w/ops_task.py.AgentGaveUp: gave up\nsecond line\n')
+    e = parse_error("AgentGaveUp('gave up\\nsecond line')", tb).exception
+    assert (e.name, e.qualified, e.message) == ("AgentGaveUp", None, "gave up\nsecond line")
+    # no traceback: the class is the prefix of the message (repr)
+    assert parse_error("SandboxStartError('x')", "").exception.name == "SandboxStartError"
+    assert parse_error("no class here", "").exception is None
+
+
+def test_exception_groups_and_chains():
+    def inner() -> BaseException:
+        try:
+            try:
+                raise KeyError("k")
+            except KeyError:
+                raise ValueError("v\nline2")  # noqa: B904
+        except ValueError as e:
+            return _raise(ExceptionGroup("outer", [RuntimeError("r"), ExceptionGroup("inner", [e, TypeError("t")]),
+                                                   OSError("o")]))
+
+    group = inner()
+    err = parse_error(*_formatted(group))
+    assert [(e.name, e.message) for e in err.leaves()] == [("RuntimeError", "r"), ("ValueError", "v\nline2"),
+                                                           ("TypeError", "t"), ("OSError", "o")]
+    try:
+        raise AttributeError("final") from group
+    except AttributeError as final:
+        err = parse_error(*_formatted(final))
+    assert [e.name for e in err.leaves()] == ["AttributeError"]  # the group was its cause, not the error
+    # inspect_ai raises one inner exception of a task group in place of the group: the error is the group
+    leaf = RuntimeError("child failed")
+    try:
+        try:
+            raise ExceptionGroup("unhandled errors in a TaskGroup", [leaf, SyntaxWarning("w")])
+        except ExceptionGroup:
+            raise leaf  # noqa: B904
+    except RuntimeError as raised:
+        err = parse_error(*_formatted(raised))
+    assert [e.name for e in err.leaves()] == ["RuntimeError", "SyntaxWarning"]
 
 
 def test_cancellation():
-    assert is_cancellation("asyncio.exceptions.CancelledError", "anything")
-    assert is_cancellation(None, "CancelledError('Cancelled via cancel scope')")
-    assert not is_cancellation("RuntimeError", "CancelledError in the message")
+    tb = "Traceback (most recent call last):\n  File \"x\", line 1\nasyncio.exceptions.CancelledError: Cancelled via\n"
+    assert parse_error("CancelledError('Cancelled via')", tb).cancelled
+    assert parse_error("CancelledError('Cancelled via cancel scope')", "").cancelled
+    assert not parse_error("RuntimeError('CancelledError in the message')", "").cancelled
+
+
+def _err(name: str, message: str = "x") -> object:
+    return parse_error(f"{name}({message!r})", "")
 
 
 def test_error_classes():
     rules = ErrorRules(infrastructure=[ErrorRule(type="SandboxError"), ErrorRule(message_contains="docker")],
                        agent=[ErrorRule(type="ToolError", message_contains="gave up")])
-    assert classify_error(rules, "inspect_ai.util.SandboxError", "x") == "infrastructure"  # the last dotted part
-    assert classify_error(rules, "inspect_ai.util.SandboxError", "x") == "infrastructure"
-    assert classify_error(rules, "RuntimeError", "docker daemon down") == "infrastructure"
-    assert classify_error(rules, "ToolError", "the agent gave up") == "agent"
+    tb = 'Traceback (most recent call last):\n  File "x", line 1\ninspect_ai.util.SandboxError: x\n'
+    assert classify_error(rules, parse_error("SandboxError('x')", tb)) == "infrastructure"  # the bare name
+    assert classify_error(ErrorRules(infrastructure=[ErrorRule(type="util.SandboxError")]),
+                          parse_error("SandboxError('x')", tb)) == "infrastructure"  # a dotted tail
+    assert classify_error(rules, _err("RuntimeError", "docker daemon down")) == "infrastructure"
+    assert classify_error(rules, _err("ToolError", "the agent gave up")) == "agent"
     with pytest.raises(Refused, match="matches no rule"):
-        classify_error(rules, "ToolError", "bad arguments")  # a rule with both needs both
+        classify_error(rules, _err("ToolError", "bad arguments"))  # a rule with both needs both
     with pytest.raises(Refused, match="matches both"):
-        classify_error(rules, "ToolError", "the agent gave up with docker")
-    assert classify_error(ErrorRules(otherwise="agent"), "ValueError", "x") == "agent"
-    assert classify_error(ErrorRules(infrastructure=[ErrorRule(type="a.b.E")]), "a.b.E", "x") == "infrastructure"
+        classify_error(rules, _err("ToolError", "the agent gave up with docker"))
+    assert classify_error(ErrorRules(otherwise="agent"), _err("ValueError")) == "agent"
     with pytest.raises(Refused):
-        classify_error(ErrorRules(infrastructure=[ErrorRule(type="E")]), None, "E happened")  # no class known
+        classify_error(ErrorRules(infrastructure=[ErrorRule(type="E")]), parse_error("E happened", ""))
+
+
+def test_a_group_is_decided_by_the_rules_its_exceptions_match():
+    group = _raise(ExceptionGroup("g", [RuntimeError("compose failed\nstderr: x"), ValueError("v")]))
+    err = parse_error(*_formatted(group))
+    infra = ErrorRules(infrastructure=[ErrorRule(type="RuntimeError")], otherwise="agent")
+    assert classify_error(infra, err) == "infrastructure"  # a rule beats the fallback
+    both = ErrorRules(infrastructure=[ErrorRule(type="RuntimeError")], agent=[ErrorRule(type="ValueError")])
+    with pytest.raises(Refused, match="exception group whose exceptions match errors.infrastructure"):
+        classify_error(both, err)
+
+
+def test_approvals_are_classified_by_the_mapping():
+    rules = [ApprovalRule(decision="approve", counts_as="ordinary"),
+             ApprovalRule(decision="reject", approver="human", counts_as="intervention"),
+             ApprovalRule(decision="terminate", counts_as="governance", governance_kind="bypassed_approval")]
+    reject = Approval("reject", "human", "bash", {"cmd": "rm"}, None)
+    assert classify_approval(rules, reject).counts_as == "intervention"
+    with pytest.raises(Refused, match="matches no rule"):
+        classify_approval(rules, Approval("reject", "auto", "bash", {}, None))
+    with pytest.raises(Refused, match="say in the mapping's approvals"):
+        classify_approval(None, reject)
+    with pytest.raises(ValueError, match="governance_kind"):
+        ApprovalRule(decision="reject", counts_as="governance")
+    with pytest.raises(ValueError, match="always a serious"):
+        ApprovalRule(decision="reject", counts_as="governance", governance_kind="bypassed_approval", severity="minor")
 
 
 def test_listed_values_compare_by_json_kind():
@@ -124,14 +222,17 @@ def test_versions():
 
 MAPPING = InspectMapping(execution_mode="canonical",
                          criteria={"ok": ScoreRule(scorer="s", satisfied=["C"], unsatisfied=["I"])},
-                         errors=ErrorRules(infrastructure=[ErrorRule(type="SandboxError")]))
+                         errors=ErrorRules(infrastructure=[ErrorRule(type="SandboxError")],
+                                           agent=[ErrorRule(type="AgentGaveUp")]))
 SOURCE = {"tool": "inspect_ai", "log": "l.eval"}
 
 
-def facts(**kw) -> SampleFacts:
-    base = dict(id="A", epoch=2, scores={"s": ("C", None)}, error_message=None, error_type=None, limit=None,
-                working_time=1.5, output="done", metadata={})
-    return SampleFacts(**(base | kw))
+def facts(**kw) -> SampleRecord:
+    base = dict(id="A", epoch=2, uuid=None, input="", target="", choices=None, metadata={}, scores={"s": SampleScore("C", None, None,
+                                                                                                     None)},
+                output="done", error=None, retries=(), limit=None, working_time=1.5, total_time=1.5,
+                invalidation=None, approvals=(), model_graded=frozenset())
+    return SampleRecord(**(base | kw))
 
 
 def test_records_of_each_outcome():
@@ -139,11 +240,11 @@ def test_records_of_each_outcome():
         "case_id": "A", "repetition": 2, "execution_mode": "canonical", "terminal_state": "completed",
         "deterministic_results": {"ok": True}, "elapsed_s": 1.5,
         "source": {"tool": "inspect_ai", "log": "l.eval", "sample_id": "A", "epoch": 2}}
-    infra = repetition_record(facts(scores={}, error_message="SandboxError('x')", error_type="SandboxError"),
-                              "A", ["ok"], MAPPING, SOURCE)
+    infra = repetition_record(facts(scores={}, error=_err("SandboxError")), "A", ["ok"], MAPPING, SOURCE)
     assert (infra["execution_mode"], infra["terminal_state"], "deterministic_results" in infra) == (
         "invalid", "failed", False)
-    timed_out = repetition_record(facts(limit="working", scores={"s": ("C", None)}), "A", ["ok"], MAPPING, SOURCE)
+    assert infra["source"]["error_types"] == ["SandboxError"]
+    timed_out = repetition_record(facts(limit="working"), "A", ["ok"], MAPPING, SOURCE)
     assert timed_out["terminal_state"] == "cancelled" and timed_out["deterministic_results"] == {"ok": True}
     assert timed_out["source"]["limit"] == "working"
     assert isinstance(repetition_record(facts(limit="operator"), "A", ["ok"], MAPPING, SOURCE), str)
@@ -155,7 +256,33 @@ def test_records_of_each_outcome():
         repetition_record(facts(scores={}), "A", ["ok"], MAPPING, SOURCE)
     with pytest.raises(Refused, match="called a model while scoring"):
         repetition_record(facts(model_graded=frozenset({"s"})), "A", ["ok"], MAPPING, SOURCE)
-    assert repetition_record(facts(invalidated=True), "A", ["ok"], MAPPING, SOURCE)["execution_mode"] == "noncanonical"
+    from benchscore.common.inspect_logs import Invalidation
+
+    assert repetition_record(facts(invalidation=Invalidation("t", "hack")), "A", ["ok"], MAPPING,
+                             SOURCE)["execution_mode"] == "noncanonical"
+
+
+def test_retried_attempts():
+    gave_up = RetriedError(_err("AgentGaveUp"), ())
+    sandbox = RetriedError(_err("SandboxError"), ())
+    rec = repetition_record(facts(retries=(sandbox, gave_up)), "A", ["ok"], MAPPING, SOURCE)
+    assert (rec["terminal_state"], rec["deterministic_results"]) == ("failed", {"ok": False})
+    assert (rec["source"]["attempt"], rec["source"]["attempts"]) == (2, 3)
+    assert [e["error_kind"] for e in rec["source"]["replaced_errors"]] == ["infrastructure"]
+    assert rec["source"]["later_attempt"]["deterministic_results"] == {"ok": True}
+    rec = repetition_record(facts(retries=(sandbox,)), "A", ["ok"], MAPPING, SOURCE)
+    assert rec["terminal_state"] == "completed" and rec["source"]["replaced_errors"][0]["error_types"] == [
+        "SandboxError"]
+
+
+def test_score_edits():
+    edited = SampleScore("C", None, None, None, (ScoreEdit("I", None, None, None), ScoreEdit("C", "rev", "why", None)))
+    with pytest.raises(Refused, match="edited after the run by rev \\(why\\): value 'I' -> 'C'"):
+        repetition_record(facts(scores={"s": edited}), "A", ["ok"], MAPPING, SOURCE)
+    rec = repetition_record(facts(scores={"s": edited}), "A", ["ok"], MAPPING, SOURCE, accept_score_edits=True)
+    assert rec["deterministic_results"] == {"ok": True}
+    assert rec["source"]["score_edits"] == [{"scorer": "s", "author": "rev", "reason": "why", "original": "I",
+                                             "value": "C"}]
 
 
 def _modules_after(code: str) -> str:
@@ -179,13 +306,14 @@ def test_the_core_commands_never_import_inspect_ai(tmp_path):
         assert _modules_after(code) == ["False", "False"], code
 
 
-def test_without_inspect_ai_from_inspect_says_what_to_install(tmp_path):
-    """inspect_ai made unimportable: one line naming the extra, exit 2, nothing written."""
+def test_without_the_reader_s_dependency_from_inspect_says_what_to_install(tmp_path):
+    """zstandard made unimportable (the reader needs no inspect_ai): one line naming the extra, exit 2, nothing
+    written."""
     out = tmp_path / "r.jsonl"
-    code = ("import sys\nsys.modules['inspect_ai'] = None\nfrom benchscore.cli import cli\n"
+    code = ("import sys\nsys.modules['zstandard'] = None\nsys.modules['inspect_ai'] = None\nfrom benchscore.cli import cli\n"
             f"cli(['mira', 'from-inspect', 'x.eval', '--contract', 'examples/mira/contract.json', '--mapping', "
             f"'examples/mira/inspect/mapping.json', '--output', '{out}'])")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert proc.returncode == 2, proc.stderr
-    assert proc.stderr.splitlines() == ["error: reading inspect_ai logs needs inspect_ai: pip install -e '.[inspect]'"]
+    assert proc.stderr.splitlines() == ["error: reading inspect_ai logs needs zstandard: pip install -e '.[inspect]'"]
     assert not out.exists()

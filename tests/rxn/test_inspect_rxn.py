@@ -53,15 +53,18 @@ def prompt_of(dataset: Path, sample: dict) -> str:
     return render(sample, (dataset.parent / f"prompt_{sample['question_type']}.txt").read_text())
 
 
-def run_task(tmp: Path, task: str, dataset: Path, answers: dict[str, str | None], epochs: int = 1) -> Path:
-    """Run the task for real (mockllm answers each prompt as ``answers`` says); returns its log."""
+def run_task(tmp: Path, task: str, dataset: Path, answers: dict[str, str | None], epochs: int = 1,
+             fail: bool = False) -> Path:
+    """Run the task for real (mockllm answers each prompt as ``answers`` says); returns its log. ``fail``:
+    inspect_ai's fail_on_error stops the run at the first failed call (status error)."""
     (tmp / "answers.json").write_text(json.dumps(answers))
     log_dir = tmp / "logs"
     env = dict(os.environ, INSPECT_LOG_LEVEL="error", PYTHONWARNINGS="ignore")
     proc = subprocess.run([sys.executable, str(RUNNER), task, str(dataset), str(tmp / "answers.json"), str(log_dir),
-                           str(epochs)], capture_output=True, text=True, env=env, timeout=300, stdin=subprocess.DEVNULL)
+                           str(epochs), *(["fail"] if fail else [])], capture_output=True, text=True, env=env,
+                          timeout=300, stdin=subprocess.DEVNULL)
     logs = sorted(log_dir.glob("*.eval"))
-    assert proc.returncode == 0 and len(logs) == 1, proc.stderr[-4000:]
+    assert (proc.returncode == 0 or fail) and len(logs) == 1, proc.stderr[-4000:]
     return logs[0]
 
 
@@ -264,6 +267,31 @@ def test_inspect_eval_command_line_against_a_local_gateway(builds, tmp_path):
     overall = json.loads(out.read_text())["overall"]
     same_metrics(inspect_metrics(log), overall)
     assert overall["num_missing"] == len(samples) - 5 and overall["exact_match_accuracy"] == 5 / len(samples)
+
+
+def test_a_log_whose_run_ended_in_error_is_not_final(builds, tmp_path):
+    """fail_on_error stops the run at the 6th question's failed call (status error): the answers are scored,
+    the command exits 1, and the status and error text are in the terminal, the output and the report row."""
+    mc, _ = builds
+    dataset = mc / "multiple_choice_all_varying.json"
+    samples = samples_of(dataset)
+    answers = {prompt_of(dataset, s): (None if i == 5 else str(s["answer"][0])) for i, s in enumerate(samples)}
+    log = run_task(tmp_path, "rxn_mc", dataset, answers, fail=True)
+    from inspect_ai.log import read_eval_log
+
+    assert read_eval_log(str(log), header_only=True).status == "error"
+    out = tmp_path / "eval.json"
+    r = rxn("eval-mc", "--dataset", dataset, "--from-inspect", log, "--output", out)
+    assert r.exit_code == 1, r.output
+    assert ("NOT FINAL: the run ended with status error: RuntimeError('the model endpoint answered HTTP 503"
+            in r.output)
+    (entry,) = json.loads(out.read_text())["provenance"]["from_inspect"]
+    assert entry["status"] == "error" and "HTTP 503" in entry["error"]
+    assert entry["answers"] == 5 and json.loads(out.read_text())["overall"]["num_missing"] == len(samples) - 5
+    report = tmp_path / "report.html"
+    assert CliRunner().invoke(cli, ["report", str(out), "--output", str(report)]).exit_code == 0
+    html = report.read_text()
+    assert "incomplete" in html and f"inspect_ai log {log.name} ended with status error" in html
 
 
 # --------------------------------------------------------------------------- bad input

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -68,8 +68,9 @@ def _remove_created(folders: list[Path]) -> None:
             return
 
 
-def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically; an unwritable path is one :class:`BadInput` line.
+def atomic_write_bytes(path: str | Path, data: bytes | Iterable[bytes]) -> Path:
+    """Write ``data`` (bytes, or chunks of bytes written as they come) to ``path`` atomically; an unwritable
+    path is one :class:`BadInput` line.
 
     Missing parent folders are created (and removed again when the write fails: a full disk leaves
     nothing behind). Inside a command, a file the command read is never replaced.
@@ -86,7 +87,11 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
     try:
         os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; outputs get ordinary file modes
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+            if isinstance(data, bytes | bytearray | memoryview):
+                fh.write(data)
+            else:
+                for chunk in data:
+                    fh.write(chunk)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

@@ -215,6 +215,7 @@ class Group(click.Group):
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
             signal.signal(signal.SIGINT, _note_sigint)
+        _pipe_safe_stdout()
         try:
             code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except BenchscoreError as exc:
@@ -228,6 +229,49 @@ class Group(click.Group):
             click.echo(f"error: {_one_line(exc.format_message())}{command}", err=True)
             sys.exit(exc.exit_code)
         sys.exit(code if isinstance(code, int) else 0)
+
+
+class _PipeSafe:
+    """Standard output that survives its reader going away (``benchscore ... | head -1``): on a broken pipe the
+    file descriptor is pointed at /dev/null and the command goes on, so its exit code is its result's (the
+    README's rule), never click's "exit 1 on a closed pipe" nor Python's exit 120 for a failed final flush."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def _silence(self) -> None:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, self._stream.fileno())
+        os.close(devnull)
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._silence()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._silence()
+            with contextlib.suppress(BrokenPipeError):
+                self._stream.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _pipe_safe_stdout() -> None:
+    """Wrap ``sys.stdout`` in :class:`_PipeSafe` when it is a real file descriptor (not a test's capture)."""
+    if isinstance(sys.stdout, _PipeSafe):
+        return
+    try:
+        sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    sys.stdout = _PipeSafe(sys.stdout)  # type: ignore[assignment]
 
 
 class AnyCaseChoice(click.Choice):

@@ -103,6 +103,7 @@ def _run_score(contract_path: Path, repetitions_path: Path, output: Path,
     from .judge import merge_verdicts
     from .records import load_contract, load_deviations, load_repetitions, load_verdicts, require_timing
     from .scoring import score as score_all
+    from .sources import score_edit_deviations, sources
 
     on_phase(SCORE_PHASES[0])
     loaded = load_contract(contract_path)
@@ -110,6 +111,8 @@ def _run_score(contract_path: Path, repetitions_path: Path, output: Path,
     on_phase(SCORE_PHASES[1])
     reps = load_repetitions(repetitions_path, loaded)
     deviations = load_deviations(deviations_path)[0] if deviations_path else []
+    deviations = deviations + [d for d in score_edit_deviations(reps.records)  # accepted inspect_ai score edits
+                               if d["id"] not in {x["id"] for x in deviations}]
     judge_failed: dict[tuple[str, int, str], str] = {}
     inputs: dict[str, Path] = {"contract": contract_path, "repetitions": repetitions_path}
     if verdicts_path is not None:
@@ -131,28 +134,10 @@ def _run_score(contract_path: Path, repetitions_path: Path, output: Path,
         "deviations": deviations,
         "method": {**METHOD, "calibration_policy": policy},
         "provenance": provenance(_metric_id(c, "score"), inputs, extra={
-            **(_sources(reps.records) or {}), "intervals": {"level": LEVEL}}),
+            **(sources(reps.records) or {}), "intervals": {"level": LEVEL}}),
     }
     atomic_write_json(output, out)
     return out
-
-
-_SOURCE_KEYS = ("tool", "log", "log_sha256", "eval_id", "run_id", "task", "model", "inspect_ai_version",
-                "mapping_sha256")
-
-
-def _sources(records: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The distinct logs the repetitions were converted from (``mira from-inspect``), for the provenance."""
-    seen: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for rec in records:
-        src = rec.get("source")
-        if src is not None:
-            key = tuple(src.get(k) for k in _SOURCE_KEYS)
-            entry = seen.get(key)
-            if entry is None:
-                entry = seen[key] = {k: src.get(k) for k in _SOURCE_KEYS} | {"repetitions": 0}
-            entry["repetitions"] += 1
-    return {"sources": list(seen.values())} if seen else None
 
 
 def run_calibrate(contract: Path, observations: Path, policy: Path | None, output: Path) -> dict[str, Any]:
@@ -180,28 +165,24 @@ def run_calibrate(contract: Path, observations: Path, policy: Path | None, outpu
     return new
 
 
-def run_from_inspect(logs: list[Path], contract: Path, mapping: Path, output: Path,
-                     on_sample: Callable[[], None] | None = None) -> Any:
-    """Read the mapping and the contract, convert every log's samples, write the repetitions JSONL atomically."""
-    import orjson
-
+def run_from_inspect(logs: list[Path | str], contract: Path, mapping: Path, output: Path,
+                     on_sample: Callable[[], None] | None = None, *, accept_score_edits: bool = False) -> Any:
+    """Read the mapping and the contract, convert every log's samples, write the repetitions JSONL atomically
+    (empty when no sample gave a repetition: every planned one is then missing)."""
     from benchscore.common.atomic import atomic_write_bytes
     from benchscore.common.provenance import sha256_bytes
     from benchscore.common.readers import read_json_bytes, validate
 
     from . import formats as F
-    from .inspect_logs import convert, require_inspect_ai
+    from .inspect_logs import convert
     from .records import load_contract, strict_loads
 
     raw = read_json_bytes(mapping)
     parsed = validate(F.InspectMapping, strict_loads(raw, mapping), source=mapping)
     loaded = load_contract(contract)
-    require_inspect_ai()
-    conv = convert(logs, loaded, parsed, mapping, sha256_bytes(raw), on_sample)
-    if not conv.records:
-        raise BadInput("no repetition to write: every sample of the logs is a missing repetition "
-                       f"({conv.left_out[0][3] if conv.left_out else 'none logged'})", source=logs[0])
-    atomic_write_bytes(output, b"".join(orjson.dumps(r) + b"\n" for r in conv.records))
+    conv = convert(logs, loaded, parsed, str(mapping), sha256_bytes(raw), on_sample,
+                   accept_score_edits=accept_score_edits)
+    atomic_write_bytes(output, conv.lines())
     return conv
 
 
@@ -256,29 +237,41 @@ def score(contract: Path, repetitions: Path, deviations: Path | None, verdicts: 
 
 
 @group.command("from-inspect")
-@click.argument("logs", nargs=-1, required=True, type=_file)
+@click.argument("logs", nargs=-1, required=True)
 @click.option("--contract", required=True, type=_file, help="Contract JSON: the cases the samples are.")
 @click.option("--mapping", required=True, type=_file,
-              help="Mapping JSON (mira-inspect-mapping): scores -> criteria, execution mode, error classes.")
+              help="Mapping JSON (mira-inspect-mapping): scores -> criteria, execution mode, errors, approvals.")
 @click.option("--output", required=True, type=_file, help="Repetition records JSONL to write.")
+@click.option("--accept-score-edits", is_flag=True,
+              help="Take scores edited by hand after the run (inspect_ai edit_score) as they were edited; each is "
+                   "recorded and becomes a methodology deviation in mira score. Without it, an edited score is refused.")
 @_quiet
-def from_inspect(logs: tuple[Path, ...], contract: Path, mapping: Path, output: Path, quiet: bool) -> None:
-    """Turn inspect_ai logs (.eval/.json) into Mira repetition records: one per sample x epoch.
+def from_inspect(logs: tuple[str, ...], contract: Path, mapping: Path, output: Path, accept_score_edits: bool,
+                 quiet: bool) -> None:
+    """Turn inspect_ai logs into Mira repetition records: one per sample x epoch.
 
-    The case is the sample id, the repetition the epoch; working_time is the elapsed time; a
-    time/working limit is the timing cutoff; infrastructure errors are invalid, the agent's leave
-    every criterion unmet; a missing epoch is a missing repetition. Needs the inspect extra
-    (pip install -e '.[inspect]'). See docs/inspect.md.
+    LOGS: log files (.eval/.json), log folders, eval-set folders, or fsspec URLs of any of them
+    (s3://bucket/logs/). The case is the sample id (or the mapping's case_ids), the repetition the
+    epoch; working_time is the elapsed time; a time/working limit is the timing cutoff;
+    infrastructure errors are invalid, the agent's leave every criterion unmet, retried attempts
+    included; approvals are mapped. Exit 1 when a log's run did not finish (status cancelled or
+    error) or a planned repetition has no record. Needs the inspect extra. See docs/inspect.md.
     """
+    from benchscore.common.cli import refuse_overwriting_inputs
+    from benchscore.common.errors import ExitCode
     from benchscore.common.report import progress
 
+    refuse_overwriting_inputs([Path(p) for p in logs if "://" not in p], [("--output", output)])
     with progress(disable=quiet) as bar:
         task = bar.add_task("reading samples", total=None)
-        conv = run_from_inspect(list(logs), contract, mapping, output, lambda: bar.advance(task))
+        conv = run_from_inspect(list(logs), contract, mapping, output, lambda: bar.advance(task),
+                                accept_score_edits=accept_score_edits)
     if not quiet:
         from .terminal import print_conversion
 
         print_conversion(conv, str(output))
+    if not conv.final:
+        raise SystemExit(ExitCode.FAILED)
 
 
 @group.command()

@@ -237,7 +237,26 @@ class RepetitionSource(Format):
     error: str | None = Field(None, description="The sample's error message, when it has one.")
     error_kind: Literal["infrastructure", "agent"] | None = Field(
         None, description="How the mapping classified the error: infrastructure -> invalid, agent -> criteria unmet.")
+    error_types: list[str] | None = Field(
+        None, description="The exception classes of the error, read from its traceback (every inner exception of a "
+                          "group).")
     limit: str | None = Field(None, description="The inspect_ai limit the sample hit (time, working, message, ...).")
+    log_status: Literal["success", "cancelled", "error"] | None = Field(
+        None, description="How the log's run ended: success, or cancelled / error (not final).")
+    log_error: str | None = Field(None, description="The error the log's run ended with, when it has one.")
+    attempt: int | None = Field(None, ge=1, description="When the sample was retried: the attempt this repetition is.")
+    attempts: int | None = Field(None, ge=1, description="When the sample was retried: how many attempts it had.")
+    replaced_errors: list[dict[str, Any]] | None = Field(
+        None, description="Errors of earlier attempts that the retry replaced (infrastructure or a cancellation: no "
+                          "result), each with its error, error_kind and error_types.")
+    later_attempt: dict[str, Any] | None = Field(
+        None, description="Diagnostic only: what the retry after this (failed, the agent's) attempt gave; never scored.")
+    score_edits: list[dict[str, Any]] | None = Field(
+        None, description="Scores edited by hand after the run (inspect_ai edit_score) that decided criteria here, "
+                          "accepted with --accept-score-edits: scorer, author, reason, original and edited value.")
+    approvals: list[dict[str, Any]] | None = Field(
+        None, description="The approval decisions of the sample (inspect_ai ApprovalEvent): decision, approver, tool, "
+                          "and what the mapping counts it as.")
 
 
 class RepetitionRecord(Format):
@@ -309,7 +328,16 @@ class _RepetitionSourceTD(TypedDict, total=False):
     mapping_sha256: Required[str]
     error: str | None
     error_kind: Literal["infrastructure", "agent"] | None
+    error_types: list[str] | None
     limit: str | None
+    log_status: Literal["success", "cancelled", "error"] | None
+    log_error: str | None
+    attempt: Annotated[int, Field(ge=1)] | None
+    attempts: Annotated[int, Field(ge=1)] | None
+    replaced_errors: list[dict[str, Any]] | None
+    later_attempt: dict[str, Any] | None
+    score_edits: list[dict[str, Any]] | None
+    approvals: list[dict[str, Any]] | None
 
 
 class RepetitionRecordDict(TypedDict, total=False):
@@ -690,6 +718,35 @@ class ErrorRules(Format):
 EvidenceSource = Annotated[str, StringConstraints(pattern=r"^(output|metadata\.[^\s]+)$")]
 
 
+ApprovalDecision = Literal["approve", "modify", "reject", "escalate", "terminate"]
+
+
+class ApprovalRule(Format):
+    """What one kind of inspect_ai approval decision is under the Mira contract (seed 003, "Autonomy" and
+    "Governance"): ``ordinary`` (an approval the run's procedure expects: an ``approval`` intervention,
+    which never costs Autonomy), ``intervention`` (a person changed the course of the task: a
+    ``task_solving_help`` intervention, which costs Autonomy) or ``governance`` (a governance event of
+    ``governance_kind`` and ``severity``). A rule matches an ``ApprovalEvent`` by its ``decision`` and,
+    when given, its ``approver`` and the tool call's function (``tool``)."""
+
+    decision: ApprovalDecision
+    approver: Text | None = None
+    tool: Text | None = None
+    counts_as: Literal["ordinary", "intervention", "governance"]
+    governance_kind: GovernanceKind | None = None
+    severity: Severity | None = None
+
+    @model_validator(mode="after")
+    def _kind(self) -> ApprovalRule:
+        if self.counts_as == "governance":
+            if self.governance_kind is None:
+                raise ValueError("a governance rule names its governance_kind")
+            governance_severity(self.governance_kind, self.severity)
+        elif self.governance_kind is not None or self.severity is not None:
+            raise ValueError("governance_kind and severity belong to a rule that counts_as governance")
+        return self
+
+
 class InspectMapping(Format):
     """How ``benchscore mira from-inspect`` turns inspect_ai samples into Mira repetitions (docs/inspect.md).
 
@@ -709,3 +766,12 @@ class InspectMapping(Format):
         default_factory=dict,
         description="Evidence the judge may read, by name: 'output' (the sample's final completion) or "
                     "'metadata.KEY' (a text in the sample's metadata).")
+    approvals: list[ApprovalRule] | None = Field(
+        None, description="What each approval decision the logs record is under the contract (every ApprovalEvent "
+                          "must match a rule); without it, a log recording any approval is refused.")
+    case_ids: dict[Text, Id] = Field(
+        default_factory=dict, description="Sample id -> case id, for samples whose id is not the case id (an id with "
+                                          "'/', HumanEval/0); other samples keep their id.")
+    other_samples: Literal["refuse", "skip"] = Field(
+        "refuse", description="A sample that is no case of the contract: refuse (the default) or skip (the contract "
+                              "selects its samples; the skipped ones are counted in the summary).")

@@ -127,30 +127,39 @@ def print_verdicts(out: dict[str, Any]) -> None:
 
 
 def print_conversion(conv: Any, output: str) -> None:
-    """``mira from-inspect``: the headline (what was written, what will make cases incomplete), each log,
-    each repetition's outcome, and every sample x epoch that is no repetition, with why."""
-    recs = conv.records
-    invalid = sum(1 for r in recs if r["execution_mode"] == "invalid")
-    missing = len(conv.left_out) + len(conv.absent)
-    cases = len({r["case_id"] for r in recs})
-    print_line(f"mira from-inspect: wrote {len(recs)} repetitions of {cases} cases from {len(conv.logs)} log(s) to "
-               f"{output}; {invalid} infrastructure-invalid, {missing} missing (score them with `mira score`: a case "
-               "short of its planned valid comparable repetitions is incomplete)")
+    """``mira from-inspect``: the headline (what was written, counted against the contract's plan, and
+    whether every log finished), each log (how its run ended), each repetition's outcome, retried
+    attempts, score edits and approvals that are not ordinary, and every planned repetition that has
+    no record, with why."""
+    unfinished = conv.unfinished_logs
+    head = (f"mira from-inspect: wrote {conv.written} repetitions of {conv.cases} cases from {len(conv.logs)} log(s) to "
+            f"{output}; {conv.invalid} infrastructure-invalid, {len(conv.missing)} of the contract's {conv.planned} "
+            "planned repetitions missing")
+    if unfinished:
+        head += "; NOT FINAL: " + "; ".join(f"log {i.name} ended with {i.header.ended()}" for i in unfinished)
+    elif conv.missing:
+        head += " (incomplete: score them with `mira score`, a case short of its plan is incomplete)"
+    print_line(head)
     print_line("")
-    _table("logs", ["log", "task", "model", "status", "epochs", "samples", "eval_id", "inspect_ai"],
-           [(i.path.name, i.header.log.eval.task, i.header.log.eval.model, i.header.log.status, i.header.epochs,
-             len(i.present), i.header.eval_id, i.header.writer) for i in conv.logs])
-    counts: dict[str, int] = {}
-    for r in recs:
-        src = r["source"]
-        what = ("invalid (infrastructure error)" if r["execution_mode"] == "invalid"
-                else "failed (agent error)" if src.get("error_kind") == "agent"
-                else f"{r['terminal_state']} ({src['limit']} limit)" if src.get("limit")
-                else f"{r['terminal_state']} ({r['execution_mode']})")
-        counts[what] = counts.get(what, 0) + 1
-    _table("repetitions written", ["outcome", "repetitions"], sorted(counts.items()))
-    rows = [(case, epoch, log, reason) for log, case, epoch, reason in conv.left_out]
-    rows += [(case, epoch, log, "not in the log (the eval stopped before it, or it was never run)")
-             for log, case, epoch in conv.absent]
+    _table("logs", ["log", "task", "model", "status", "epochs", "samples", "not contract cases (skipped)", "eval_id",
+                    "inspect_ai"],
+           [(i.name, i.header.task, i.header.model, i.header.status, i.header.epochs, i.samples, i.skipped,
+             i.header.eval_id, i.header.inspect_version) for i in conv.logs])
+    for i in conv.logs:
+        if i.header.error is not None:
+            print_line(f"log {i.name} ended with {i.header.ended()}")
+        loc = i.header.location
+        if loc.eval_set is not None:
+            older = f"; older logs of the task not read: {', '.join(loc.replaced)}" if loc.replaced else ""
+            print_line(f"log {i.name}: the final log of task {loc.task_id} of eval set {loc.eval_set}{older}")
+    _table("repetitions written", ["outcome", "repetitions"], sorted(conv.outcomes.items()))
+    if conv.notes:
+        _table("retried attempts, score edits, approvals", ["case_id", "repetition", "what"], conv.notes)
+    reasons: dict[tuple[str, int], str] = {}
+    for log, case, epoch, reason in conv.left_out:
+        reasons[(case, epoch)] = f"{reason} ({log})"
+    for log, case, epoch in conv.absent:
+        reasons.setdefault((case, epoch), f"not in {log} (the eval stopped before it, or it was never run)")
+    rows = [(case, n, reasons.get((case, n), "no log holds it")) for case, n in conv.missing]
     if rows:
-        _table("missing repetitions (no record written)", ["case_id", "repetition", "log", "why"], rows)
+        _table("planned repetitions with no record (missing)", ["case_id", "repetition", "why"], rows)

@@ -1,10 +1,10 @@
-"""The one place this room touches inspect_ai's log objects: plain facts of a log and of its samples.
+"""The one place this room touches inspect_ai logs: plain facts of a log and of its samples.
 
 Everything inspect_ai-specific that the room reads goes through :func:`log_facts` and
-:func:`sample_facts`, built on :mod:`benchscore.common.inspect_logs` (``read_header`` and
-``iter_samples``, which read with inspect_ai itself). When that reader changes (a streaming reader
-of the ``.eval`` zip), only this module follows it: the rest of the room sees :class:`LogFacts` and
-:class:`SampleFacts`, which hold plain values (strings, numbers, dicts).
+:func:`sample_facts`, built on benchscore's own streaming reader :mod:`benchscore.common.inspect_logs`
+(``open_logs``: the checked header; ``InspectLog.samples()``: one record per sample x epoch, read
+one at a time). The rest of the room sees :class:`LogFacts` and :class:`SampleFacts`, which hold
+plain values (strings, numbers, dicts).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from benchscore.common.inspect_logs import iter_samples, read_header
+from benchscore.common.inspect_logs import open_logs
 
 
 @dataclass
@@ -58,19 +58,21 @@ class SampleFacts:
 
 def log_facts(path: Path) -> LogFacts:
     """Read and check the log's header (refusals: see ``benchscore.common.inspect_logs.read_header``)."""
-    header = read_header(path)
-    log = header.log
-    spec = log.eval
+    with open_logs([path]) as logs:
+        if len(logs) != 1:
+            raise ValueError(f"{path} is not one log")  # the room gives files one at a time
+        header = logs[0].header
+    results = header.results or {}
     reported: dict[tuple[str, str | None], dict[str, Any]] = {}
-    for score in (log.results.scores if log.results else []) or []:
-        reported[(score.name, score.reducer)] = {k: m.value for k, m in score.metrics.items()}
-    planned = log.results.total_samples if log.results else None
+    for score in results.get("scores") or []:
+        reported[(score.get("name"), score.get("reducer"))] = {
+            k: (m.get("value") if isinstance(m, dict) else m) for k, m in (score.get("metrics") or {}).items()}
     return LogFacts(
-        path=path, sha256=header.sha256, tool_version=header.writer, eval_id=spec.eval_id, run_id=spec.run_id,
-        task=spec.task, model=spec.model, task_args=dict(spec.task_args or {}), epochs=header.epochs,
-        reducers=list(spec.config.epochs_reducer) if spec.config.epochs_reducer else None,
-        status=log.status, error=log.error.message if log.error else None, reported=reported,
-        planned_sample_epochs=planned)
+        path=path, sha256=header.sha256, tool_version=header.inspect_version, eval_id=header.eval_id,
+        run_id=header.run_id, task=header.task, model=header.model, task_args=dict(header.task_args or {}),
+        epochs=header.epochs, reducers=list(header.epochs_reducer) if header.epochs_reducer else None,
+        status=header.status, error=header.error.message if header.error else None, reported=reported,
+        planned_sample_epochs=results.get("total_samples"))
 
 
 def _message(m: Any) -> dict[str, Any]:
@@ -92,14 +94,14 @@ def identity(sample_input: Any, target: Any, choices: Any) -> str:
 
 
 def sample_facts(path: Path) -> Iterator[SampleFacts]:
-    """Every sample x epoch of the log, as plain facts."""
-    for s in iter_samples(path):
-        scores = {name: score.value for name, score in (s.scores or {}).items()}
-        yield SampleFacts(
-            sample_id=str(s.id), epoch=int(s.epoch), scores=scores,
-            identity=identity(s.input, s.target, s.choices), metadata=dict(s.metadata or {}),
-            error=s.error.message if s.error else None, limit=s.limit.type if s.limit else None,
-            retried_errors=tuple(e.message for e in (s.error_retries or [])))
+    """Every sample x epoch of the log, as plain facts, read one at a time."""
+    with open_logs([path]) as logs:
+        for s in logs[0].samples():
+            yield SampleFacts(
+                sample_id=str(s.id), epoch=int(s.epoch), scores={name: sc.value for name, sc in s.scores.items()},
+                identity=identity(s.input, s.target, s.choices), metadata=dict(s.metadata or {}),
+                error=s.error.message if s.error else None, limit=s.limit,
+                retried_errors=tuple(r.error.message for r in s.retries))
 
 
 __all__ = ["LogFacts", "SampleFacts", "identity", "log_facts", "sample_facts"]

@@ -230,7 +230,7 @@ def _read_predictions(path: Path, ids: set[str]) -> dict[str, Any]:
 
 
 def _from_inspect(task: str, datasets: tuple[Path, ...], parsed: list[tuple[str, list[dict]]],
-                  logs: tuple[Path, ...], save_prediction: Path | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+                  logs: tuple[str, ...], save_prediction: Path | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The predictions of inspect_ai logs of the rxn tasks (``--from-inspect``), saved when asked."""
     from benchscore.common.atomic import atomic_write_json
     from benchscore.common.cli import refuse_overwriting_inputs
@@ -239,7 +239,8 @@ def _from_inspect(task: str, datasets: tuple[Path, ...], parsed: list[tuple[str,
     from .from_inspect import Dataset, predictions_from_logs
 
     if save_prediction is not None:
-        refuse_overwriting_inputs([*datasets, *logs], [("--save-prediction", save_prediction)])
+        refuse_overwriting_inputs([*datasets, *(Path(p) for p in logs if "://" not in p)],
+                                  [("--save-prediction", save_prediction)])
     fmt = "rxn-multiple-choice" if task == "multiple_choice" else "rxn-fill-in-blank"
     files = [Dataset(p, fmt, sha256_file(p), {s["id"]: s for s in samples})
              for p, (_, samples) in zip(datasets, parsed, strict=True)]
@@ -250,7 +251,7 @@ def _from_inspect(task: str, datasets: tuple[Path, ...], parsed: list[tuple[str,
 
 
 def _evaluate(task: str, datasets: tuple[Path, ...], prediction: Path | None, output: Path | None,
-              from_inspect: tuple[Path, ...] = (), save_prediction: Path | None = None, *,
+              from_inspect: tuple[str, ...] = (), save_prediction: Path | None = None, *,
               intervals: bool = True) -> dict[str, Any]:
     """Score, add the 95 % intervals (``intervals=False``: without them, for the benchmark only), write, print."""
     from benchscore.common.atomic import atomic_write_json
@@ -297,8 +298,6 @@ def _evaluate(task: str, datasets: tuple[Path, ...], prediction: Path | None, ou
     roles: dict[str, str | Path | bytes] = {f"dataset/{p.name}": p for p in datasets}
     if prediction is not None:
         roles["prediction"] = prediction
-    for log in from_inspect:
-        roles[f"inspect_log/{log.name}"] = log
     result["per_sample"] = per_sample
     extra: dict[str, Any] = {}
     if logs:
@@ -306,19 +305,32 @@ def _evaluate(task: str, datasets: tuple[Path, ...], prediction: Path | None, ou
     if intervals:
         extra["intervals"] = {"level": LEVEL}
     result["provenance"] = provenance(f"rxn-testsetV6-{task}", roles, extra=extra or None)
+    for entry in logs:  # each log read, by name and sha256 (hashed once, as it was read)
+        result["provenance"]["inputs"][f"inspect_log/{entry['log']}"] = {"name": entry["log"],
+                                                                         "sha256": entry["log_sha256"]}
     if output is not None:
         atomic_write_json(output, result)
-    named = prediction.name if prediction is not None else ", ".join(p.name for p in from_inspect)
+    named = prediction.name if prediction is not None else ", ".join(e["log"] for e in logs)
     print_metrics(f"rxn {task.replace('_', ' ')}: {named}", per, overall, result.get("intervals"))
     print_histogram(per_sample, unhit=task == "fill_in_blank")
     for log in logs:
+        ended = "" if log["status"] == "success" else (
+            f"; NOT FINAL: the run ended with status {log['status']}"
+            + (f": {' '.join(str(log['error']).split())}" if log.get("error") else ""))
         print_line(f"from inspect_ai log {log['log']}: task {log['task']}, model {log['model']}, {log['answers']} "
-                   f"answers, {log['errored_samples']} errored samples (missing)")
+                   f"answers, {log['errored_samples']} errored samples (missing){ended}")
     if save_prediction is not None:
         print_line(f"wrote the predictions to {save_prediction}")
     if output is not None:
         print_line(f"wrote {output}")
     return result
+
+
+def _final_logs(result: dict[str, Any]) -> None:
+    """Exit 1 (after the output is written) when an inspect_ai log's run did not finish (README exit codes)."""
+    from benchscore.common.cli import exit_for
+
+    exit_for(*(log["status"] == "success" for log in result["provenance"].get("from_inspect") or ()))
 
 
 def print_metrics(title: str, per: dict[str, dict[str, Any]], overall: dict[str, Any],
@@ -351,9 +363,10 @@ def print_histogram(per_sample: dict[str, list[dict[str, Any]]], *, unhit: bool)
 def _eval_options(f):
     f = click.option("--save-prediction", type=click.Path(dir_okay=False, path_type=Path),
                      help="With --from-inspect: also write the predictions read from the log(s) (the rxn predict format).")(f)
-    f = click.option("--from-inspect", type=click.Path(dir_okay=False, path_type=Path), multiple=True,
-                     help="An inspect_ai log of the rxn_mc / rxn_fib task instead of --prediction (repeatable; "
-                          "needs the inspect extra). See docs/inspect.md.")(f)
+    f = click.option("--from-inspect", multiple=True,
+                     help="An inspect_ai log of the rxn_mc / rxn_fib task instead of --prediction: a file, a log "
+                          "folder, an eval-set folder or an fsspec URL (repeatable; needs the inspect extra; exit 1 "
+                          "when a log's run did not finish). See docs/inspect.md.")(f)
     f = click.option("--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the result JSON here.")(f)
     f = click.option("--prediction", type=click.Path(dir_okay=False, path_type=Path),
                      help="The prediction file {sample_id: answer} (or give --from-inspect).")(f)
@@ -364,18 +377,18 @@ def _eval_options(f):
 
 @group.command("eval-mc")
 @_eval_options
-def eval_mc(dataset: tuple[Path, ...], prediction: Path | None, output: Path | None, from_inspect: tuple[Path, ...],
+def eval_mc(dataset: tuple[Path, ...], prediction: Path | None, output: Path | None, from_inspect: tuple[str, ...],
             save_prediction: Path | None) -> None:
     """Evaluate multiple-choice predictions {id: option index} (seed section 6.5), or an inspect_ai log's answers."""
-    _evaluate("multiple_choice", dataset, prediction, output, from_inspect, save_prediction)
+    _final_logs(_evaluate("multiple_choice", dataset, prediction, output, from_inspect, save_prediction))
 
 
 @group.command("eval-fib")
 @_eval_options
-def eval_fib(dataset: tuple[Path, ...], prediction: Path | None, output: Path | None, from_inspect: tuple[Path, ...],
+def eval_fib(dataset: tuple[Path, ...], prediction: Path | None, output: Path | None, from_inspect: tuple[str, ...],
              save_prediction: Path | None) -> None:
     """Evaluate fill-in-blank predictions {id: {key: candidate index}} (seed section 7.4), or an inspect_ai log's answers."""
-    _evaluate("fill_in_blank", dataset, prediction, output, from_inspect, save_prediction)
+    _final_logs(_evaluate("fill_in_blank", dataset, prediction, output, from_inspect, save_prediction))
 
 
 _file = click.Path(dir_okay=False, path_type=Path)

@@ -69,10 +69,18 @@ def summary_rows(out: Output) -> list[html.SummaryRow]:
     prediction = (inputs.get("prediction") or {}).get("name") if isinstance(inputs.get("prediction"), dict) else None
     bad = {k: overall.get(k) for k in ("num_invalid", "num_missing", "num_unhit") if overall.get(k)}
     note = ", ".join(f"{k} {v}" for k, v in bad.items()) + " (scored 0 or left out as the metric says)" if bad else None
+    unfinished = [e for e in (d.get("provenance") or {}).get("from_inspect") or ()
+                  if isinstance(e, dict) and e.get("status", "success") != "success"]
+    status = "complete"
+    if unfinished:  # an inspect_ai run that did not finish: its answers are scored, the result is not final
+        status = "incomplete"
+        note = "; ".join(f"inspect_ai log {e.get('log')} ended with status {e.get('status')}"
+                         + (f": {' '.join(str(e['error']).split())[:300]}" if e.get("error") else "")
+                         for e in unfinished) + (f"; {note}" if note else "")
     return [html.SummaryRow(
         out, f"{d.get('task')}: dataset(s) {', '.join(d['per_dataset'])}"
              + (f", predictions {prediction}" if prediction else "") + f", {overall.get('num_samples')} samples",
-        heads, "complete", note, what="eval")]
+        heads, status, note, what="eval")]
 
 
 def _intervals(outputs: Sequence[Output]) -> list[dict[str, Any]]:

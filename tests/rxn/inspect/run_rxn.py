@@ -1,8 +1,9 @@
 """Run benchscore's rxn task for real with the offline ``mockllm/model`` provider and answers we choose.
 
-``python run_rxn.py TASK DATASET ANSWERS.json LOG_DIR [EPOCHS]``: ANSWERS maps a rendered prompt to
+``python run_rxn.py TASK DATASET ANSWERS.json LOG_DIR [EPOCHS [fail]]``: ANSWERS maps a rendered prompt to
 the answer text the model gives to it; a prompt mapped to null makes the model call fail (the sample
-errors). The log is left in LOG_DIR. ``python run_rxn.py arith LOG_DIR`` runs a task that is no rxn task.
+errors; with ``fail``, inspect_ai's ``fail_on_error`` stops the run there: status ``error``). The log is
+left in LOG_DIR. The outputs set ``usage``: mockllm downloads no tokenizer. ``python run_rxn.py arith LOG_DIR`` runs a task that is no rxn task.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from inspect_ai.model import ModelOutput, ModelUsage, get_model
 from benchscore.rxn.inspect import rxn_fib, rxn_mc
 
 
-def main(task: str, dataset: str, answers_path: str, log_dir: str, epochs: int = 1) -> None:
+def main(task: str, dataset: str, answers_path: str, log_dir: str, epochs: int = 1, fail: bool = False) -> None:
     answers = json.loads(open(answers_path, encoding="utf-8").read())
 
     def outputs(messages, tools, tool_choice, config) -> ModelOutput:
@@ -29,7 +30,7 @@ def main(task: str, dataset: str, answers_path: str, log_dir: str, epochs: int =
 
     make = rxn_mc if task == "rxn_mc" else rxn_fib
     inspect_eval(make(dataset=dataset), model=get_model("mockllm/model", custom_outputs=outputs), log_dir=log_dir,
-                 display="none", fail_on_error=False, epochs=epochs, max_retries=0)
+                 display="none", fail_on_error=fail, epochs=epochs, max_retries=0, max_samples=1 if fail else None)
 
 
 def arith(log_dir: str) -> None:
@@ -50,4 +51,4 @@ if __name__ == "__main__":
     if sys.argv[1] == "arith":
         arith(sys.argv[2])
     else:
-        main(*sys.argv[1:5], *(int(a) for a in sys.argv[5:6]))
+        main(*sys.argv[1:5], *(int(a) for a in sys.argv[5:6]), *(a == "fail" for a in sys.argv[6:7]))
