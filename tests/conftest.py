@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import os
+import socket
+import subprocess
+import sys
+import time
 import uuid
 
 import pytest
@@ -140,3 +144,33 @@ def lm_eval_installed():
             pytest.fail(f"{reason} (BENCHSCORE_REQUIRE_LMEVAL=1)")
         pytest.skip(reason)
     return lm_eval
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def s3_server(tmp_path):
+    """A real S3-compatible server (moto's), started on a free port for the test and stopped after; yields its URL
+    and the environment s3fs needs to reach it (set them with monkeypatch, then reload fsspec's config)."""
+    import moto  # noqa: F401 - moto[server] is in the test extra: a missing one fails, never skips
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(200):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        env = {"FSSPEC_S3_ENDPOINT_URL": url, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+               "AWS_DEFAULT_REGION": "us-east-1"}
+        yield url, env
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

@@ -171,7 +171,8 @@ def compare(outputs: tuple[str, ...], output: str | None, intersection: bool, re
     from the same paired permutation (or exact McNemar) test, its interval, p-value, smallest attainable
     p-value and minimum detectable effect; with three or more results, Holm-adjusted verdicts, rank
     intervals and letters. Outputs of different contracts or items are refused in one line (exit 2). OUTPUTS
-    may also be inspect_ai logs (files or folders), lm-evaluation-harness --log_samples output or
+    may also be inspect_ai logs (files, folders, eval-set folders, fsspec URLs such as s3://), lm-evaluation-harness
+    --log_samples output or
     Every Eval Ever records: items are samples, with scored / errored / unscored counts beside every
     number (docs/results.md).
     """
@@ -183,7 +184,7 @@ def compare(outputs: tuple[str, ...], output: str | None, intersection: bool, re
     from benchscore.common.report import print_line
     from benchscore.results import reading as R
 
-    paths = [Path(p) for p in outputs]
+    paths = [p if R.is_url(p) else Path(p) for p in outputs]  # an fsspec URL stays a URL (inspect_ai logs)
     theirs = [R.recognises(p) for p in paths]
     skipped: dict[str, str] = {}
     if any(theirs):

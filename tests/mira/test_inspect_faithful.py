@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -347,35 +346,6 @@ def test_sample_ids_mapped_to_cases_and_samples_selected(tmp_path):
     assert set(got) == {("ok", 1), ("HumanEval-0", 1)}
     assert got[("HumanEval-0", 1)]["source"]["sample_id"] == "HumanEval/0"
     assert "not contract cases (skipped)" in res.output
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture
-def s3_server(tmp_path):
-    """A real S3-compatible server (moto's), started on a free port for the test and stopped after."""
-    import moto  # noqa: F401 - moto[server] is in the test extra: a missing one fails, never skips
-    port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(200):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.1)
-        env = {"FSSPEC_S3_ENDPOINT_URL": url, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-               "AWS_DEFAULT_REGION": "us-east-1"}
-        yield url, env
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 def test_logs_on_an_s3_compatible_server(tmp_path, s3_server, monkeypatch):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -233,3 +234,56 @@ def test_a_benchscore_output_and_a_log_are_refused_together(tmp_path, logs):
     out.write_text('{"format": "x"}')
     code, text, _ = compare(out, log_of(logs["main"], "strong"))
     assert code == 2 and "results of one evaluation" in text
+
+
+def _eval_set_of(folder: Path, logs: list[Path]) -> list[str]:
+    """An eval-set folder as inspect_ai's eval_set leaves it: the logs and the manifest naming each task id."""
+    from inspect_ai.log import read_eval_log
+
+    folder.mkdir()
+    ids = []
+    for log in logs:
+        shutil.copy2(log, folder / log.name)
+        ids.append(read_eval_log(str(log), header_only=True).eval.task_id)
+    (folder / "eval-set.json").write_text(json.dumps({"eval_set_id": "set-1", "tasks": [
+        {"task_id": i, "name": "quiz", "model": "m"} for i in ids]}))
+    return ids
+
+
+def test_an_eval_set_folder_gives_the_final_log_of_each_task_and_names_the_older(tmp_path, logs):
+    import time
+
+    main = sorted(logs["main"].glob("*.eval"))
+    _eval_set_of(tmp_path / "set", main)
+    older = tmp_path / "set" / "2000-01-01T00-00-00-00-00_quiz_older.eval"  # an earlier attempt of one task
+    shutil.copyfile(log_of(logs["main"], "strong"), older)
+    os.utime(older, (time.time() - 3600, time.time() - 3600))
+    code, text, doc = compare(tmp_path / "set", "--resamples", "200", "--output", tmp_path / "set.json")
+    assert code == 0, text
+    assert "older logs of the task not read: 2000-01-01T00-00-00-00-00_quiz_older.eval" in text
+    code, text, plain = compare(logs["main"], "--resamples", "200", "--output", tmp_path / "plain.json")
+    assert code == 0, text
+    assert doc["leaderboards"] == plain["leaderboards"]
+    assert [c["metrics"] for c in doc["comparisons"]] == [c["metrics"] for c in plain["comparisons"]]
+
+
+def test_logs_on_an_s3_compatible_server_are_compared_as_local_ones(tmp_path, logs, s3_server, monkeypatch):
+    import boto3
+    import fsspec.config
+
+    url, env = s3_server
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    client = boto3.client("s3", endpoint_url=url, region_name="us-east-1")
+    client.create_bucket(Bucket="bucket")
+    for log in sorted(logs["main"].glob("*.eval")):
+        client.upload_file(str(log), "bucket", f"runs/{log.name}")
+    fsspec.config.conf.clear()
+    fsspec.config.set_conf_env(fsspec.config.conf)
+    code, text, remote = compare("s3://bucket/runs/", "--resamples", "200", "--output", tmp_path / "r.json")
+    assert code == 0, text
+    code, text, local = compare(logs["main"], "--resamples", "200", "--output", tmp_path / "l.json")
+    assert remote["leaderboards"] == local["leaderboards"]
+    assert [c["metrics"] for c in remote["comparisons"]] == [c["metrics"] for c in local["comparisons"]]
+    code, text, _ = compare("s3://bucket/runs/nope.eval")
+    assert code == 2 and "s3://bucket/runs/nope.eval" in text and "not found" in text

@@ -1166,7 +1166,7 @@ def _local_file(location: LogLocation) -> tuple[Path, str]:
     return path, sha256_file(path)
 
 
-def _fetch(location: LogLocation, folder: Path) -> tuple[Path, str]:
+def fetch_log(location: LogLocation, folder: Path) -> tuple[Path, str]:
     """Copy a remote log to ``folder`` in one streamed read, hashing as it goes (size limit enforced)."""
     import hashlib
 
@@ -1207,7 +1207,7 @@ def open_logs(given: Iterable[str | os.PathLike[str]]) -> Iterator[list[InspectL
             if loc.remote:
                 if folder is None:
                     folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="benchscore-logs-")))
-                path, sha = _fetch(loc, folder)
+                path, sha = fetch_log(loc, folder)
             else:
                 path, sha = _local_file(loc)
             logs.append(InspectLog(read_header(loc, path, sha)))
@@ -1217,6 +1217,6 @@ def open_logs(given: Iterable[str | os.PathLike[str]]) -> Iterator[list[InspectL
 __all__ = [
     "EVAL_SET_MANIFEST", "FINISHED", "INSTALL_HINT", "LOG_FORMAT_VERSION", "MIN_WRITER_VERSION", "Approval",
     "ErrorInfo", "ExceptionInfo", "InspectLog", "Invalidation", "LogError", "LogHeader", "LogLocation",
-    "RetriedError", "SampleRecord", "SampleScore", "ScoreEdit", "iter_samples", "open_logs", "parse_error",
-    "read_header", "require_reader", "resolve_logs", "sample_record", "scorers_calling_models", "version_tuple",
+    "RetriedError", "SampleRecord", "SampleScore", "ScoreEdit", "fetch_log", "iter_samples", "open_logs",
+    "parse_error", "read_header", "require_reader", "resolve_logs", "sample_record", "scorers_calling_models", "version_tuple",
 ]

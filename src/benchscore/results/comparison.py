@@ -294,16 +294,19 @@ def _check_units(entries_: list[Entry], evaluations: Sequence[Evaluation], names
                                    f"{names[0]}: the results are not of one dataset")
 
 
-def compare_inputs(paths: Sequence[Path], options: Options) -> tuple[list[Entry], dict[str, str], list[Path]]:
-    """Read ``paths`` (logs, folders, lm-eval output, Every Eval Ever records) and return compare's
+def compare_inputs(paths: Sequence[str | Path], options: Options) -> tuple[list[Entry], dict[str, str], list[Path]]:
+    """Read ``paths`` (logs, folders, URLs, lm-eval output, Every Eval Ever records) and return compare's
     entries, the metrics left out (with why) and every file read."""
-    from benchscore.common.report import progress
+    from benchscore.common.report import print_line, progress
 
     from .reading import read
 
     with progress() as bar:
         task = bar.add_task("reading results", total=None)
         evaluations = read(paths, on_file=lambda p: bar.advance(task))
+    for e in evaluations:  # what was read and what was not (an eval set's older attempts, a run's status)
+        for note in e.notes:
+            print_line(f"{e.model}: {note}")
     entries_, skipped = entries(evaluations, options)
     return entries_, skipped, [f for e in evaluations for f in e.files]
 

@@ -1,8 +1,11 @@
 """Paths in, :class:`~benchscore.results.formats.Evaluation` out: which tool wrote a file, and what
 the room takes from it (docs/results.md).
 
-- inspect_ai: a ``.eval`` or ``.json`` log, or a folder of them (an eval-set folder included). The
-  logs of one run (``run_id``) and one model form one evaluation, one task per log. Per sample x
+- inspect_ai: a ``.eval`` or ``.json`` log, or a folder of them, or an fsspec URL of either (``s3://``,
+  ``gs://``, ...: copied once to a temporary folder removed at exit, as ``benchscore.common.inspect_logs``
+  fetches them). An eval-set folder (one holding ``eval-set.json``) gives the final log of each of its
+  tasks, as inspect_ai's own listing picks it; the older attempts it keeps are named in a note, not read.
+  The logs of one run (``run_id``) and one model form one evaluation, one task per log. Per sample x
   epoch: every scorer's value read by inspect_ai's conventions (``values``), the error, the limit,
   the retried errors, the metadata; the dataset identity is a sha256 of the input, target and
   choices (inspect_ai records no dataset hash).
@@ -19,9 +22,12 @@ the room takes from it (docs/results.md).
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
 import re
+import shutil
+import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -71,6 +77,41 @@ def kind_of_file(path: Path) -> str | None:
     return None
 
 
+def is_url(given: str | os.PathLike[str]) -> bool:
+    """Whether what the user gave is an fsspec URL of a remote log or folder (``file://`` is local)."""
+    text = os.fspath(given)
+    return "://" in text and not text.startswith("file://")
+
+
+def _local(given: str | os.PathLike[str]) -> Path:
+    text = os.fspath(given)
+    return Path(text[len("file://"):] if text.startswith("file://") else text)
+
+
+_FETCHED: list[Path] = []
+
+
+def _fetch_folder() -> Path:
+    """The temporary folder remote logs are copied to (one per process, removed at exit)."""
+    if not _FETCHED:
+        _FETCHED.append(Path(tempfile.mkdtemp(prefix="benchscore-logs-")))
+        atexit.register(shutil.rmtree, _FETCHED[0], True)
+    return _FETCHED[0]
+
+
+def _inspect_logs_of(given: str | os.PathLike[str], replaced: dict[Path, tuple[str, ...]]) -> list[Path]:
+    """The local paths of the inspect_ai logs an eval-set folder or a URL stands for (remote logs fetched)."""
+    from benchscore.common.inspect_logs import fetch_log, resolve_logs
+
+    out = []
+    for loc in resolve_logs([given]):
+        path = fetch_log(loc, _fetch_folder())[0] if loc.remote else Path(loc.url)
+        if loc.replaced:
+            replaced[path] = tuple(loc.replaced)
+        out.append(path)
+    return out
+
+
 def files_in(folder: Path) -> list[tuple[str, Path]]:
     """Every results file under a folder, with its tool (an lm-eval samples file is found through its
     results file, an Every Eval Ever samples file through its aggregate record when it has one)."""
@@ -88,8 +129,11 @@ def files_in(folder: Path) -> list[tuple[str, Path]]:
     return out
 
 
-def recognises(path: Path) -> bool:
-    """Whether ``benchscore compare`` reads this path as results of another tool (a folder, a log, ...)."""
+def recognises(path: str | os.PathLike[str]) -> bool:
+    """Whether ``benchscore compare`` reads this path as results of another tool (a folder, a log, a URL)."""
+    if is_url(path):
+        return True
+    path = _local(path)
     return path.is_dir() or kind_of_file(path) is not None
 
 
@@ -102,12 +146,19 @@ def _results_of_samples(path: Path) -> Path:
                    "the model and how each metric is aggregated)", source=path)
 
 
-def read(paths: Sequence[Path], *, on_file=None) -> list[Evaluation]:
-    """The evaluations in ``paths`` (files and folders, any mix of what the module docstring lists).
+def read(paths: Sequence[str | os.PathLike[str]], *, on_file=None) -> list[Evaluation]:
+    """The evaluations in ``paths`` (files, folders and URLs, any mix of what the module docstring lists).
 
     ``on_file(path)`` is called as each file is read (for a progress bar)."""
+    from benchscore.common.inspect_logs import EVAL_SET_MANIFEST
+
     found: list[tuple[str, Path]] = []
-    for p in paths:
+    replaced: dict[Path, tuple[str, ...]] = {}
+    for given in paths:
+        if is_url(given) or (_local(given) / EVAL_SET_MANIFEST).is_file():
+            found.extend((INSPECT, p) for p in _inspect_logs_of(given, replaced))
+            continue
+        p = _local(given)
         if p.is_dir():
             inside = files_in(p)
             if not inside:
@@ -133,7 +184,7 @@ def read(paths: Sequence[Path], *, on_file=None) -> list[Evaluation]:
     out: list[Evaluation] = []
     logs = [p for kind, p in unique if kind == INSPECT]
     if logs:
-        out.extend(from_inspect(logs, on_file=on_file))
+        out.extend(from_inspect(logs, on_file=on_file, replaced=replaced))
     for kind, p in unique:
         if kind == LM_EVAL:
             out.append(from_lm_eval(p))
@@ -147,8 +198,10 @@ def read(paths: Sequence[Path], *, on_file=None) -> list[Evaluation]:
 # --- inspect_ai ---------------------------------------------------------------------------------
 
 
-def from_inspect(logs: Iterable[Path], *, on_file=None) -> list[Evaluation]:
-    """The evaluations of inspect_ai logs: one per run and model (its logs' tasks together)."""
+def from_inspect(logs: Iterable[Path], *, on_file=None,
+                 replaced: dict[Path, tuple[str, ...]] | None = None) -> list[Evaluation]:
+    """The evaluations of inspect_ai logs: one per run and model (its logs' tasks together); ``replaced``: per
+    log picked from an eval set, the older attempts of its task that were not read (named in a note)."""
     from .inspect_adapter import log_facts, sample_facts
 
     groups: dict[tuple[str, str], list[Any]] = {}
@@ -172,6 +225,9 @@ def from_inspect(logs: Iterable[Path], *, on_file=None) -> list[Evaluation]:
             task = facts.task
             settings[task] = {"task args": facts.task_args, "epochs": facts.epochs}
             statuses.append((facts.status, facts.error, facts.path.name))
+            if (replaced or {}).get(facts.path):
+                notes.append(f"{facts.path.name}: the final log of task {task} in its eval set; older logs of the "
+                             f"task not read: {', '.join(replaced[facts.path])}")
             if facts.planned_sample_epochs is not None:
                 planned[task] = facts.planned_sample_epochs
             reducers = facts.reducers or [DEFAULT_REDUCER]
