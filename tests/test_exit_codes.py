@@ -172,3 +172,12 @@ cli.main(["work"], prog_name="benchscore")
                           timeout=60)
     assert proc.returncode == 130, proc.stderr
     assert proc.stderr.splitlines() == ["error: interrupted (Ctrl-C); nothing was written"], proc.stderr
+
+
+def test_python_dash_m_benchscore_is_the_console_script(tmp_path):
+    """``python -m benchscore`` runs the same CLI (exit codes included) as the ``benchscore`` script."""
+    ok = subprocess.run([sys.executable, "-m", "benchscore", "list"], capture_output=True, text=True, timeout=120)
+    assert ok.returncode == 0 and "rxn" in ok.stdout, ok.stderr
+    bad = subprocess.run([sys.executable, "-m", "benchscore", "compare", str(tmp_path / "missing.json")],
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "missing.json" in bad.stdout + bad.stderr
