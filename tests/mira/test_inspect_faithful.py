@@ -279,6 +279,8 @@ def test_an_all_cancelled_log_gives_an_incomplete_result(tmp_path):
     head = res.output.splitlines()[0]
     assert "wrote 0 repetitions" in head and "3 of the contract's 3 planned repetitions missing" in head
     assert "ended with status cancelled" in head
+    code, doc, _ = score(tmp_path, tmp_path / "contract.json", out)  # scored: incomplete, never refused
+    assert code == 1 and doc["status"] == "incomplete" and doc["cases"][0]["valid_comparable_repetition_count"] == 0
 
 
 # --------------------------------------------------------------------------- 7. a closed stdout

@@ -135,7 +135,6 @@ BAD_LINES = [
     (b'{"case_id": "ADV-02", "repetition": 1, "execution_mode": "adapted", "terminal_state": "completed", "elapsed_s": NaN}\n',
      "line 1", "NaN and Infinity are not allowed"),
     (b'{"case_id": "ADV-02\xff", "repetition": 1}\n', "line 1", "UTF-8"),
-    (b"\n\n", None, "no repetition records"),
     (b'["not", "an", "object"]\n', "line 1", "valid dictionary"),
     (b'{"case_id": "ADV-02", "repetition": 0, "execution_mode": "adapted", "terminal_state": "failed"}\n', "line 1",
      "greater than or equal to 1"),
@@ -149,6 +148,19 @@ BAD_LINES = [
     (b'{"case_id": "ADV-02", "repetition": 1, "execution_mode": "adapted", "terminal_state": "failed", '
      b'"deterministic_results": {"space-freed": 1, "nothing-else-removed": true}}\n', "line 1", "valid boolean"),
 ]
+
+
+@pytest.mark.parametrize("content", [b"", b"\n\n"])
+def test_no_repetition_at_all_is_every_planned_repetition_missing(tmp_path: Path, content: bytes) -> None:
+    """An empty file says no repetition ran (mira from-inspect writes one for an all-cancelled log): the score
+    is incomplete with every planned repetition missing (exit 1), not a refused input."""
+    reps = tmp_path / "none.jsonl"
+    reps.write_bytes(content)
+    res = run(*_score_args(tmp_path, reps=reps))
+    assert res.exit_code == 1, res.output
+    out = orjson.loads((tmp_path / "out.json").read_bytes())
+    assert out["status"] == "incomplete" and out["repetitions"] == []
+    assert all(c["status"] == "incomplete" and c["valid_comparable_repetition_count"] == 0 for c in out["cases"])
 
 
 @pytest.mark.parametrize(("content", "record", "message"), BAD_LINES)

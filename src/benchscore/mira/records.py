@@ -86,7 +86,8 @@ def load_contract(path: str | Path) -> LoadedContract:
     return LoadedContract(contract, sha256_bytes(data), Path(path), {c.case_id: c for c in contract.cases})
 
 
-def read_records_file(path: str | Path, *, what: str = "record") -> tuple[list[Any], list[int], bytes]:
+def read_records_file(path: str | Path, *, what: str = "record",
+                      allow_empty: bool = False) -> tuple[list[Any], list[int], bytes]:
     """Strict JSON Lines: parsed values, their line numbers, and the file's bytes.
 
     Duplicate keys are detected exactly for the whole file at once: orjson keeps the last of
@@ -122,7 +123,7 @@ def read_records_file(path: str | Path, *, what: str = "record") -> tuple[list[A
     if escaped_colon or data.count(b":") != orjson.dumps(values).count(b":"):
         for i, raw in zip(numbers, (lines[n - 1] for n in numbers), strict=True):
             loads_json(raw, path, line=i)
-    if not values:
+    if not values and not allow_empty:
         raise BadInput(f"no {what}s in the file", source=path)
     return values, numbers, data
 
@@ -208,7 +209,9 @@ def load_repetitions(path: str | Path, loaded: LoadedContract) -> Repetitions:
     if fast is not None:
         records, numbers = fast
     else:  # the exact path: names the line and field of the first problem
-        values, numbers, data = read_records_file(path, what="repetition record")
+        # no record at all is a statement too (every planned repetition missing: incomplete), as `mira
+        # from-inspect` writes it for a log whose samples were all cancelled
+        values, numbers, data = read_records_file(path, what="repetition record", allow_empty=True)
         try:
             records = _RECORDS.validate_python(values)
         except ValidationError as exc:
