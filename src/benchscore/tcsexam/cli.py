@@ -393,7 +393,7 @@ def demo_summary(out_dir: Path) -> list[tuple[str, str, str, str]]:
     for model, res in out["models"].items():
         head = (f"index {fmt(res['index'])} {interval_cell(res['intervals']['index'])}" if res["index"] is not None
                 else "index - (null unless complete or provisional)")
-        problems = sorted(res["problems"], key=lambda p: "provisional" in p)  # what makes it incomplete first
+        problems = res["problems"]  # the one that decides the status first (see index.score_model)
         why = "; ".join(problems[:1]) + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else "")
         rows.append((f"index.json {model} (SYNTHETIC)", head, res["status"], why if res["status"] != "complete"
                      else ""))
