@@ -350,3 +350,7 @@ def schema(name: str | None, mode: str) -> None:
 
 def main() -> None:
     cli()
+
+
+if __name__ == "__main__":  # python -m benchscore.cli (as the console script)
+    main()

@@ -472,7 +472,7 @@ def test_a_replayed_s07_s08_has_one_verdict_with_its_reason_everywhere(tmp_path,
     sc = m["scenarios"]["S08"]
     assert (sc["verdict"], sc["verdict_reason"]) == ("FAIL", why) and set(sc["checks"].values()) == {"PASS"}
     assert m["closed_loop"]["S08_model_io_report_audit"] == "FAIL"
-    assert m["compliance_inputs"]["S08"] == 0 and m["compliance_input_reasons"]["S08"] == f"FAIL: {why}"
+    assert m["compliance_inputs"]["S08"] == 0 and m["compliance_input_reasons"]["S08"] == f"FAIL {why}"
     for key, item in (("S07", "S07_live_external_github_code_reasoning"), ("S08", "S08_model_io_report_audit")):
         assert m["scenarios"][key]["verdict"] == m["closed_loop"][item] == "FAIL"
     assert f"S08 (replay): FAIL: {why}" in terminal

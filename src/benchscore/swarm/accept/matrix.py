@@ -213,7 +213,7 @@ def compliance_inputs(results: Mapping[str, ScenarioResult]) -> tuple[dict[str, 
         r = results[s]
         verdict, reason = scenario_verdict(r)
         bits[s] = int(verdict == "PASS")
-        why[s] = "PASS in live mode" if bits[s] else f"FAIL: {reason}"
+        why[s] = "PASS in live mode" if bits[s] else f"FAIL {reason}"
     for s in ("S09", "L01", "L02"):
         r = results[s]
         bits[s] = int(r.passed)
