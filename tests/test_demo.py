@@ -139,3 +139,15 @@ def test_verbose_prints_every_table(tmp_path, pinned_time):
     assert "repetitions" not in quiet.stdout.split("\n", 2)[2].replace("repetitions;", "")  # no table rows
     assert "ADV-01#4" in loud.stdout and "95 % intervals" in loud.stdout
     assert loud.stdout.endswith(quiet.stdout)  # the summary closes both
+
+
+def test_the_demo_refuses_to_replace_a_file_of_its_own_that_was_edited(tmp_path):
+    """Issue 32: the demo replaced an output the user edited (verify flagged it); like `rxn build-mc --name`
+    it refuses, naming the file, and leaves the folder as it was."""
+    out = tmp_path / "demo-out"
+    assert CliRunner().invoke(cli, ["demo", "--only", "rxn", "--output-dir", str(out)]).exit_code == 0
+    edited = out / "rxn" / "eval_mc_all_varying.json"
+    edited.write_bytes(edited.read_bytes().replace(b'"task"', b'"task" ', 1))
+    line = _one_line(CliRunner().invoke(cli, ["demo", "--only", "rxn", "--output-dir", str(out)]))
+    assert "'rxn/eval_mc_all_varying.json', changed since benchscore demo wrote it" in line
+    assert b'"task" ' in edited.read_bytes()
