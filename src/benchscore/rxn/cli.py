@@ -602,24 +602,6 @@ def predict_cmd(dataset: Path, base_url: str, model: str, output: Path, audit: P
         raise SystemExit(1)
 
 
-def demo_summary(out_dir: Path) -> list[tuple[str, str, str, str]]:
-    """``benchscore demo``'s rows for this domain: (what, headline numbers, status, why not complete).
-    An rxn evaluation scores every question (a missing or invalid answer scores 0, as the testset
-    defines), so it is always complete; the counts of missing and invalid answers are shown."""
-    from benchscore.common.readers import read_json
-    from benchscore.common.report import fmt, interval_cell
-
-    rows = []
-    for name, metrics in (("eval_mc_all_varying.json", ("avg_relative_score", "exact_match_accuracy")),
-                          ("eval_fib_all_blank.json", ("avg_relative_score", "hit_rate"))):
-        out = read_json(out_dir / name)
-        o, ci, chance = out["overall"], out["intervals"]["overall"], out["chance"]["overall"]
-        head = ", ".join(f"{m} {fmt(o[m])} {interval_cell(ci.get(m))} (chance {fmt(chance[m])})" for m in metrics)
-        rows.append((name, head, "complete", f"{o['num_samples']} questions, {o['num_missing']} missing, "
-                                             f"{o['num_invalid']} invalid"))
-    return rows
-
-
 @group.command("datasets")
 def datasets() -> None:
     """List the bundled condition-table datasets."""

@@ -150,17 +150,17 @@ def summary_rows(out: Output) -> list[html.SummaryRow]:
         return [html.SummaryRow(out, f"scenario {d.get('scenario')} ({d.get('mode')})",
                                 [H("checks PASS", f"{passed}/{len(checks)}")], str(d.get("verdict")), reason,
                                 what="scenario")]
-    if kind == "model-io":
-        failed = [c.get("name") for c in d.get("checks") or [] if not c.get("passed")]
-        ok = d.get("S08_PASS", not failed)
-        reason = ("failed checks: " + ", ".join(map(str, failed))) if failed else None
-        if d.get("mode") != "live":
-            reason = f"{reason}; " if reason else ""
-            reason += f"mode {d.get('mode')}: only a live run counts for S08"
+    if kind == "model-io":  # S08's audit: S08's one verdict (scenario_verdict), as the matrix gives it
+        from .accept.evidence import scenario_verdict
+        from .accept.runner import s08_result
+        from .gateway import ModelIOReport
+
+        verdict, reason = scenario_verdict(s08_result(ModelIOReport.model_validate(d)))
+        ok = verdict == "PASS"
         return [html.SummaryRow(out, f"model IO report of {d.get('endpoint')} ({d.get('mode')})",
                                 [H("calls ok", f"{d.get('calls_ok')}/{d.get('calls_recorded')}"),
                                  H("tokens in/out", f"{d.get('tokens_in')}/{d.get('tokens_out')}")],
-                                _verdict(ok), reason, what="model-io")]
+                                _verdict(ok), reason or None, what="model-io")]
     if kind == "run":
         ok = d.get("audit_verdict") == "PASS" and d.get("converged") and not d.get("failed_tasks")
         reason = None if ok else (f"audit {d.get('audit_verdict')} ({d.get('audit_violations')} violation(s)), "
