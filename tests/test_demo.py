@@ -114,10 +114,16 @@ def test_the_demo_prints_a_summary_that_explains_every_fail(tmp_path, pinned_tim
         if status not in ("complete", "PASS"):
             assert re.search(r"why: .{20,}", rest), f"no reason: {status} {rest}"
     text = result.stdout
-    assert "reliability 33.33 %" in text and "task_success 0.55" in text
-    assert "S07: why: a replay" in text and "S08: why: a replay" in text and "only a live run counts" in text
+    assert "Reliability 33.33%" in text and "Task Success 0.55" in text
+    # S07 and S08 replayed: FAIL with the one reason, in the matrix's row and in S08's model IO report's row
+    replay = "replay (local OpenAI-compatible test server with a deterministic responder): its checks"
+    why = f"{replay} passed, but only a live run against a real gateway counts"
+    assert f"S07_live_external_github_code_reasoning: FAIL {replay} failed (pheromone_scores_pg_and_redis" in text
+    assert f"S08_model_io_report_audit: FAIL {why}" in text
+    io_row = next(line for line in lines if "acceptance-matrix.model-io.json" in line)
+    assert io_row.split()[0] == "FAIL" and f"why: {why}" in io_row
     assert "A02" not in text  # its evidence is the bundled unit checks' report: it passes
-    assert "minimal acceptable swarm" in text
+    assert "grade minimal_acceptable_swarm" in text
     assert not re.search(r"[\u4e00-\u9fff]", text), "the terminal output is in English"
     assert "attempts (score is aggregated" not in text  # the full tables only with --verbose
     matrix = orjson.loads((out / "swarm" / "acceptance" / "acceptance-matrix.json").read_bytes())
@@ -139,3 +145,45 @@ def test_verbose_prints_every_table(tmp_path, pinned_time):
     assert "repetitions" not in quiet.stdout.split("\n", 2)[2].replace("repetitions;", "")  # no table rows
     assert "ADV-01#4" in loud.stdout and "95 % intervals" in loud.stdout
     assert loud.stdout.endswith(quiet.stdout)  # the summary closes both
+
+
+def test_the_demo_refuses_to_replace_a_file_of_its_own_that_was_edited(tmp_path):
+    """Issue 32: the demo replaced an output the user edited (verify flagged it); like `rxn build-mc --name`
+    it refuses, naming the file, and leaves the folder as it was."""
+    out = tmp_path / "demo-out"
+    assert CliRunner().invoke(cli, ["demo", "--only", "rxn", "--output-dir", str(out)]).exit_code == 0
+    edited = out / "rxn" / "eval_mc_all_varying.json"
+    edited.write_bytes(edited.read_bytes().replace(b'"task"', b'"task" ', 1))
+    line = _one_line(CliRunner().invoke(cli, ["demo", "--only", "rxn", "--output-dir", str(out)]))
+    assert "'rxn/eval_mc_all_varying.json', changed since benchscore demo wrote it" in line
+    assert b'"task" ' in edited.read_bytes()
+
+
+def test_the_demo_summary_is_the_index_pages_summary(tmp_path, pinned_time):
+    """Issue 32: the terminal summary and the index's summary rows were computed in two places; now one
+    (common.html.summary_facts). Every row of index.html, read back from the page, is a terminal line."""
+    import html as _html
+
+    out = tmp_path / "demo-out"
+    result = CliRunner().invoke(cli, ["demo", "--output-dir", str(out)])
+    assert result.exit_code == 0, result.output
+    page = (out / "index.html").read_text()
+    table = page.split('<table class="summary">', 1)[1].split("</tbody>", 1)[0]
+
+    def text(fragment: str) -> str:
+        return _html.unescape(re.sub(r"<[^>]+>", "", fragment)).strip()
+
+    rows = re.findall(r'<tr><th scope="row">(.*?)</th><td class="headline">(.*?)</td><td class="[^"]*">(.*?)</td>'
+                      r"<td[^>]*>(.*?)</td></tr>", table)
+    assert len(rows) >= 10 and len(rows) == table.count('<th scope="row">')
+    printed = [line for line in result.stdout.splitlines() if line.startswith("  ")]
+    assert len(printed) == len(rows)
+    from benchscore.common.cli import FINAL
+
+    for (result_cell, heads, status, reason), line in zip(rows, printed, strict=True):
+        label, what = result_cell.split("<br>", 1)
+        heads = "; ".join(text(h) for h in heads.split("<br>") if text(h) != "-")
+        status, reason = text(status), text(reason)
+        why = f"why: {reason}" if reason and status not in FINAL else reason
+        assert line.split(None, 1) == [status, f"{text(label)} ({text(what)}): "
+                                       + "; ".join(t for t in (heads, why) if t)], line

@@ -4,14 +4,17 @@ Each domain's ``cli`` module provides:
 
 - ``group``: its click group (mounted as ``benchscore DOMAIN``, imported only when used);
 - ``FORMATS``: a mapping from format name to pydantic model (for ``benchscore schema``);
-- ``demo(out_dir: pathlib.Path) -> None``: runs the domain's demo on bundled data into ``out_dir``;
-- ``demo_summary(out_dir) -> list[(output, headline, status, why)]``: the demo summary's rows.
+- ``demo(out_dir: pathlib.Path) -> None``: runs the domain's demo on bundled data into ``out_dir``.
+
+The demo's summary is the index page's summary table (``figures.summary_rows`` of each domain),
+printed through :func:`benchscore.common.html.summary_facts`.
 """
 
 from __future__ import annotations
 
 import importlib
 from types import ModuleType
+from typing import Any
 
 import click
 
@@ -82,7 +85,6 @@ def demo(output_dir: str, only: tuple[str, ...], verbose: bool) -> None:
 
     output_dir = Path(output_dir)
     from benchscore.common.atomic import replaced_directory
-    from benchscore.common.cli import FINAL
     from benchscore.common.report import console, print_line
 
     names = only or tuple(DOMAINS)
@@ -96,23 +98,37 @@ def demo(output_dir: str, only: tuple[str, ...], verbose: bool) -> None:
                     _domain(name).demo(output_dir / name)
         from benchscore.report import demo_report
 
-        demo_report(output_dir, names)
-        summary = {name: _domain(name).demo_summary(output_dir / name) for name in names}
+        rows = demo_report(output_dir, names)
     if verbose:
         console.rule()
     print_line(f"benchscore demo: {len(names)} domain{'s' * (len(names) != 1)} in {output_dir} (every table: "
                f"--verbose; every output: "
                f"{output_dir / 'index.html'})")
-    width = max(len(status) for rows in summary.values() for _, _, status, _ in rows)
-    for name, rows in summary.items():
-        print_line(f"{name}: page {output_dir / (name + '.html')}")
-        for what, headline, status, why in rows:
-            if why and status not in FINAL:
-                why = f"why: {why}"
-            print_line(f"  {status.ljust(width)}  {what}: " + "; ".join(t for t in (headline, why) if t))
+    for line in demo_summary_lines(rows, output_dir, names):
+        print_line(line)
 
 
 demo.record_invocation = False  # each step records the command it stands for (benchscore verify re-runs those)
+
+
+def demo_summary_lines(rows: list[Any], output_dir: Any, names: tuple[str, ...]) -> list[str]:
+    """The demo's summary: per domain its page, then a line per row of the index's summary table
+    (``STATUS  RESULT: HEADLINE; why: REASON``), from :func:`benchscore.common.html.summary_facts`."""
+    from benchscore.common.cli import FINAL
+    from benchscore.common.html import summary_facts
+
+    facts = [(row.domain, summary_facts(row)) for row in rows]
+    width = max((len(status) for _, (_, _, status, _) in facts), default=0)
+    lines = []
+    for name in names:
+        lines.append(f"{name}: page {output_dir / (name + '.html')}")
+        for domain, (result, headline, status, why) in facts:
+            if domain != name:
+                continue
+            if why and status not in FINAL:
+                why = f"why: {why}"
+            lines.append(f"  {status.ljust(width)}  {result}: " + "; ".join(t for t in (headline, why) if t))
+    return lines
 
 
 @cli.command()
@@ -351,3 +367,7 @@ def schema(name: str | None, mode: str) -> None:
 
 def main() -> None:
     cli()
+
+
+if __name__ == "__main__":  # python -m benchscore.cli (as the console script)
+    main()

@@ -100,8 +100,9 @@ def _demo_page(out: Path, name: str) -> tuple[str, list[html.Output]]:
     return name, found[name]
 
 
-def demo_report(out: Path, names: tuple[str, ...]) -> None:
+def demo_report(out: Path, names: tuple[str, ...]) -> list[html.SummaryRow]:
     """``OUT/index.html`` and ``OUT/<domain>.html``: every demo output of a kind the report draws.
+    Returns the index's summary rows (``benchscore demo`` prints the same rows).
 
     The pages are drawn in parallel worker processes (matplotlib is CPU-bound), one per core.
     """
@@ -117,3 +118,4 @@ def demo_report(out: Path, names: tuple[str, ...]) -> None:
     rows = summary_rows({name: done[name] for name in names})
     atomic_write_text(out / "index.html", html.index_page(
         "benchscore demo report", entries, html.summary_table(rows, href={n: f"{n}.html" for n in names})))
+    return rows

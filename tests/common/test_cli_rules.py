@@ -184,3 +184,22 @@ def test_two_outputs_naming_the_same_file_are_refused(tmp_path):
     out = tmp_path / "o.json"
     with pytest.raises(BadInput, match="name the same file"):
         refuse_overwriting_inputs([], [("--output", out), ("--audit", tmp_path / "." / "o.json")])
+
+
+def test_replaced_directory_refuses_a_file_of_its_own_changed_since(tmp_path):
+    # as rxn build-mc --name does: the manifest records each file's sha256, and a file edited since is the
+    # user's now (benchscore verify flags it): refused, one line, nothing replaced
+    target = tmp_path / "demo-out"
+    with replaced_directory(target) as d:
+        (d / "sub").mkdir()
+        (d / "sub" / "index.json").write_text("{}")
+        (d / "page.html").write_text("<p>")
+    (target / "sub" / "index.json").write_text('{"edited": true}')
+    with pytest.raises(BadInput, match=r"holds 'sub/index.json', changed since benchscore demo wrote it; .*delete "
+                                       r"the folder yourself"), replaced_directory(target):
+        pytest.fail("refused before anything is written")
+    assert (target / "sub" / "index.json").read_text() == '{"edited": true}'
+    (target / "sub" / "index.json").unlink()  # removed: nothing of the user's to lose
+    with replaced_directory(target) as d:
+        (d / "new.txt").write_text("new")
+    assert sorted(p.name for p in target.iterdir()) == [".benchscore-written.json", "new.txt"]

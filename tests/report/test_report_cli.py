@@ -188,8 +188,10 @@ def test_swarm_shows_the_reason_next_to_every_fail(demo_out):
     # a replayed S08 passed its checks but counts 0: marked as a fail where its reason is the row's
     # only verdict (compliance inputs), said once where the row already says FAIL (closed loop)
     text = re.sub(r"<[^>]+>", "", page)
-    assert "FAIL (replay): its checks passed, but only a live run against a real gateway counts" in text
-    assert "FAIL (replay): its checks passed" in text.split("S08_model_io_report_audit", 1)[1].split("\n\n")[0]
+    why = ("replay (local OpenAI-compatible test server with a deterministic responder): its checks passed, but "
+           "only a live run against a real gateway counts")
+    assert f"FAIL {why}" in text
+    assert f"FAIL {why}" in text.split("S08_model_io_report_audit", 1)[1].split("\n\n")[0]
     assert "FAIL FAIL" not in " ".join(text.split())
 
 

@@ -401,7 +401,14 @@ def test_eval_tables_show_every_number_of_the_json(builds, tmp_path, kind, types
     rows = {line.split()[0]: line.split()[1:] for line in lines[2:hist_at]}
     # the per-sample records, binned: every sample once, invalid and missing as the metrics count them
     assert lines[hist_at + 1].split() == ["relative", "score", *types]
-    hist = [line.rsplit(None, len(types)) for line in lines[hist_at + 2:-1]]
+    # after the histogram: the invalid, unhit and missing answers named by sample id, then where the output went
+    named = [i for i, line in enumerate(lines) if line.startswith(("invalid answers", "unhit answers",
+                                                                   "missing answers"))]
+    hist = [line.rsplit(None, len(types)) for line in lines[hist_at + 2:named[0] if named else -1]]
+    for status in ("invalid", "unhit", "missing"):
+        ids = [x["id"] for q in types for x in result["per_sample"][q] if x["status"] == status]
+        shown = [line for line in lines if line.startswith(f"{status} answers ({len(ids)}, ")]
+        assert (len(shown) == 1 and ", ".join(ids[:5]) in shown[0]) if ids else not shown
     assert ([h[0] == "unhit (no score)" for h in hist][-1]) == (kind == "fill_in_blank")
     for k, q in enumerate(types):
         cells = {h[0]: int(h[1 + k]) for h in hist}
@@ -419,6 +426,9 @@ def test_eval_tables_show_every_number_of_the_json(builds, tmp_path, kind, types
             assert (f"[{fmt(rec['ci95'][0])}, {fmt(rec['ci95'][1])}] {rec['ci_method']}" if rec["ci95"]
                     else f"- ({rec['ci_reason']})") in printed[0]
         del rows[f"{metric}_ci95"]
+    chance = [*(result["chance"]["per_dataset"][q] for q in types), result["chance"]["overall"]]
+    for metric in ("avg_relative_score", "exact_match_accuracy" if kind == "multiple_choice" else "hit_rate"):
+        assert rows.pop(f"{metric}_chance") == [fmt(c[metric]) for c in chance]  # the chance level below it
     assert set(rows) == set(result["overall"])
     for metric in ("num_missing", "num_invalid", "num_samples"):
         assert metric in rows

@@ -241,3 +241,48 @@ def test_histogram_rows_and_edges():
     assert counts["[0.0, 0.1)"] == 1 and counts["[0.1, 0.2)"] == 1 and counts["[0.9, 1.0)"] == 1
     assert counts["1.0 (best)"] == 2  # within the tolerance of 1
     assert sum(counts.values()) == len(records)
+
+
+# -- chance levels: what a uniform random answer scores ---------------------------------------------
+
+def test_chance_levels_by_hand():
+    from benchscore.rxn.metrics import chance_fill_in_blank, chance_multiple_choice
+
+    c = chance_multiple_choice(SAMPLES)
+    # option means: a (0.5+1+0.25)/3, b (1+1+0)/3, c (0.2+1)/2, d (1+0.5)/2; best options: 1/3, 2/3, 1/2, 1/2
+    assert c["avg_relative_score"] == pytest.approx((1.75 / 3 + 2 / 3 + 0.6 + 0.75) / 4)
+    assert c["exact_match_accuracy"] == pytest.approx((1 / 3 + 2 / 3 + 1 / 2 + 1 / 2) / 4)
+    assert c["num_samples"] == 4
+    f = chance_fill_in_blank(index_fill_in_blank(FIB))
+    # legal means: x (1+0.5+0.2)/3, y (0.4+1)/2, z (1+0.1)/2, w (1+0.3)/2; legal/grid: 3/4, 2/3, 2/2, 2/2
+    assert f["avg_relative_score"] == pytest.approx((1.7 / 3 + 0.7 + 0.55 + 0.65) / 4)
+    assert f["hit_rate"] == pytest.approx((3 / 4 + 2 / 3 + 1 + 1) / 4)
+    assert chance_multiple_choice([])["avg_relative_score"] is None
+
+
+def test_a_uniform_random_predictor_converges_to_the_chance_level():
+    import random
+
+    from benchscore.rxn.metrics import chance_fill_in_blank, chance_multiple_choice
+
+    rng = random.Random(7)
+    runs = 4000
+    mc_rel = mc_exact = 0.0
+    for _ in range(runs):
+        m = mc(SAMPLES, {s["id"]: rng.randrange(len(s["meta"]["option_relative_scores"])) for s in SAMPLES})
+        mc_rel += m["avg_relative_score"]
+        mc_exact += m["exact_match_accuracy"]
+    c = chance_multiple_choice(SAMPLES)
+    assert mc_rel / runs == pytest.approx(c["avg_relative_score"], abs=0.01)
+    assert mc_exact / runs == pytest.approx(c["exact_match_accuracy"], abs=0.01)
+    index = index_fill_in_blank(FIB)
+    fib_rel = fib_hit = 0.0
+    for _ in range(runs):
+        legal = {sid: dict(zip(keys, rng.choice(list(lookup)), strict=True)) for sid, (keys, _, lookup) in index.items()}
+        fib_rel += score_fill_in_blank(index, legal)["avg_relative_score"]
+        anything = {sid: {k: rng.randrange(n) for k, n in zip(keys, sizes, strict=True)}
+                    for sid, (keys, sizes, _) in index.items()}
+        fib_hit += score_fill_in_blank(index, anything)["hit_rate"]
+    f = chance_fill_in_blank(index)
+    assert fib_rel / runs == pytest.approx(f["avg_relative_score"], abs=0.01)
+    assert fib_hit / runs == pytest.approx(f["hit_rate"], abs=0.01)

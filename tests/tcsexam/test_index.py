@@ -736,3 +736,21 @@ def test_an_output_that_is_the_suite_named_from_the_data_folder_is_refused(tmp_p
     result = run("score", "--suite", suite2, "--attempts", att, "--cohort", cohort, "--output", suite2)
     assert_one_line_error(result, "--output is also an input")
     assert suite2.read_bytes() == before2
+
+
+def test_the_reason_that_decides_the_status_comes_first(tmp_path):
+    # an unexplained exclusion (theorem, an earlier track: provisional at most) and a judge failure
+    # (construction: incomplete): the judge failure decides, so it is the first problem, which the
+    # terminal and the report's summary row lead with
+    from benchscore.common.html import Output
+    from benchscore.tcsexam.figures import summary_rows
+
+    rows = [r.replace("m,construction,c1,1,1.5,selected,valid", "m,construction,c1,1,,selected,judge_failed")
+            for r in full_rows()] + [row("theorem", "t2", "old", "1", adoption="excluded")]
+    data = ok(tmp_path, rows)
+    m = data["models"]["m"]
+    assert m["status"] == "incomplete" and len(m["problems"]) == 2
+    assert "construction/c1" in m["problems"][0] and "'judge_failed' is not a valid observation" in m["problems"][0]
+    assert "provisional at best" in m["problems"][1]
+    page_row = summary_rows(Output(path=tmp_path, label="x", sha256="", doc=data, kind="index"))[0]
+    assert page_row.reason.startswith(m["problems"][0])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import tempfile
@@ -183,8 +184,37 @@ def _entries(folder: Path) -> list[str]:
     return sorted(out)
 
 
+def written_sha256(folder: Path, entries: list[str]) -> dict[str, str]:
+    """entry -> sha256 of every regular file among ``entries`` of ``folder`` (links are not followed):
+    what a manifest records so that a later run can tell a file it wrote from one changed since."""
+    out = {}
+    for entry in entries:
+        path = folder / entry
+        if path.is_file() and not path.is_symlink():
+            out[entry] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+def changed_since_written(folder: Path, sums: Any) -> list[str]:
+    """The entries of ``sums`` (a manifest's entry -> sha256) whose file in ``folder`` no longer has
+    that sha256 (edited, or replaced by a folder or a link; a removed one holds nothing to lose): what a
+    command that replaces only its own, unchanged output must refuse to delete. A manifest without
+    sums gives none."""
+    if not isinstance(sums, dict):
+        return []
+    changed = []
+    for entry, digest in sorted(sums.items()):
+        path = folder / str(entry)
+        if not path.exists() and not path.is_symlink():
+            continue
+        if path.is_symlink() or not path.is_file() or hashlib.sha256(path.read_bytes()).hexdigest() != digest:
+            changed.append(str(entry))
+    return changed
+
+
 def _refuse_foreign(path: Path, owner: str) -> None:
-    """Refuse to replace ``path`` unless it is empty or everything in it is listed in its manifest."""
+    """Refuse to replace ``path`` unless it is empty or everything in it is listed in its manifest,
+    each file with the sha256 it was written with (a file changed since is refused too)."""
     why = None
     cwd = os.path.realpath(os.getcwd())
     real = os.path.realpath(path)
@@ -193,20 +223,28 @@ def _refuse_foreign(path: Path, owner: str) -> None:
     elif path.is_dir():
         entries = [e for e in _entries(path) if e != MANIFEST]
         written: set[str] = set()
+        sums: Any = None
         if entries and (path / MANIFEST).is_file() and not (path / MANIFEST).is_symlink():
             try:
                 listed = orjson.loads((path / MANIFEST).read_bytes())
                 if isinstance(listed, dict) and listed.get("written_by") == owner:
                     written = {e for e in listed.get("entries", []) if isinstance(e, str)}
+                    sums = listed.get("sha256")
             except (OSError, orjson.JSONDecodeError):
                 written = set()
         foreign = [e for e in entries if e not in written]
+        changed = changed_since_written(path, sums) if not foreign else []
         if foreign:
             more = f" (and {len(foreign) - 1} more)" if len(foreign) > 1 else ""
             why = f"holds {foreign[0]!r}{more}, which {owner} did not write"
+        elif changed:
+            more = f" (and {len(changed) - 1} more)" if len(changed) > 1 else ""
+            why = f"holds {changed[0]!r}{more}, changed since {owner} wrote it"
     if why is not None:
         raise BadInput(f"{owner} replaces its output folder as a whole, and this folder {why}; choose a new or "
-                       f"empty folder, or one an earlier {owner} wrote", source=path)
+                       f"empty folder, or one an earlier {owner} wrote"
+                       + (", or delete the folder yourself if the change may go" if "changed since" in why else ""),
+                       source=path)
 
 
 @contextmanager
@@ -240,7 +278,8 @@ def replaced_directory(path: str | Path, *, owner: str = "benchscore demo") -> I
         raise _cannot_write(path, exc) from None
     try:
         yield path
-        manifest = {"written_by": owner, "entries": _entries(path)}
+        entries = _entries(path)
+        manifest = {"written_by": owner, "entries": entries, "sha256": written_sha256(path, entries)}
         atomic_write_bytes(path / MANIFEST, dumps_json(manifest))
     except BaseException:
         shutil.rmtree(path, ignore_errors=True)

@@ -276,17 +276,38 @@ def number(value: Any, unit: str = "") -> str:
     return f"{text}{' ' if unit and unit != '%' else ''}{unit}" if unit else text
 
 
-def _headline_html(h: Headline) -> str:
-    value = f'<span class="value">{esc(number(h.value, h.unit))}</span>'
-    interval = ""
+def headline_parts(h: Headline) -> tuple[str, str, str]:
+    """(name, value, interval) of a headline number as every summary shows it: the value with its unit,
+    the interval as ``[low, high]``, ``[no interval]`` when the output says why there is none, else ''."""
     rec = h.interval or {}
     if rec.get("ci95"):
         low, high = rec["ci95"]
-        interval = (f' <span class="ci" title="95 % interval, {esc(rec.get("ci_method", ""))}">'
-                    f"[{esc(number(low))}, {esc(number(high))}]</span>")
+        interval = f"[{number(low)}, {number(high)}]"
     elif rec.get("ci_reason"):
-        interval = f' <span class="ci" title="{esc(rec["ci_reason"])}">[no interval]</span>'
-    return f'<span class="headline-item">{esc(h.name)} {value}{interval}</span>'
+        interval = "[no interval]"
+    else:
+        interval = ""
+    return h.name, number(h.value, h.unit), interval
+
+
+def summary_facts(row: SummaryRow) -> tuple[str, str, str, str]:
+    """(result, headline numbers, status, reason) of a summary row: what the summary table of a page shows
+    and what ``benchscore demo`` prints, from one place. The result is the output's label, what it is and
+    what it scores; the reason is empty for complete or PASS without a note."""
+    result = f"{row.output.label} ({row.what + ': ' if row.what else ''}{row.scores})"
+    heads = "; ".join(" ".join(p for p in headline_parts(h) if p) for h in row.headline)
+    reason = row.reason or ("" if row.status in DONE_STATUSES else "no reason recorded in the output")
+    return result, heads, row.status, reason
+
+
+def _headline_html(h: Headline) -> str:
+    name, number_text, interval = headline_parts(h)
+    value = f'<span class="value">{esc(number_text)}</span>'
+    rec = h.interval or {}
+    if interval:
+        title = f"95 % interval, {rec.get('ci_method', '')}" if rec.get("ci95") else str(rec.get("ci_reason"))
+        interval = f' <span class="ci" title="{esc(title)}">{esc(interval)}</span>'
+    return f'<span class="headline-item">{esc(name)} {value}{interval}</span>'
 
 
 def summary_table(rows: Sequence[SummaryRow], *, href: Mapping[str, str] | None = None) -> Raw:
@@ -304,11 +325,12 @@ def summary_table(rows: Sequence[SummaryRow], *, href: Mapping[str, str] | None 
         kind = f"{r.what}: " if r.what else ""
         cls = state_class(r.status) or ("pass" if r.status in DONE_STATUSES else "warn")
         status = f'<td class="{cls} status"><span class="mark">{esc(r.status)}</span></td>'
+        why = summary_facts(r)[3]  # the reason benchscore demo prints too
         if r.status in DONE_STATUSES:
-            reason = f'<td class="note">{esc(r.reason)}</td>' if r.reason else "<td></td>"
+            reason = f'<td class="note">{esc(why)}</td>' if why else "<td></td>"
         else:
             reason = (f'<td class="{"reason" if cls == "fail" else "note-warn"}">'
-                      f'{esc(r.reason) if r.reason else "<em>no reason recorded in the output</em>"}</td>')
+                      f'{esc(why) if r.reason else f"<em>{esc(why)}</em>"}</td>')
         heads = "<br>".join(_headline_html(h) for h in r.headline) or "-"
         body.append(f'<tr><th scope="row"><a href="{esc(link)}">{esc(r.output.label)}</a>'
                     f'<br><span class="scores">{esc(kind)}{esc(r.scores)}</span></th>'

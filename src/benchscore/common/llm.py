@@ -326,6 +326,13 @@ class ConstraintProbe(BaseModel):
     latency_s: float = 0.0
 
 
+def probe_refusal(record: CallRecord) -> bool:
+    """Whether ``record`` is a constraint probe the endpoint refused (an HTTP answer, e.g. a 500 for an
+    unsupported ``json_schema``): a finding about the endpoint, which :meth:`LLMClient.constraint_for`
+    reads to choose the next mode, not a failed call."""
+    return record.purpose == "constraint-probe" and record.status != "ok" and record.http_status is not None
+
+
 class ContinuationScore(BaseModel):
     """The log-likelihood of one continuation after a context (:meth:`LLMClient.loglikelihoods`)."""
 
@@ -617,6 +624,12 @@ class LLMClient:
                                       reserved=reserved, constraint=mode, purpose=purpose, extract=text_of,
                                       retry_status=retry)
         return ChatResult(text=text, usage=usage, record=rec, constraint=mode)
+
+    @property
+    def constraint_probes(self) -> list[ConstraintProbe]:
+        """What :meth:`constraint_for` found for every model probed so far, in the order probed."""
+        with self._probe_lock:
+            return list(self._constraints.values())
 
     def constraint_for(self, model: str) -> ConstraintProbe:
         """How ``model`` at this endpoint enforces an answer's schema, probed once (then cached).

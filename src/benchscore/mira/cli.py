@@ -486,22 +486,6 @@ def demo(out_dir: Path) -> None:
     run_demo(out_dir)
 
 
-def demo_summary(out_dir: Path) -> list[tuple[str, str, str, str]]:
-    """``benchscore demo``'s rows for this domain: (what, headline numbers, status, why not complete)."""
-    from benchscore.common.readers import read_json
-    from benchscore.common.report import metric_cell
-
-    rows = []
-    for name in ("score.json", "score_incomplete.json"):
-        out = read_json(out_dir / name)
-        o = out["overall"]
-        head = ", ".join(f"{k} {metric_cell(k, o[k]['value'])}" for k in ("task_success", "reliability", "pass_at_1"))
-        why = "; ".join(f"{m['case_id']}: {m['missing']}" for m in out["missing"])
-        rows.append((name, head if o["task_success"]["value"] is not None else "null (the score is incomplete)",
-                     out["status"], why))
-    return rows
-
-
 def verify_kinds() -> list[Any]:
     """The kinds of mira output, told apart by their fields (``benchscore verify``)."""
     from benchscore.common.verify import Kind

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from benchscore.common.atomic import MANIFEST, atomic_directory, dumps_json
+from benchscore.common.atomic import MANIFEST, atomic_directory, changed_since_written, dumps_json
 from benchscore.common.errors import BadInput
 from benchscore.common.provenance import created_at, provenance, sha256_bytes
 
@@ -194,15 +194,16 @@ def refuse_unless_own(target: Path, kind: str) -> None:
         else:
             sums = listed.get("sha256") if other == owner else None
             sums = sums if isinstance(sums, dict) else {}
-            foreign, changed = [], []
+            foreign, own = [], {}
             for entry in sorted(os.listdir(target)):
                 if entry == MANIFEST:
                     continue
                 path = target / entry
                 if entry not in sums or path.is_symlink() or not path.is_file():
                     foreign.append(entry)
-                elif sha256_bytes(path.read_bytes()) != sums[entry]:
-                    changed.append(entry)
+                else:
+                    own[entry] = sums[entry]
+            changed = changed_since_written(target, own)  # the same check as benchscore demo's folder
             if foreign:
                 more = f" (and {len(foreign) - 1} more)" if len(foreign) > 1 else ""
                 why = f"holds {foreign[0]!r}{more}, which {owner} did not write"

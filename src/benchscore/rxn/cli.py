@@ -281,6 +281,8 @@ def _evaluate(task: str, datasets: tuple[Path, ...], prediction: Path | None, ou
         per = {q: metrics.score_multiple_choice(s, preds) for q, s in parsed}
         overall = metrics.score_multiple_choice([x for _, s in parsed for x in s], preds)
         per_sample = {q: metrics.multiple_choice_samples(s, preds) for q, s in parsed}
+        chance = {"per_dataset": {q: metrics.chance_multiple_choice(s) for q, s in parsed},
+                  "overall": metrics.chance_multiple_choice([x for _, s in parsed for x in s])}
     else:
         indexes = [(q, metrics.index_fill_in_blank(s)) for q, s in parsed]
         per = {q: metrics.score_fill_in_blank(ix, preds) for q, ix in indexes}
@@ -289,10 +291,12 @@ def _evaluate(task: str, datasets: tuple[Path, ...], prediction: Path | None, ou
             merged.update(ix)
         overall = metrics.score_fill_in_blank(merged, preds)
         per_sample = {q: metrics.fill_in_blank_samples(ix, preds) for q, ix in indexes}
+        chance = {"per_dataset": {q: metrics.chance_fill_in_blank(ix) for q, ix in indexes},
+                  "overall": metrics.chance_fill_in_blank(merged)}
     for q, samples in parsed:  # the condition table each question was built from: the unit of its intervals
         for record, sample in zip(per_sample[q], samples, strict=True):
             record["table_id"] = sample["meta"]["source"]["table_id"]
-    result: dict[str, Any] = {"task": task, "per_dataset": per, "overall": overall}
+    result: dict[str, Any] = {"task": task, "per_dataset": per, "overall": overall, "chance": chance}
     if intervals:
         result["intervals"] = ci.evaluation_intervals(task, parsed, per_sample, preds)
     roles: dict[str, str | Path | bytes] = {f"dataset/{p.name}": p for p in datasets}
@@ -311,8 +315,10 @@ def _evaluate(task: str, datasets: tuple[Path, ...], prediction: Path | None, ou
     if output is not None:
         atomic_write_json(output, result)
     named = prediction.name if prediction is not None else ", ".join(e["log"] for e in logs)
-    print_metrics(f"rxn {task.replace('_', ' ')}: {named}", per, overall, result.get("intervals"))
+    print_metrics(f"rxn {task.replace('_', ' ')}: {named}", per, overall, result.get("intervals"), chance)
     print_histogram(per_sample, unhit=task == "fill_in_blank")
+    for line in answer_lines(per_sample):
+        print_line(line)
     for log in logs:
         ended = "" if log["status"] == "success" else (
             f"; NOT FINAL: the run ended with status {log['status']}"
@@ -333,14 +339,39 @@ def _final_logs(result: dict[str, Any]) -> None:
     exit_for(*(log["status"] == "success" for log in result["provenance"].get("from_inspect") or ()))
 
 
+#: how many sample ids :func:`answer_lines` names per status before it gives the count
+NAMED_IDS = 5
+
+
+def answer_lines(per_sample: dict[str, list[dict[str, Any]]], first: int = NAMED_IDS) -> list[str]:
+    """One line per status short of scored (invalid, unhit, missing): the first ``first`` sample ids,
+    then how many more (every id is in the output's ``per_sample``)."""
+    lines = []
+    records = [r for rs in per_sample.values() for r in rs]
+    for status, what in (("invalid", "scored 0"), ("unhit", "left out of avg_relative_score"),
+                         ("missing", "scored 0")):
+        ids = [r["id"] for r in records if r["status"] == status]
+        if ids:
+            more = f" and {len(ids) - first} more" if len(ids) > first else ""
+            lines.append(f"{status} answers ({len(ids)}, {what}): {', '.join(ids[:first])}{more} (every one in "
+                         "per_sample)")
+    return lines
+
+
 def print_metrics(title: str, per: dict[str, dict[str, Any]], overall: dict[str, Any],
-                  intervals: dict[str, Any] | None = None) -> None:
-    """Every metric and count of the JSON output as a row, then each 95 % interval (``METRIC_ci95``);
-    sub-datasets (and overall) as columns."""
+                  intervals: dict[str, Any] | None = None, chance: dict[str, Any] | None = None) -> None:
+    """Every metric and count of the JSON output as a row, each with its chance level below it
+    (``METRIC_chance``: what a uniform random answer scores), then each 95 % interval
+    (``METRIC_ci95``); sub-datasets (and overall) as columns."""
     from benchscore.common.report import interval_cell, print_table
 
     results = [*per.items(), ("overall", overall)]
-    rows: list[tuple[Any, ...]] = [(metric, *(m[metric] for _, m in results)) for metric in overall]
+    levels = [*(chance["per_dataset"][q] for q in per), chance["overall"]] if chance else []
+    rows: list[tuple[Any, ...]] = []
+    for metric in overall:
+        rows.append((metric, *(m[metric] for _, m in results)))
+        if levels and metric in levels[-1] and metric not in ("num_samples",):
+            rows.append((f"{metric}_chance", *(c[metric] for c in levels)))
     if intervals:
         cis = [*(intervals["per_dataset"][q] for q in per), intervals["overall"]]
         rows.extend((f"{metric}_ci95", *(interval_cell(c[metric]) for c in cis)) for metric in intervals["overall"])
@@ -569,24 +600,6 @@ def predict_cmd(dataset: Path, base_url: str, model: str, output: Path, audit: P
         click.echo(f"{r['failed']} of {r['asked']} calls failed (first: {recorder.first_error}); their questions "
                    "have no prediction: run the same command again to ask them", err=True)
         raise SystemExit(1)
-
-
-def demo_summary(out_dir: Path) -> list[tuple[str, str, str, str]]:
-    """``benchscore demo``'s rows for this domain: (what, headline numbers, status, why not complete).
-    An rxn evaluation scores every question (a missing or invalid answer scores 0, as the testset
-    defines), so it is always complete; the counts of missing and invalid answers are shown."""
-    from benchscore.common.readers import read_json
-    from benchscore.common.report import fmt, interval_cell
-
-    rows = []
-    for name, metrics in (("eval_mc_all_varying.json", ("avg_relative_score", "exact_match_accuracy")),
-                          ("eval_fib_all_blank.json", ("avg_relative_score", "hit_rate"))):
-        out = read_json(out_dir / name)
-        o, ci = out["overall"], out["intervals"]["overall"]
-        head = ", ".join(f"{m} {fmt(o[m])} {interval_cell(ci.get(m))}" for m in metrics)
-        rows.append((name, head, "complete", f"{o['num_samples']} questions, {o['num_missing']} missing, "
-                                             f"{o['num_invalid']} invalid"))
-    return rows
 
 
 @group.command("datasets")

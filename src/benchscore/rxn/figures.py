@@ -63,8 +63,13 @@ def summary_rows(out: Output) -> list[html.SummaryRow]:
     d = out.doc
     overall = d.get("overall") or {}
     ci = ((d.get("intervals") or {}).get("overall") or {}) if isinstance(d.get("intervals"), dict) else {}
-    heads = [html.Headline(k, overall[k], "", ci.get(k)) for k in ("avg_relative_score", "exact_match_accuracy",
-                                                                  "hit_rate") if k in overall]
+    chance = ((d.get("chance") or {}).get("overall") or {}) if isinstance(d.get("chance"), dict) else {}
+    heads = []
+    for k in ("avg_relative_score", "exact_match_accuracy", "hit_rate"):
+        if k in overall:
+            heads.append(html.Headline(k, overall[k], "", ci.get(k)))
+            if chance.get(k) is not None:  # what a uniform random answer scores: what the headline is compared with
+                heads.append(html.Headline(f"{k} by chance", chance[k]))
     inputs = (d.get("provenance") or {}).get("inputs") or {}
     prediction = (inputs.get("prediction") or {}).get("name") if isinstance(inputs.get("prediction"), dict) else None
     bad = {k: overall.get(k) for k in ("num_invalid", "num_missing", "num_unhit") if overall.get(k)}
@@ -118,9 +123,21 @@ def _samples(value: Any, path: str = "") -> list[tuple[str, list[dict[str, Any]]
     return found
 
 
+def _chance_line(out: Output) -> str:
+    """The headline beside its chance level: what a uniform random answer scores (``chance.overall``)."""
+    chance = (out.doc.get("chance") or {}).get("overall") if isinstance(out.doc.get("chance"), dict) else None
+    if not chance:
+        return ""
+    overall = out.doc.get("overall") or {}
+    parts = [f"{k} {html.number(overall.get(k))} against {html.number(chance[k])} by chance"
+             for k in ("avg_relative_score", "exact_match_accuracy", "hit_rate") if chance.get(k) is not None]
+    return f"{out.label}: " + "; ".join(parts) + f" ({chance.get('predictor')}, in expectation)"
+
+
 def render(outputs: Sequence[Output]) -> list[str]:
     rows = _rows(outputs)
-    blocks: list[str] = [
+    blocks: list[str] = [html.banner(_chance_line(o), "info") for o in outputs if _chance_line(o)]
+    blocks += [
         html.figure(plot.to_svg(_rates_figure(rows, _intervals(outputs))), "Scores per dataset and question type.",
                     "For each dataset (question type) of each evaluation: avg_relative_score (the main metric: "
                     "the mean relative score, 0 for an invalid or missing answer), exact_match_accuracy "

@@ -291,12 +291,36 @@ class EvaluationIntervals(Format):
     overall: dict[str, Interval]
 
 
+class ChanceLevel(Format):
+    """What a uniform random answer scores in expectation (``rxn.metrics.chance_multiple_choice`` /
+    ``chance_fill_in_blank``): the level a headline is compared against."""
+
+    predictor: str = Field(description="the random answer the levels are the expectation of")
+    num_samples: int
+    avg_relative_score: float | None = Field(
+        description="multiple choice: mean over questions of the mean option relative score; fill in blank: "
+                    "mean over questions of the mean relative score of the legal combinations")
+    exact_match_accuracy: float | None = Field(None, description="multiple choice: mean of best options / options")
+    hit_rate: float | None = Field(None, description="fill in blank: mean of legal combinations / candidate "
+                                                     "combinations")
+
+
+class EvaluationChance(Format):
+    """The chance levels beside an evaluation's metrics, per sub-dataset and overall."""
+
+    per_dataset: dict[str, ChanceLevel]
+    overall: ChanceLevel
+
+
 class EvaluationResult(Format):
     """Output of ``benchscore rxn eval-mc`` / ``eval-fib``: metrics per sub-dataset and overall."""
 
     task: Literal["multiple_choice", "fill_in_blank"]
     per_dataset: dict[str, dict[str, Any]]
     overall: dict[str, Any]
+    chance: EvaluationChance | None = Field(
+        None, description="what a uniform random answer scores in expectation, beside the V6 metrics (which it "
+                          "does not change)")
     intervals: EvaluationIntervals | None = Field(
         None, description="the 95 % interval of each headline metric, per sub-dataset and overall (clustered by "
                           "condition table; docs/statistics.md)")

@@ -210,6 +210,47 @@ def fill_in_blank_samples(index: dict, predictions: dict) -> list:
     return out
 
 
+def chance_multiple_choice(samples: list) -> dict:
+    """What a uniform random answer scores on ``samples`` in expectation (the chance level users
+    compare a headline with; the V6 metrics are unchanged):
+
+    - ``avg_relative_score`` = mean over questions of the mean of ``option_relative_scores``;
+    - ``exact_match_accuracy`` = mean over questions of len(answer) / len(options) (1/options when
+      one option is best; tied best options each count);
+    - ``num_samples``; both are None for no sample.
+    """
+    n = len(samples)
+    rels = [s["meta"]["option_relative_scores"] for s in samples]  # one per option
+    rel = sum(sum(r) / len(r) for r in rels)
+    exact = sum(len(s["answer"]) / len(r) for s, r in zip(samples, rels))  # noqa: B905 - runs on any Python 3
+    return {"predictor": "a uniform random option per question", "num_samples": n,
+            "avg_relative_score": _mean(rel, n), "exact_match_accuracy": _mean(exact, n)}
+
+
+def chance_fill_in_blank(index: dict) -> dict:
+    """What a uniform random answer scores on fill-in-blank questions (indexed by
+    :func:`index_fill_in_blank`) in expectation:
+
+    - ``avg_relative_score`` = mean over questions of the mean ``relative_score`` of its legal
+      combinations (a uniform pick among the legal combinations: every answer is scored);
+    - ``hit_rate`` = mean over questions of (number of legal combinations) / (number of candidate
+      combinations, the product of the candidate counts): how often a uniform pick over every
+      candidate combination is a table row;
+    - ``num_samples``; both are None for no sample.
+    """
+    n = len(index)
+    rel = hits = 0.0
+    for _keys, sizes, lookup in index.values():
+        grid = 1
+        for size in sizes:
+            grid *= size
+        rel += sum(lookup.values()) / len(lookup)
+        hits += len(lookup) / grid
+    return {"predictor": "a uniform random legal combination per question (hit_rate: a uniform random "
+                         "combination of the candidates)", "num_samples": n,
+            "avg_relative_score": _mean(rel, n), "hit_rate": _mean(hits, n)}
+
+
 #: the rows of :func:`relative_score_histogram`: invalid and missing answers (0 as counted), ten
 #: bins of the scored relative scores ([0, 0.1) ... [0.9, 1.0), then exactly 1), unhit answers
 HISTOGRAM_ROWS = ("invalid (0)", "missing (0)", *(f"[{i / 10:.1f}, {(i + 1) / 10:.1f})" for i in range(10)),

@@ -176,54 +176,6 @@ def demo(out_dir: Path) -> None:
     run_demo(out_dir)
 
 
-def demo_summary(out_dir: Path) -> list[tuple[str, str, str, str]]:
-    """``benchscore demo``'s rows for this domain: (what, headline numbers, status, why not PASS); every
-    acceptance item short of PASS gets a row of its own, with its one-line reason."""
-    from benchscore.common.readers import read_json
-    from benchscore.common.report import fmt
-
-    from .cli_accept import grade_text
-
-    run, audit = read_json(out_dir / "run-report.json"), read_json(out_dir / "audit.json")
-    l01, l02 = read_json(out_dir / "l01-reduced.json"), read_json(out_dir / "l02.json")
-    m = read_json(out_dir / "acceptance" / "acceptance-matrix.json")
-    conv = run.get("convergence") or {}
-    rows = [
-        ("run-report.json, audit.json",
-         f"{run['completed_tasks']} tasks done, {run['failed_tasks']} failed; accepted score "
-         f"{fmt(conv.get('accepted_score'))}", "PASS" if run["converged"] and audit["verdict"] == "PASS" else "FAIL",
-         "" if audit["verdict"] == "PASS" else f"audit {audit['verdict']}"),
-        ("l01-reduced.json", f"{fmt(l01['tasks_per_second'])} tasks/s, {l01['completed_tasks']} tasks by "
-                             f"{l01['total_agents']} agents", l01["L01_verdict"],
-         f"every check holds at {l01['total_agents']} agents x {l01['total_tasks']} tasks, below the seed's "
-         "128 x 131072: `benchscore swarm accept L01` gives L01's verdict" if l01["L01_verdict"] == "reduced"
-         else ""),
-        ("l02.json", f"busiest minute {l02['max_tokens_in_a_minute']} of {l02['target_tpm']} tokens, utilization "
-                     f"{fmt(l02['budget_utilization'])}", "PASS" if l02["L02_PASS"] else "FAIL", ""),
-        ("acceptance/acceptance-matrix.json",
-         f"minimal_compliance_score {fmt(m['minimal_compliance_score'])} ({grade_text(m['grade'])}), "
-         f"swarmness_score {fmt(m['swarmness_score'])}", "PASS" if m["MINIMAL_CLOSED_LOOP_PASS"] else "FAIL",
-         "MINIMAL_CLOSED_LOOP_PASS is false because of the FAILs below" if not m["MINIMAL_CLOSED_LOOP_PASS"] else ""),
-    ]
-    for key, sc in m["scenarios"].items():
-        if sc["mode"] == "replay":
-            failing = [name for name, v in sc["checks"].items() if v != "PASS"]
-            why = ("a replay (the local test server, a deterministic responder, no Redis mirror): "
-                   + (f"{len(sc['checks']) - len(failing)} of {len(sc['checks'])} checks pass, "
-                      f"{', '.join(failing)} need a Redis mirror; " if failing else "its checks pass, ")
-                   + f"only a live run counts: benchscore swarm accept {key} --base-url URL"
-                   + (" --redis URL" if failing else ""))
-            rows.append((key, "", "FAIL", why))
-        elif sc["verdict"] != "PASS":
-            rows.append((key, "", "FAIL", sc["reason"] or "; ".join(sc["failures"].values())))
-    scenario_keys = tuple(m["scenarios"])
-    for key, verdict in m["closed_loop"].items():
-        if verdict != "PASS" and not key.startswith(scenario_keys):  # S07_live_... is S07's own row
-            failures = [c["reason"] for c in m["checks"] if c["id"].startswith(key + ".") and c["verdict"] != "PASS"]
-            rows.append((key.split("_", 1)[0], "", "FAIL", "; ".join(failures)))
-    return rows
-
-
 def verify_kinds() -> list[Any]:
     """The kinds of swarm output, told apart by their fields (``benchscore verify``): each is evidence of
     a run (concurrent agents on a store, measured), never a function of files."""

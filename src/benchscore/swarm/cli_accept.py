@@ -19,13 +19,13 @@ from benchscore.common.provenance import provenance
 from benchscore.common.readers import check_file
 from benchscore.common.report import console, fmt, note, rounded, table
 
-from .accept.evidence import ScenarioResult, evidence_line, failing_parts, one_line
+from .accept.evidence import ScenarioResult, evidence_line, failing_parts, one_line, scenario_verdict
 from .accept.matrix import AcceptanceMatrix, junit_check, render_markdown
 from .accept.runner import SCENARIOS, AcceptOptions, AcceptOutcome, run_acceptance
 from .accept.s07 import BUNDLE
 from .consensus import ConsensusResult
 from .fusion import Candidate, FusedOutput
-from .gateway import DEFAULT_API_KEY_ENV, ModelIOReport, render_model_io_markdown
+from .gateway import DEFAULT_API_KEY_ENV, ModelIOReport, constraint_trials, render_model_io_markdown
 from .quality import QualityAssessment
 
 #: the acceptance layer's formats, for ``benchscore schema`` (the swarm CLI merges them into FORMATS)
@@ -77,7 +77,8 @@ def _write_outputs(which: str, outcome: AcceptOutcome, opts: AcceptOptions, outp
         files.append((output.with_suffix(".md"), render_markdown(outcome.matrix).encode()))
     else:
         r = outcome.results[which]
-        files.append((output, dumps_json({**r.model_dump(), "verdict": "PASS" if r.passed else "FAIL",
+        files.append((output, dumps_json({**r.model_dump(), "verdict": scenario_verdict(r)[0],
+                                          "verdict_reason": scenario_verdict(r)[1],
                                           "provenance": prov})))
     for path, data in files:
         atomic_write_bytes(path, data)
@@ -104,7 +105,9 @@ def _summary(title: str, columns: list[str], rows: list[tuple[Any, ...]]) -> Non
 
 
 def _check_lines(key: str, r: ScenarioResult) -> list[str]:
-    head = f"{key} ({r.mode}): {_verdict(r.passed)}" + (f" [{r.mode}: {r.reason}]" if r.reason else "")
+    verdict, why = scenario_verdict(r)
+    head = f"{key} ({r.mode}): {_verdict(verdict == 'PASS')}" + (
+        f": {why}" if why else f" [{r.mode}: {r.reason}]" if r.reason else "")
     lines = [head]
     for c in r.checks:
         evidence = evidence_line(rounded(c.evidence))  # rounded for reading; the JSON keeps every digit
@@ -140,11 +143,15 @@ def _consensus_lines(key: str, c: ConsensusResult) -> list[str]:
 def _model_io_lines(report: ModelIOReport) -> list[str]:
     lines = [f"S08 model IO ({report.mode}) {report.endpoint}: calls_issued={report.calls_issued} "
              f"calls_recorded={report.calls_recorded} calls_ok={report.calls_ok} calls_failed={report.calls_failed} "
-             f"tokens_in={report.tokens_in} tokens_out={report.tokens_out} reserved_tokens={report.reserved_tokens} "
+             f"probe_refusals={len(report.probe_refusals)} tokens_in={report.tokens_in} tokens_out={report.tokens_out} reserved_tokens={report.reserved_tokens} "
              f"cost={one_line(rounded(report.cost))} S08_PASS={report.S08_PASS}"]
-    lines += [f"  model {m.model}: calls={m.calls} ok={m.ok} failed={m.failed} tokens_in={m.tokens_in} "
+    lines += [f"  model {m.model}: calls={m.calls} ok={m.ok} failed={m.failed} probe_refusals={m.probe_refusals} tokens_in={m.tokens_in} "
               f"tokens_out={m.tokens_out} latency_s_mean={fmt(m.latency_s_mean)} latency_s_max={fmt(m.latency_s_max)} "
               f"cost={one_line(rounded(m.cost))}" for m in report.models]
+    lines += [f"  constraint {m}: {p.mode} chosen (probe: {constraint_trials(p)})" for m, p in report.constraints.items()]
+    if report.probe_refusals:
+        lines.append(f"  {len(report.probe_refusals)} constraint probe(s) refused by the endpoint: how it answers a "
+                     "constraint it does not take (the chosen one is above), not failed calls")
     lines += [f"  {_verdict(False)} call {f['call_id']} ({f['model']}): {one_line(rounded(f))}" for f in report.failures]
     return lines
 
@@ -165,11 +172,13 @@ def _print(which: str, outcome: AcceptOutcome) -> None:
     for line in lines:
         click.echo(line)
     m = outcome.matrix.model_dump()
-    modes = {k: r.mode for k, r in outcome.closed_loop.items()} | {
-        k: m["scenarios"][k.split("_", 1)[0]]["mode"] for k in m["closed_loop"] if k.split("_", 1)[0] in m["scenarios"]}
-    _summary("swarm acceptance matrix", ["item", "mode", "verdict"],
-             [(k, v["mode"], v["verdict"]) for k, v in m["scenarios"].items()]
-             + [(k, modes.get(k, ""), v) for k, v in m["closed_loop"].items()])
+    # each closed-loop item is a scenario result (A01-A07) or a scenario's verdict (S07_..., S10_...)
+    items = outcome.closed_loop | {k: outcome.results[k.split("_", 1)[0]] for k in m["closed_loop"]
+                                   if k.split("_", 1)[0] in outcome.results}
+    _summary("swarm acceptance matrix", ["item", "mode", "verdict", "reason"],
+             [(k, v["mode"], v["verdict"], v["verdict_reason"]) for k, v in m["scenarios"].items()]
+             + [(k, items[k].mode if k in items else "", v, scenario_verdict(items[k])[1] if k in items else "")
+                for k, v in m["closed_loop"].items()])
     _summary("compliance inputs (seed section 12)", ["item", "value", "why"],
              [(k, v, m["compliance_input_reasons"][k]) for k, v in m["compliance_inputs"].items()])
     caps = "; ".join(f"{c['name']} cap={c['cap']} failed={','.join(c['failed_items'])} lowered={c['lowered_score']}"
@@ -252,7 +261,7 @@ def accept(scenario: str, output: Path | None, store: str | None, redis_url: str
     for path in written:
         click.echo(f"wrote: {path}")
     click.echo(f"reproduce: {_reproduce(click.get_current_context())}")
-    passed = outcome.matrix.MINIMAL_CLOSED_LOOP_PASS if outcome.matrix else outcome.results[which].passed
+    passed = outcome.matrix.MINIMAL_CLOSED_LOOP_PASS if outcome.matrix else scenario_verdict(outcome.results[which])[0] == "PASS"
     if not passed:
         raise SystemExit(ExitCode.FAILED)
 

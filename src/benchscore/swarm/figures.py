@@ -40,7 +40,7 @@ def output_formats() -> dict[str, type]:
 
     from pydantic import model_validator
 
-    from .accept.evidence import ScenarioResult
+    from .accept.evidence import ScenarioResult, scenario_verdict
     from .accept.matrix import AcceptanceMatrix
     from .audit import AuditReport
     from .budget import BudgetReport
@@ -57,12 +57,14 @@ def output_formats() -> dict[str, type]:
 
     class ScenarioFile(ScenarioResult):
         verdict: Literal["PASS", "FAIL"]
+        verdict_reason: str = ""
         provenance: dict[str, Any] | None = None
 
         @model_validator(mode="after")
-        def _verdict_is_passed(self) -> ScenarioFile:
-            if self.verdict != ("PASS" if self.passed else "FAIL"):
-                raise ValueError(f"verdict {self.verdict} contradicts passed {self.passed}")
+        def _verdict_is_the_scenarios(self) -> ScenarioFile:
+            verdict, _ = scenario_verdict(self)
+            if self.verdict != verdict:
+                raise ValueError(f"verdict {self.verdict} contradicts the scenario's checks and mode ({verdict})")
             return self
 
     return {"acceptance-matrix": AcceptanceMatrix, "scenario": ScenarioFile, "model-io": ModelIOReport,
@@ -144,23 +146,21 @@ def summary_rows(out: Output) -> list[html.SummaryRow]:
         checks = d.get("checks") or []
         passed = sum(1 for c in checks if c.get("passed") or c.get("verdict") == "PASS")
         failures = "; ".join(f"{k}: {v}" for k, v in (d.get("failures") or {}).items())
-        reason = failures or d.get("reason") or None
-        if d.get("verdict") == "PASS" and d.get("mode") not in (None, "live", "local"):
-            reason = f"{d.get('mode')}: {d.get('reason')}" if d.get("reason") else d.get("mode")
+        reason = d.get("verdict_reason") or failures or d.get("reason") or None
         return [html.SummaryRow(out, f"scenario {d.get('scenario')} ({d.get('mode')})",
                                 [H("checks PASS", f"{passed}/{len(checks)}")], str(d.get("verdict")), reason,
                                 what="scenario")]
-    if kind == "model-io":
-        failed = [c.get("name") for c in d.get("checks") or [] if not c.get("passed")]
-        ok = d.get("S08_PASS", not failed)
-        reason = ("failed checks: " + ", ".join(map(str, failed))) if failed else None
-        if d.get("mode") != "live":
-            reason = f"{reason}; " if reason else ""
-            reason += f"mode {d.get('mode')}: only a live run counts for S08"
+    if kind == "model-io":  # S08's audit: S08's one verdict (scenario_verdict), as the matrix gives it
+        from .accept.evidence import scenario_verdict
+        from .accept.runner import s08_result
+        from .gateway import ModelIOReport
+
+        verdict, reason = scenario_verdict(s08_result(ModelIOReport.model_validate(d)))
+        ok = verdict == "PASS"
         return [html.SummaryRow(out, f"model IO report of {d.get('endpoint')} ({d.get('mode')})",
                                 [H("calls ok", f"{d.get('calls_ok')}/{d.get('calls_recorded')}"),
                                  H("tokens in/out", f"{d.get('tokens_in')}/{d.get('tokens_out')}")],
-                                _verdict(ok), reason, what="model-io")]
+                                _verdict(ok), reason or None, what="model-io")]
     if kind == "run":
         ok = d.get("audit_verdict") == "PASS" and d.get("converged") and not d.get("failed_tasks")
         reason = None if ok else (f"audit {d.get('audit_verdict')} ({d.get('audit_violations')} violation(s)), "
@@ -241,16 +241,17 @@ def _matrix(out: Output) -> str:
     for line in d.get("not_live") or []:
         blocks.append(html.banner(f"not live: {line}", "warn"))
     blocks.append(html.figure(
-        plot.to_svg(_matrix_figure(d["checks"], set(scenarios))), "Acceptance matrix.",
-        "One row per scenario or closed-loop item (with its mode: live, replay, local or not_run); one cell per "
-        "check, numbered in the order of the table below: a tick on green is PASS, a cross on red is FAIL. The "
+        plot.to_svg(_matrix_figure(d["checks"], scenarios)), "Acceptance matrix.",
+        "One row per scenario or closed-loop item (with its mode: live, replay, local or not_run, and the "
+        "scenario's verdict); one cell per check, numbered in the order of the table below: a tick on green is "
+        "PASS, a cross on red is FAIL. S07 and S08 are FAIL unless they ran live, whatever their checks. The "
         "reason for every FAIL is in the table.", [out]))
     rows = []
     for name, sc in scenarios.items():
-        reason = "; ".join(f"{k}: {v}" for k, v in (sc.get("failures") or {}).items()) or "; ".join(
+        reason = sc.get("verdict_reason") or "; ".join(f"{k}: {v}" for k, v in (sc.get("failures") or {}).items()) or "; ".join(
             f"{c['id'].split('.', 1)[-1]}: {_check_reason(c, failures) or 'no reason recorded'}"
             for c in d["checks"] if str(c.get("id", "")).split(".")[0] == name and c.get("verdict") != "PASS")
-        if sc.get("reason") and sc.get("mode") != "not_run":
+        if sc.get("reason") and sc.get("mode") != "not_run" and not sc.get("verdict_reason"):
             reason = f"{reason} ({sc.get('mode')}: {sc['reason']})" if reason else f"{sc.get('mode')}: {sc['reason']}"
         own = [c for c in d["checks"] if str(c.get("id", "")).split(".")[0] == name]  # as the matrix figure counts
         rows.append([name, sc.get("mode"), html.fail_reason(sc.get("verdict"), reason or sc.get("reason")),
@@ -292,7 +293,7 @@ def _closed_loop_reason(item: str, checks: list[dict[str, Any]], failures: dict[
 
 
 @plot.styled
-def _matrix_figure(checks: list[dict[str, Any]], scenarios: set[str]):
+def _matrix_figure(checks: list[dict[str, Any]], scenarios: dict[str, Any]):
     groups: dict[str, list[dict[str, Any]]] = {}
     for c in checks:
         groups.setdefault(str(c.get("id", "")).split(".")[0], []).append(c)
@@ -313,7 +314,8 @@ def _matrix_figure(checks: list[dict[str, Any]], scenarios: set[str]):
     for name in names:
         mode = groups[name][0].get("mode", "")
         passed = sum(c.get("verdict") == "PASS" for c in groups[name])
-        labels.append(f"{name[:40]} ({mode}) {passed}/{len(groups[name])}")
+        verdict = f" {scenarios[name].get('verdict')}" if name in scenarios else ""
+        labels.append(f"{name[:40]} ({mode}) {passed}/{len(groups[name])}{verdict}")
         counts.append(f"{passed}/{len(groups[name])}")
     ax.set_yticks(range(len(names)), labels, fontsize=7)
     for name, count, tick in zip(names, counts, ax.get_yticklabels(), strict=True):

@@ -22,8 +22,19 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from pydantic import Field
+
 from benchscore.common.errors import BenchscoreError
-from benchscore.common.llm import AnswerFormat, CallRecord, ChatResult, LLMClient, LLMError, TokenBudget
+from benchscore.common.llm import (
+    AnswerFormat,
+    CallRecord,
+    ChatResult,
+    ConstraintProbe,
+    LLMClient,
+    LLMError,
+    TokenBudget,
+    probe_refusal,
+)
 from benchscore.common.models import Format
 
 DEFAULT_API_KEY_ENV = "BENCHSCORE_GATEWAY_API_KEY"
@@ -259,7 +270,8 @@ class ModelUsage(Format):
     model: str
     calls: int
     ok: int
-    failed: int
+    failed: int = Field(description="failed calls; a constraint probe the endpoint refused is not one")
+    probe_refusals: int = Field(default=0, description="constraint probes the endpoint refused (a finding)")
     tokens_in: int
     tokens_out: int
     latency_s_max: float
@@ -282,13 +294,20 @@ class ModelIOReport(Format):
     calls_issued: int
     calls_recorded: int
     calls_ok: int
-    calls_failed: int
+    calls_failed: int = Field(description="calls that failed; constraint probes the endpoint refused are not "
+                                          "counted here but in probe_refusals")
     tokens_in: int
     tokens_out: int
     reserved_tokens: int
     cost: float | None
     models: tuple[ModelUsage, ...]
     failures: tuple[dict[str, Any], ...]
+    probe_refusals: tuple[dict[str, Any], ...] = Field(
+        default=(), description="constraint probes the endpoint refused (call_id, model, constraint, http_status, "
+                                "error): how the endpoint answers a constraint it does not take, not failed calls")
+    constraints: dict[str, ConstraintProbe] = Field(
+        default_factory=dict, description="model -> the constraint chosen for its structured answers and every "
+                                          "mode its probe tried, with the outcome")
     checks: tuple[AuditCheck, ...]
     S08_PASS: bool
     records: tuple[CallRecord, ...]
@@ -297,7 +316,8 @@ class ModelIOReport(Format):
 
 def model_io_report(records: Sequence[CallRecord], *, endpoint: str, mode: str, calls_issued: int,
                     secrets: Sequence[str] = (), budget_windows: Mapping[int, int] | None = None,
-                    target_tpm: int | None = None) -> ModelIOReport:
+                    target_tpm: int | None = None,
+                    constraint_probes: Sequence[ConstraintProbe] = ()) -> ModelIOReport:
     """Build the S08 model IO audit from the call records (issue 6).
 
     ``S08_PASS`` holds when every check holds:
@@ -309,10 +329,16 @@ def model_io_report(records: Sequence[CallRecord], *, endpoint: str, mode: str, 
     (``budget_windows``: minute -> tokens after reconciliation), ``budget_charged``: the windows hold
     at least the ``total_tokens`` of every ok call and none exceeds ``target_tpm``. Failed calls do
     not fail S08: they must be recorded with their reason, which is what the audit is for.
+
+    A constraint probe the endpoint refused (:func:`~benchscore.common.llm.probe_refusal`: e.g. HTTP
+    500 for ``json_schema`` on a server that takes only ``json_object``) is recorded like every call
+    but is not a failed call: it is listed in ``probe_refusals``, and ``constraints`` says which
+    mode each model's probe chose (``constraint_probes``).
     """
     recs = list(records)
     ok = [r for r in recs if r.status == "ok"]
-    failed = [r for r in recs if r.status != "ok"]
+    refused = [r for r in recs if probe_refusal(r)]
+    failed = [r for r in recs if r.status != "ok" and not probe_refusal(r)]
     by_model: dict[str, list[CallRecord]] = {}
     for r in recs:
         by_model.setdefault(r.model, []).append(r)
@@ -321,7 +347,9 @@ def model_io_report(records: Sequence[CallRecord], *, endpoint: str, mode: str, 
         rs = by_model[name]
         costs = [r.cost for r in rs if r.cost is not None]
         models.append(ModelUsage(
-            model=name, calls=len(rs), ok=sum(r.status == "ok" for r in rs), failed=sum(r.status != "ok" for r in rs),
+            model=name, calls=len(rs), ok=sum(r.status == "ok" for r in rs),
+            failed=sum(r.status != "ok" and not probe_refusal(r) for r in rs),
+            probe_refusals=sum(probe_refusal(r) for r in rs),
             tokens_in=sum(r.tokens_in or 0 for r in rs), tokens_out=sum(r.tokens_out or 0 for r in rs),
             latency_s_max=max(r.latency_s for r in rs), latency_s_mean=math.fsum(r.latency_s for r in rs) / len(rs),
             cost=math.fsum(costs) if costs else None,
@@ -332,7 +360,7 @@ def model_io_report(records: Sequence[CallRecord], *, endpoint: str, mode: str, 
                                                  and r.status in ("ok", "failed") and r.attempts >= 1
                                                  and math.isfinite(r.latency_s))]
     no_usage = [r.call_id for r in ok if r.tokens_in is None or r.tokens_out is None]
-    no_reason = [r.call_id for r in failed if not r.error]
+    no_reason = [r.call_id for r in failed + refused if not r.error]
     checks = [
         AuditCheck(name="calls_recorded", passed=len(recs) >= 1, condition="at least one call record",
                    evidence=f"{len(recs)} records"),
@@ -367,8 +395,16 @@ def model_io_report(records: Sequence[CallRecord], *, endpoint: str, mode: str, 
         cost=math.fsum(all_costs) if all_costs else None, models=tuple(models),
         failures=tuple({"call_id": r.call_id, "model": r.model, "http_status": r.http_status, "error": r.error,
                         "attempts": r.attempts} for r in failed),
+        probe_refusals=tuple({"call_id": r.call_id, "model": r.model, "constraint": r.constraint,
+                              "http_status": r.http_status, "error": r.error} for r in refused),
+        constraints={p.model: p for p in constraint_probes},
         checks=tuple(checks), S08_PASS=all(c.passed for c in checks), records=tuple(recs),
     )
+
+
+def constraint_trials(probe: ConstraintProbe) -> str:
+    """``json_schema rejected: HTTP 500 ...; json_object_schema enforced``: every mode a probe tried."""
+    return "; ".join(f"{t['mode']} {t['outcome']}" for t in probe.tried) or "nothing tried"
 
 
 def render_model_io_markdown(report: ModelIOReport) -> str:
@@ -378,7 +414,9 @@ def render_model_io_markdown(report: ModelIOReport) -> str:
         "",
         f"- endpoint: `{report.endpoint}` (mode: **{report.mode}**)",
         f"- calls: {report.calls_recorded} recorded of {report.calls_issued} issued; "
-        f"{report.calls_ok} ok, {report.calls_failed} failed",
+        f"{report.calls_ok} ok, {report.calls_failed} failed"
+        + (f", {len(report.probe_refusals)} constraint probe(s) refused by the endpoint (not failures)"
+           if report.probe_refusals else ""),
         f"- tokens: {report.tokens_in} in, {report.tokens_out} out; {report.reserved_tokens} reserved",
         f"- cost: {report.cost if report.cost is not None else 'not reported by the gateway'}",
         f"- S08_PASS: **{'PASS' if report.S08_PASS else 'FAIL'}**",
@@ -392,6 +430,10 @@ def render_model_io_markdown(report: ModelIOReport) -> str:
     lines += ["", "## Checks", "", "| check | result | evidence |", "| --- | --- | --- |"]
     for c in report.checks:
         lines.append(f"| {c.name} | {'PASS' if c.passed else 'FAIL'} | {c.evidence} |")
+    if report.constraints:
+        lines += ["", "## Constraints chosen (probed once per model)", "", "| model | chosen | tried |",
+                  "| --- | --- | --- |"]
+        lines += [f"| {m} | {p.mode} | {constraint_trials(p).replace('|', '/')} |" for m, p in report.constraints.items()]
     if report.failures:
         lines += ["", "## Failed calls", "", "| call | model | HTTP | attempts | reason |", "| --- | --- | --- | --- | --- |"]
         for f in report.failures:

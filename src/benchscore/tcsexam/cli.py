@@ -384,22 +384,6 @@ def demo(out_dir: Path) -> None:
     print_line(f"status {out['status']}; tcsexam demo outputs (synthetic) in {out_dir}")
 
 
-def demo_summary(out_dir: Path) -> list[tuple[str, str, str, str]]:
-    """``benchscore demo``'s rows for this domain: (what, headline numbers, status, why not complete)."""
-    from benchscore.common.readers import read_json
-
-    out = read_json(out_dir / "index.json")
-    rows = []
-    for model, res in out["models"].items():
-        head = (f"index {fmt(res['index'])} {interval_cell(res['intervals']['index'])}" if res["index"] is not None
-                else "index - (null unless complete or provisional)")
-        problems = sorted(res["problems"], key=lambda p: "provisional" in p)  # what makes it incomplete first
-        why = "; ".join(problems[:1]) + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else "")
-        rows.append((f"index.json {model} (SYNTHETIC)", head, res["status"], why if res["status"] != "complete"
-                     else ""))
-    return rows
-
-
 def verify_kinds() -> list[Any]:
     """The kinds of tcsexam output, told apart by their fields (``benchscore verify``); every one is a
     function of its files."""

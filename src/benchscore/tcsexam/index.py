@@ -236,7 +236,8 @@ def score_model(model: str, attempts: list[Attempt], manifest: SuiteManifest, pl
     by_task: dict[tuple[str, str], list[Attempt]] = defaultdict(list)
     for att in attempts:
         by_task[(att.row.track, att.row.item)].append(att)
-    problems: list[str] = []
+    problems: list[str] = []  # what makes the model incomplete (a gap)
+    weaker: list[str] = []  # what makes it provisional at most; listed after every gap
     gaps = 0
     provisional = 0
     task_means: dict[str, dict[str, float | None]] = {}
@@ -272,7 +273,7 @@ def score_model(model: str, attempts: list[Attempt], manifest: SuiteManifest, pl
                     )
                     if not a.row.reason:
                         unexplained += 1
-                        problems.append(
+                        weaker.append(
                             f"{a.where}: excluded (replaced) without a recorded reason; "
                             "the result is provisional at best until the reason is recorded"
                         )
@@ -321,7 +322,7 @@ def score_model(model: str, attempts: list[Attempt], manifest: SuiteManifest, pl
         "intervals": model_intervals(complete_scores, track_means, index),
         "task_means": task_means,
         "coverage": coverage,
-        "problems": problems,
+        "problems": problems + weaker,  # the reason that decides the status first
         "adopted_attempts": adopted_attempts,
         "excluded_attempts": excluded,
     }

@@ -459,10 +459,72 @@ def test_accept_timeout_bounds_each_live_model_call(tmp_path):
     assert r.exit_code == 2 and "--timeout" in r.output
 
 
-def test_compliance_reason_of_a_replayed_scenario_says_why_it_counts_zero(tmp_path):
-    # a replay that passed its checks still scores 0: the reason must not read 'FAIL ... PASS'
+def test_a_replayed_s07_s08_has_one_verdict_with_its_reason_everywhere(tmp_path, capsys):
+    # a replay that passed its checks is FAIL (only live counts) in the scenarios, the closed loop, the
+    # compliance inputs, the terminal, the Markdown twin, the report's tables, figure and summary
+    from benchscore import report
+
     demo_acceptance(tmp_path)
+    terminal = capsys.readouterr().out
     m = orjson.loads((tmp_path / "acceptance-matrix.json").read_bytes())
-    why = m["compliance_input_reasons"]
-    assert m["compliance_inputs"]["S08"] == 0
-    assert why["S08"] == "FAIL (replay): its checks passed, but only a live run against a real gateway counts"
+    why = ("replay (local OpenAI-compatible test server with a deterministic responder): its checks passed, "
+           "but only a live run against a real gateway counts")
+    sc = m["scenarios"]["S08"]
+    assert (sc["verdict"], sc["verdict_reason"]) == ("FAIL", why) and set(sc["checks"].values()) == {"PASS"}
+    assert m["closed_loop"]["S08_model_io_report_audit"] == "FAIL"
+    assert m["compliance_inputs"]["S08"] == 0 and m["compliance_input_reasons"]["S08"] == f"FAIL {why}"
+    for key, item in (("S07", "S07_live_external_github_code_reasoning"), ("S08", "S08_model_io_report_audit")):
+        assert m["scenarios"][key]["verdict"] == m["closed_loop"][item] == "FAIL"
+    assert f"S08 (replay): FAIL: {why}" in terminal
+    assert f"S08 | replay | FAIL | {why}" in terminal and "S08_model_io_report_audit | replay | FAIL | " in terminal
+    assert "| S08 | **replay** | FAIL |" in (tmp_path / "acceptance-matrix.md").read_text()
+    found = report.read_outputs([(tmp_path / "acceptance-matrix.json", "m")], strict=True)
+    page = report.report_page(found, "t")
+    assert "S08 (replay) 7/7 FAIL" in page  # the matrix figure's row label
+    assert ">PASS<" not in page.split("Scenarios", 1)[1].split("S08", 1)[1].split("</tr>", 1)[0]
+
+
+def test_a_single_scenario_file_holds_the_same_verdict(tmp_path):
+    out = tmp_path / "s08.json"
+    r = CliRunner().invoke(_cli, ["accept", "S08", "--output", str(out), "--store", f"sqlite:///{tmp_path}/a.db"])
+    body = orjson.loads(out.read_bytes())
+    assert r.exit_code == 1 and body["passed"] and body["verdict"] == "FAIL", r.output  # checks pass, replay
+    assert "only a live run against a real gateway counts" in body["verdict_reason"]
+    assert "S08 (replay): FAIL: replay" in r.output
+    from benchscore import report
+
+    found = report.read_outputs([(out, "s")], strict=True)
+    row = report.summary_rows(found)[0]
+    assert row.status == "FAIL" and "only a live run" in row.reason
+    body["verdict"] = "PASS"  # a file that claims what its mode does not give is refused
+    out.write_bytes(orjson.dumps(body))
+    with pytest.raises(BadInput, match="verdict"):
+        report.read_outputs([(out, "s")], strict=True)
+
+
+def _probe_or_vote(model, messages, schema):
+    if "probe" in schema["properties"]:
+        return '{"probe": "benchscore-constraint-probe"}'
+    return '{"vote": "accept_external_chain", "confidence": 0.9}'
+
+
+def test_a_refused_constraint_probe_is_a_finding_not_a_failed_call(tmp_path):
+    # a gateway that refuses json_schema with HTTP 500 (as llama-cpp-python does): the probes that try it
+    # are how the constraint is chosen, not failures of the run; S08 neither counts nor prints them as FAIL
+    out = tmp_path / "s07.json"
+    with OpenAITestServer(models=REPLAY_MODELS, responder=replay_responder, constraints=("json_object_schema",),
+                          unsupported_constraint="reject", constrained_responder=_probe_or_vote) as srv:
+        r = CliRunner().invoke(_cli, ["accept", "S07", "--base-url", srv.base_url, "--store",
+                                      f"sqlite:///{tmp_path}/a.db", "--output", str(out)])
+    io = orjson.loads(out.with_name("s07.model-io.json").read_bytes())
+    refused = [rec for rec in io["records"] if rec["status"] != "ok"]
+    assert len(refused) == 3 and all(rec["purpose"] == "constraint-probe" and rec["http_status"] == 500
+                                     and rec["constraint"] == "json_schema" for rec in refused), r.output
+    assert io["calls_failed"] == 0 and io["failures"] == [] and io["S08_PASS"]
+    assert [p["constraint"] for p in io["probe_refusals"]] == ["json_schema"] * 3
+    assert {m: p["mode"] for m, p in io["constraints"].items()} == dict.fromkeys(REPLAY_MODELS[1:], "json_object_schema")
+    assert all(m["failed"] == 0 and m["probe_refusals"] == 1 for m in io["models"])
+    assert "calls_failed=0 probe_refusals=3" in r.output and "FAIL call" not in r.output
+    assert ("constraint replay-coder-a: json_object_schema chosen (probe: json_schema rejected: HTTP 500"
+            in r.output)
+    assert "constraint probe(s) refused" in out.with_name("s07.model-io.md").read_text()

@@ -132,7 +132,8 @@ def test_matrix_terminal_prints_every_number_and_every_fail_reason(matrix_run):
     for c in fails:
         assert c["reason"] and any(shown_reason(c["reason"]) in ln and "FAIL" in ln for ln in r.output.splitlines()), \
             c["id"]
-    for label in ("S07 (replay): FAIL", "S08 (replay): PASS", "S07 | replay | FAIL", "L01 | not_run | FAIL",
+    for label in ("S07 (replay): FAIL", "S08 (replay): FAIL: replay", "S07 | replay | FAIL", "L01 | not_run | FAIL",
+                  "S08_model_io_report_audit | replay | FAIL | replay",
                   "S07_live_external_github_code_reasoning | replay | FAIL"):
         assert label in r.output
     wrote = {ln.removeprefix("wrote: ") for ln in r.output.splitlines() if ln.startswith("wrote: ")}

@@ -82,6 +82,28 @@ class ScenarioResult(Format):
         return out
 
 
+#: scenarios that count only when they ran live against a real gateway (seed sections 8, 12 and 13)
+LIVE_ONLY = ("S07", "S08")
+
+
+def scenario_verdict(result: ScenarioResult) -> tuple[str, str]:
+    """The one verdict of a scenario and the reason that decides it (empty for a PASS).
+
+    A scenario is PASS when its checks pass and, for S07 and S08, it ran live: a replay against the
+    local test server shows the code works but is not evidence about a real gateway, so it is FAIL
+    with that reason. Every place that shows a scenario's verdict (the JSON outputs, the terminal,
+    the compliance inputs, the closed loop, the report's tables and figure) takes it from here.
+    """
+    failed = "; ".join(f"{k}: {v}" for k, v in result.failures.items())
+    if result.scenario in LIVE_ONLY and result.mode != "live":
+        where = f"{result.mode}" + (f" ({result.reason})" if result.reason else "")
+        checks = "passed" if result.passed else f"failed ({failed})" if failed else "failed"
+        return "FAIL", f"{where}: its checks {checks}, but only a live run against a real gateway counts"
+    if not result.passed:
+        return "FAIL", failed or f"{result.mode}: {result.reason or 'no check ran'}"
+    return "PASS", ""
+
+
 def _computed_read_back(data: Any, handler: Any, name: str) -> Any:
     """A file written from this model carries the computed field ``name``; read back, the field is
     recomputed from the others and must equal what the file says (a hand-edited reason is refused)."""

@@ -35,7 +35,7 @@ from benchscore.common.readers import read_bytes
 from ..compliance import FEATURES, LOCAL, SCENARIOS, AppliedCap, minimal_compliance_score
 from ..consensus import ConsensusResult
 from .a04 import A04_CONDITION
-from .evidence import Check, ScenarioResult, all_passed, evidence_line, one_line
+from .evidence import Check, ScenarioResult, all_passed, evidence_line, one_line, scenario_verdict
 
 SWARM_PACKAGE = Path(__file__).resolve().parents[1]
 FEATURE_CHECKS = {
@@ -47,7 +47,8 @@ FEATURE_CHECKS = {
 class ScenarioSummary(Format):
     mode: str = Field(description="live (the gateway given by --base-url), replay (the built-in test server), "
                                   "local (no model) or not_run")
-    verdict: str
+    verdict: str = Field(description="PASS or FAIL: the scenario's one verdict (S07/S08 are PASS only live)")
+    verdict_reason: str = Field(default="", description="empty for a PASS; for a FAIL the reason that decides it")
     reason: str = Field(default="", description="why the scenario is replay or not_run")
     checks: dict[str, str] = Field(default_factory=dict, description="check name -> PASS/FAIL")
     failures: dict[str, str] = Field(default_factory=dict,
@@ -210,10 +211,9 @@ def compliance_inputs(results: Mapping[str, ScenarioResult]) -> tuple[dict[str, 
         why[f] = "S10 " + (("PASS" if c.passed else "FAIL") if c else f"not run ({s10.reason})")
     for s in ("S07", "S08"):
         r = results[s]
-        bits[s] = int(r.passed and r.mode == "live")
-        why[s] = (f"{'PASS' if r.passed else 'FAIL'} in live mode" if r.mode == "live" else
-                  f"FAIL ({r.mode}): its checks {'passed' if r.passed else 'failed'}, but only a live run "
-                  "against a real gateway counts")
+        verdict, reason = scenario_verdict(r)
+        bits[s] = int(verdict == "PASS")
+        why[s] = "PASS in live mode" if bits[s] else f"FAIL {reason}"
     for s in ("S09", "L01", "L02"):
         r = results[s]
         bits[s] = int(r.passed)
@@ -234,17 +234,18 @@ def build_matrix(results: Mapping[str, ScenarioResult], closed_loop: Mapping[str
             for c in r.checks:
                 checks.append({"id": f"{key}.{c.name}", "verdict": c.verdict, "mode": r.mode, "condition": c.condition,
                                "reason": c.reason, "evidence": c.evidence})
-    minimal_items = {**{k: v.passed for k, v in closed_loop.items()},
+    minimal_items = {**{k: scenario_verdict(v)[0] == "PASS" for k, v in closed_loop.items()},
                      "S07_live_external_github_code_reasoning": bool(bits["S07"]),
                      "S08_model_io_report_audit": bool(bits["S08"]),
-                     "S09_next_boundary_minimal_acceptance": results["S09"].passed,
-                     "S10_swarm_six_characteristics_acceptance": results["S10"].passed}
+                     "S09_next_boundary_minimal_acceptance": scenario_verdict(results["S09"])[0] == "PASS",
+                     "S10_swarm_six_characteristics_acceptance": scenario_verdict(results["S10"])[0] == "PASS"}
     minimal = all(minimal_items.values())
     local = minimal and results["L01"].passed and results["L02"].passed
     not_live = [f"{k}: {r.mode}" + (f" ({r.reason})" if r.reason else "")
                 for k, r in results.items() if r.mode in ("replay", "not_run")]
     return AcceptanceMatrix(
-        scenarios={k: ScenarioSummary(mode=r.mode, verdict="PASS" if r.passed else "FAIL", reason=r.reason,
+        scenarios={k: ScenarioSummary(mode=r.mode, verdict=scenario_verdict(r)[0], verdict_reason=scenario_verdict(r)[1],
+                                      reason=r.reason,
                                       checks={c.name: c.verdict for c in r.checks}, failures=r.failures)
                    for k, r in results.items()},
         closed_loop={k: "PASS" if v else "FAIL" for k, v in minimal_items.items()},
@@ -272,8 +273,9 @@ def render_markdown(m: AcceptanceMatrix) -> str:
            f"- LOCAL_SCALE_AND_BUDGET_PASS: **{matrix['LOCAL_SCALE_AND_BUDGET_PASS']}**", ""]
     if matrix["not_live"]:
         out += ["**Not live / not run:**", ""] + [f"- {x}" for x in matrix["not_live"]] + [""]
-    out += ["## Scenarios", "", "| scenario | mode | verdict | why not live |", "| --- | --- | --- | --- |"]
-    out += [f"| {k} | **{v['mode']}** | {v['verdict']} | {_cell(v['reason'])} |" for k, v in matrix["scenarios"].items()]
+    out += ["## Scenarios", "", "| scenario | mode | verdict | reason |", "| --- | --- | --- | --- |"]
+    out += [f"| {k} | **{v['mode']}** | {v['verdict']} | {_cell(v['verdict_reason'] or v['reason'])} |"
+            for k, v in matrix["scenarios"].items()]
     out += ["", "## Compliance inputs", "", "| item | value | why |", "| --- | ---: | --- |"]
     for k, v in matrix["compliance_inputs"].items():
         out.append(f"| {k} | {v} | {matrix['compliance_input_reasons'][k]} |")

@@ -49,6 +49,20 @@ class AcceptOutcome:
     model_io: ModelIOReport | None
 
 
+#: why a scenario that ran against the built-in test server is ``replay``
+REPLAY_REASON = "local OpenAI-compatible test server with a deterministic responder"
+
+
+def s08_result(report: ModelIOReport) -> ScenarioResult:
+    """S08 as a scenario, from its model IO report (a report read back from its file gives the same
+    scenario, so its verdict is the same wherever it is shown)."""
+    return ScenarioResult(
+        scenario="S08", mode=report.mode, passed=report.S08_PASS,
+        reason="" if report.mode == "live" else REPLAY_REASON if report.mode == "replay" else "",
+        checks=tuple(Check(name=c.name, passed=c.passed, condition=c.condition, evidence={"evidence": c.evidence})
+                     for c in report.checks))
+
+
 def _budget(store: str, budget_id: str, tpm: int, simulated: bool):
     from benchscore.swarm import TPMBudget
 
@@ -71,7 +85,7 @@ def run_s07_s08(opts: AcceptOptions, store: str, blob_root: Path) -> tuple[Scena
                                  prefix=opts.prefix, sdist=opts.sdist)
                 report = model_io_report(gw.records, endpoint=gw.endpoint, mode=mode, calls_issued=gw.calls_issued,
                                          secrets=[key] if key else [], budget_windows=budget.windows(),
-                                         target_tpm=opts.tpm)
+                                         target_tpm=opts.tpm, constraint_probes=gw.client.constraint_probes)
         else:
             mode = "replay"
             canary = f"sk-replay-canary-{uuid.uuid4().hex}"
@@ -83,17 +97,16 @@ def run_s07_s08(opts: AcceptOptions, store: str, blob_root: Path) -> tuple[Scena
                 s07, _ = run_s07(gw, store, mode=mode, redis_url=opts.redis_url, blob_root=blob_root,
                                  prefix=opts.prefix, sdist=opts.sdist)
                 report = model_io_report(gw.records, endpoint=gw.endpoint, mode=mode, calls_issued=gw.calls_issued,
-                                         secrets=[canary], budget_windows=budget.windows(), target_tpm=opts.tpm)
+                                         secrets=[canary], budget_windows=budget.windows(), target_tpm=opts.tpm,
+                                         constraint_probes=gw.client.constraint_probes)
     finally:
         budget.close()
-    reason = "" if mode == "live" else "local OpenAI-compatible test server with a deterministic responder"
+    reason = "" if mode == "live" else REPLAY_REASON
     s07 = s07.model_copy(update={"reason": reason})
-    s08 = ScenarioResult(
-        scenario="S08", mode=mode, passed=report.S08_PASS, reason=reason,
-        checks=tuple(Check(name=c.name, passed=c.passed, condition=c.condition, evidence={"evidence": c.evidence})
-                     for c in report.checks),
-        details={"calls_recorded": report.calls_recorded, "calls_failed": report.calls_failed,
-                 "tokens_in": report.tokens_in, "tokens_out": report.tokens_out, "endpoint": report.endpoint})
+    s08 = s08_result(report).model_copy(update={"details": {"calls_recorded": report.calls_recorded, "calls_failed": report.calls_failed,
+                 "probe_refusals": len(report.probe_refusals),
+                 "constraints": {m: p.mode for m, p in report.constraints.items()},
+                 "tokens_in": report.tokens_in, "tokens_out": report.tokens_out, "endpoint": report.endpoint}})
     return s07, s08, report
 
 
