@@ -200,6 +200,10 @@ def compare(outputs: tuple[str, ...], output: str | None, intersection: bool, re
             raise BadInput("--metric, --cluster and --errors apply to results of other tools (inspect_ai logs, "
                            "lm-evaluation-harness output, Every Eval Ever records), not to benchscore outputs")
         read = C.read_outputs(paths)
+        from benchscore.report import outputs as known_outputs
+
+        for (_, doc, _), path in zip(read, paths, strict=True):  # every field typed before any is used
+            known_outputs().check(doc, source=path)
         hooks = [importlib.import_module(f"benchscore.{name}.comparison").entries for name in COMPARED]
         entries = C.collect([(label, doc) for label, doc, _ in read], hooks, COMPARED_KINDS)
         inputs = {f"output{i}": Path(p) for i, p in enumerate(outputs, 1)}
