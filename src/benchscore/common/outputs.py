@@ -6,21 +6,18 @@ Each domain (and ``benchscore compare`` for its own outputs) supplies one small 
 ``kind_of(doc) -> str | None`` (which of its kinds a document is, from its shape) and
 ``output_formats() -> {kind: model}`` (the pydantic model of every field that kind writes); the
 umbrella wires the hooks into a :class:`Registry`, as it wires verify's kinds. :func:`check`
-validates strictly, the way a JSON file is read: a number stored as a string, a boolean where a
-number belongs, an unknown key or a missing field is one line naming the file and the JSON path of
+validates strictly: a number stored as a string, a boolean where a number belongs, an unknown key or a missing field is one line naming the file and the JSON path of
 the field (exit 2), never a traceback or a wrong drawing.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-import orjson
 from pydantic import BaseModel, ValidationError
 
 from .errors import BadInput, shown
@@ -55,16 +52,51 @@ def json_path(doc: Any, loc: tuple[Any, ...], *, missing: bool = False) -> str:
     return out or "(root)"
 
 
+def _category(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "object" if isinstance(value, dict) else "array" if isinstance(value, list | tuple) else "value"
+
+
+def coerced(doc: Any, typed: Any, path: str = "") -> tuple[str, str, Any] | None:
+    """The first place where the model's value (``typed``: the validated model written back as JSON)
+    is of another JSON type than the document's: a value pydantic's lax mode converted (``"0.5"`` into
+    a number, ``true`` into 1). ``(JSON path, the type the model holds, the document's value)``."""
+    if isinstance(doc, dict) and isinstance(typed, dict):
+        for key, value in doc.items():
+            if key in typed:
+                found = coerced(value, typed[key], f"{path}.{key}" if path else str(key))
+                if found:
+                    return found
+        return None
+    if isinstance(doc, list) and isinstance(typed, list | tuple):
+        for i, (value, kept) in enumerate(zip(doc, typed, strict=False)):
+            found = coerced(value, kept, f"{path}[{i}]")
+            if found:
+                return found
+        return None
+    if _category(doc) != _category(typed):
+        return path or "(root)", _category(typed), doc
+    return None
+
+
+_EXPECTED = {"number": "a valid number", "boolean": "a valid boolean", "string": "a valid string",
+             "null": "null", "object": "a valid dictionary", "array": "a valid list"}
+
+
 def check(model: type[M], doc: Any, *, source: str | Path) -> M:
-    """``doc`` validated against ``model`` as a JSON file is read, strictly (a string is never a
-    number, a boolean never a count); the first error is one :class:`BadInput` line naming ``source``
-    and the JSON path of the field."""
+    """``doc`` validated against ``model``, strictly: a value of the wrong JSON type (a number
+    written as text, a boolean where a number belongs) is refused even where pydantic's lax mode
+    would convert it. The first error is one :class:`BadInput` line naming ``source`` and the JSON
+    path of the field."""
     try:
-        raw = orjson.dumps(doc)
-    except TypeError:  # an integer beyond 64 bits: the standard library writes it
-        raw = json.dumps(doc).encode()
-    try:
-        return model.model_validate_json(raw, strict=True)
+        obj = model.model_validate(doc)
     except ValidationError as exc:
         err = exc.errors(include_url=False)[0]
         field = json_path(doc, tuple(err.get("loc", ())), missing=err.get("type") == "missing")
@@ -72,6 +104,12 @@ def check(model: type[M], doc: Any, *, source: str | Path) -> M:
         if "input" in err and not isinstance(err["input"], dict | list) and err.get("type") != "missing":
             msg += f" (got {shown(err['input'])})"
         raise BadInput(msg, source=source, field=field) from None
+    found = coerced(doc, obj.model_dump(mode="json", by_alias=True))
+    if found:
+        where, expected, value = found
+        raise BadInput(f"Input should be {_EXPECTED.get(expected, expected)} (got {shown(value)})",
+                       source=source, field=where)
+    return obj
 
 
 @dataclass(frozen=True)
