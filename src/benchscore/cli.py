@@ -115,20 +115,53 @@ def demo(output_dir: str, only: tuple[str, ...], verbose: bool) -> None:
 demo.record_invocation = False  # each step records the command it stands for (benchscore verify re-runs those)
 
 
+def _not_a_sqlite_store(path) -> None:
+    """A swarm run's SQLite store given where a JSON output belongs: say what it is and what reads it."""
+    import os
+    import stat
+
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return  # a FIFO or a device is never opened here: the reader refuses it
+        with open(path, "rb") as fh:
+            head = fh.read(16)
+    except OSError:
+        return  # the reader says what is wrong with it
+    if head == b"SQLite format 3\x00":
+        raise BadInput("a SQLite store of a swarm run (swarm run --store sqlite:///PATH), not a JSON output: "
+                       f"benchscore swarm audit RUN_ID --store sqlite:///{path} reads it", source=path)
+
+
 @cli.command()
-@click.argument("outputs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("outputs", nargs=-1, required=True, type=click.Path())
 @click.option("--output", required=True, type=click.Path(dir_okay=False),
               help="The HTML file to write (one self-contained file).")
 @click.option("--title", default="benchscore report", show_default=True, help="The page's title.")
 def report(outputs: tuple[str, ...], output: str, title: str) -> None:
-    """Draw the JSON OUTPUTS of benchscore commands as one self-contained HTML page (figures and tables)."""
+    """Draw the JSON OUTPUTS of benchscore commands as one self-contained HTML page (figures and tables).
+    A folder stands for every output under it that the report draws (as ``verify DIR/``: the other JSON
+    files there, inputs and question sets, are left out)."""
     from pathlib import Path
 
     from benchscore.common.atomic import atomic_write_text
     from benchscore.common.report import print_line
+    from benchscore.common.verify import outputs_under
     from benchscore.report import read_outputs, report_page
 
-    found = read_outputs([(Path(p), p) for p in outputs], strict=True)
+    paths: list[tuple[Path, str]] = []
+    found_under: set[Path] = set()
+    for given in outputs:
+        p = Path(given)
+        if p.is_dir():
+            under = outputs_under(p)
+            paths.extend((f, str(f)) for f in under)
+            found_under.update(under)
+        else:
+            _not_a_sqlite_store(p)
+            paths.append((p, given))
+    found = read_outputs(paths, strict=True, lenient=frozenset(found_under))
+    if not any(found.values()):
+        raise BadInput("no output the report draws in " + ", ".join(outputs))
     atomic_write_text(output, report_page(found, title))
     for name, outs in found.items():
         for o in outs:
@@ -199,6 +232,8 @@ def compare(outputs: tuple[str, ...], output: str | None, intersection: bool, re
         if metrics or cluster or errors:
             raise BadInput("--metric, --cluster and --errors apply to results of other tools (inspect_ai logs, "
                            "lm-evaluation-harness output, Every Eval Ever records), not to benchscore outputs")
+        for p in paths:
+            _not_a_sqlite_store(p)
         read = C.read_outputs(paths)
         from benchscore.report import outputs as known_outputs
 

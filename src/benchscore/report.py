@@ -42,9 +42,10 @@ def outputs() -> Registry:
     return Registry({name: figures(name) for name in SECTIONS})
 
 
-def read_outputs(paths: list[tuple[Path, str]], *, strict: bool) -> dict[str, list[html.Output]]:
-    """domain -> its outputs (in the order given); an output of no known kind is refused (``strict``)
-    or skipped. Each output is validated against its kind's format before anything draws it: a
+def read_outputs(paths: list[tuple[Path, str]], *, strict: bool,
+                 lenient: frozenset[Path] = frozenset()) -> dict[str, list[html.Output]]:
+    """domain -> its outputs (in the order given); an output of no known kind is refused (``strict``,
+    unless it is one of the ``lenient`` paths: found in a folder given) or skipped. Each output is validated against its kind's format before anything draws it: a
     value of the wrong type anywhere is one line naming the file and the JSON path of the field
     (:mod:`benchscore.common.outputs`). The same file given twice is one output."""
     found: dict[str, list[html.Output]] = {name: [] for name in SECTIONS}
@@ -59,7 +60,7 @@ def read_outputs(paths: list[tuple[Path, str]], *, strict: bool) -> dict[str, li
         if known is not None:
             name, kind = known
             found[name].append(html.Output(path=path, label=label, sha256=sha256, doc=doc, kind=kind))
-        elif strict:
+        elif strict and path not in lenient:
             raise html.unknown_kind(path, doc, [f"{k} ({cmd})" for n in SECTIONS
                                                 for k, cmd in figures(n).KINDS.items()])
     for name, outs in found.items():  # the kinds in each domain's own order (mira: the score before its projection)
