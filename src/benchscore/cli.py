@@ -350,11 +350,14 @@ def list_() -> None:
 
 
 def _summary(text: str | None) -> str:
-    """The first paragraph of a help text or docstring on one line, whole (RST double backquotes as single)."""
+    """The first paragraph of a help text or docstring on one line, whole, without docstring markup
+    (RST double backquotes as single, no ``:func:`` roles)."""
     import inspect
 
+    from benchscore.common.models import plain_text
+
     paragraph = inspect.cleandoc(text or "").split("\n\n", 1)[0]
-    return " ".join(paragraph.split()).replace("``", "`")
+    return plain_text(" ".join(paragraph.split()))
 
 
 def _leaves(group: click.Group, path: tuple[str, ...]):
@@ -376,15 +379,18 @@ def schema(name: str | None, mode: str) -> None:
     """Print the JSON Schema of a file format (without NAME: list the formats)."""
     import orjson
 
+    from benchscore.common.models import plain_schema, plain_text
+
     formats = _formats()
     if name is None:
         for key in sorted(formats):
             doc = (formats[key].__doc__ or "").strip().splitlines()
-            click.echo(f"{key}\t{doc[0] if doc else ''}")
+            click.echo(f"{key}\t{plain_text(doc[0]) if doc else ''}")
         return
     if name not in formats:
         raise BadInput(f"unknown format {name!r}; known formats: {', '.join(sorted(formats))}")
-    click.echo(orjson.dumps(formats[name].model_json_schema(mode=mode), option=orjson.OPT_INDENT_2).decode())
+    schema = plain_schema(formats[name].model_json_schema(mode=mode), name)
+    click.echo(orjson.dumps(schema, option=orjson.OPT_INDENT_2).decode())
 
 
 def main() -> None:

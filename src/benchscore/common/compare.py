@@ -344,6 +344,19 @@ def _check_sources(entries: list[Entry], ms: list[Metric], items: list[str], nam
                                f"{m.sources.get(i)} in {e.label}; compare needs outputs of one contract")
 
 
+def _grouped(not_compared: dict[str, str]) -> str:
+    """Why no metric was compared, each reason once with the metrics it holds for (``a, b and c null in
+    X: ...``), in the metrics' order."""
+    by_reason: dict[str, list[str]] = {}
+    for name, why in not_compared.items():
+        by_reason.setdefault(why, []).append(name)
+    parts = []
+    for why, names in by_reason.items():
+        listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+        parts.append(f"{listed} {why}")
+    return "; ".join(parts)
+
+
 def _verdict(p: float, sap: float, alpha: float, family: int, holm_p: float | None, n_units: int) -> tuple[str, str]:
     """One verdict and its reason, from the p-value that decides (Holm-adjusted with a family)."""
     name, used = ("p_holm", holm_p) if holm_p is not None else ("p", p)
@@ -399,7 +412,7 @@ def compare(entries: list[Entry], *, intersection: bool = False, resamples: int 
         if nulls and not intersection:
             e, m = nulls[0]
             not_compared[name] = (f"null in {e.label}" + (f": {m.null_reason}" if m.null_reason else "")
-                                  + "; --intersection compares it on the items every result has")
+                                  + "; --intersection compares on the items every result has")
             continue
         items, dropped = _item_sets(entries, name, intersection)
         _check_sources(entries, ms, items, name)
@@ -419,7 +432,7 @@ def compare(entries: list[Entry], *, intersection: bool = False, resamples: int 
         # the output's own number; on fewer items (--intersection) the number those items give
         values[name] = computed if dropped or nulls else [m.value for m in ms]  # type: ignore[misc]
     if not items_of:
-        raise BadInput("nothing to compare: " + "; ".join(f"{k} {v}" for k, v in not_compared.items()))
+        raise BadInput("nothing to compare: " + _grouped(not_compared))
     pairs = list(itertools.combinations(range(len(entries)), 2))
     family = len(pairs) if len(entries) >= 3 else 1
     comparisons: list[dict[str, Any]] = [{"a": labels[i], "b": labels[j], "metrics": []} for i, j in pairs]

@@ -21,6 +21,7 @@ from typing import Any, Protocol, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from .errors import BadInput, shown
+from .readers import error_message
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -87,7 +88,7 @@ def coerced(doc: Any, typed: Any, path: str = "") -> tuple[str, str, Any] | None
 
 
 _EXPECTED = {"number": "a valid number", "boolean": "a valid boolean", "string": "a valid string",
-             "null": "null", "object": "a valid dictionary", "array": "a valid list"}
+             "null": "null", "object": "an object ({...})", "array": "an array ([...])"}
 
 
 def check(model: type[M], doc: Any, *, source: str | Path) -> M:
@@ -100,10 +101,7 @@ def check(model: type[M], doc: Any, *, source: str | Path) -> M:
     except ValidationError as exc:
         err = exc.errors(include_url=False)[0]
         field = json_path(doc, tuple(err.get("loc", ())), missing=err.get("type") == "missing")
-        msg = err.get("msg", "invalid value")
-        if "input" in err and not isinstance(err["input"], dict | list) and err.get("type") != "missing":
-            msg += f" (got {shown(err['input'])})"
-        raise BadInput(msg, source=source, field=field) from None
+        raise BadInput(error_message(err), source=source, field=field) from None
     found = coerced(doc, obj.model_dump(mode="json", by_alias=True))
     if found:
         where, expected, value = found
