@@ -95,6 +95,24 @@ def formats() -> dict[str, type]:
 
     from .models import Format
 
+    class Counts(Format):
+        """The samples behind a number of another tool's results (sample x epochs)."""
+
+        samples: int = Field(ge=0, description="samples every result shares")
+        sample_epochs: int = Field(ge=0)
+        scored: int = Field(ge=0)
+        errored: int = Field(ge=0)
+        unscored: int = Field(ge=0)
+        missing: int = Field(ge=0, description="epochs a sample lacks")
+        limited: int = Field(ge=0, description="sample epochs that hit a limit")
+        retried: int = Field(ge=0, description="sample epochs retried after an error")
+        excluded: int = Field(ge=0, description="samples left out (--errors exclude-pair)")
+        errors: Literal["as-wrong", "exclude-pair", "refuse"] = Field(description="how errors were counted")
+
+    class Intersection(Format):
+        items: int = Field(ge=0, description="the items every result has")
+        dropped: dict[str, list[str]] = Field(description="per result, the items it has that another lacks")
+
     class Differing(Format):
         item: str
         a: float | None
@@ -128,7 +146,7 @@ def formats() -> dict[str, type]:
             description="the smallest true difference the test, at the interval's level, detects with 80 % power")
         mde_reason: str | None = None
         items_that_differ_most: list[Differing]
-        counts: dict[str, dict[str, Any]] | None = Field(
+        counts: dict[Literal["a", "b"], Counts] | None = Field(
             None, description="per result (a, b): the samples scored, errored, unscored and how errors were counted")
 
     class Pair(Format):
@@ -148,7 +166,7 @@ def formats() -> dict[str, type]:
         letters: str = Field(description="results sharing a letter are not separated (compact letter display)")
         indistinguishable_from: list[str]
         equal_to: list[str] = Field(description="results with exactly the same value (listed in label order)")
-        counts: dict[str, Any] | None = None
+        counts: Counts | None = None
 
     class CompareOutput(Format):
         """Output of ``benchscore compare``: every pair of results, per metric (docs/statistics.md)."""
@@ -162,7 +180,8 @@ def formats() -> dict[str, type]:
         comparisons: list[Pair]
         leaderboards: dict[str, list[Standing]] | None = None
         not_compared: dict[str, str]
-        intersection: dict[str, Any] | None
+        intersection: dict[str, Intersection] | None = Field(
+            description="--intersection: per metric, the items compared and those dropped (null without it)")
         provenance: dict[str, Any]
 
     return {"benchscore-compare": CompareOutput}
