@@ -74,9 +74,6 @@ READ_BACK = frozenset({"report", "compare"})
 #: parts of an output whose contents are free-form (recorded as given): a retyped value there may be accepted
 FREE_FORM = frozenset({"provenance", "details", "evidence", "service", "redis_mirror", "method", "governance",
                        "same", "counts", "intersection", "failures"})
-#: mira's metric values are typed ``number | boolean | null`` (Pass@1 is a boolean per case, a percentage
-#: overall): there a number swapped for a boolean may be accepted; a number written as text never is
-NUMBER_OR_BOOLEAN = frozenset({"results", "diagnostic_untimed", "value"})
 NON_REGULAR = ("fifo", "dev_zero", "dev_null", "loop", "dangling", "folder")
 #: which families apply to which format
 APPLIES = {
@@ -485,8 +482,7 @@ def mutate(family: str, data: bytes, fmt: str, rng: random.Random) -> Mutation:
         else:
             new = rng.choice([orjson.dumps(value).decode(), bool(value)])
         where = ".".join(f"[{p}]" if isinstance(p, int) else str(p) for p in path).replace(".[", "[")
-        free = any(p in FREE_FORM for p in path) or (isinstance(new, bool | int) and not isinstance(new, str) and (
-            any(p in NUMBER_OR_BOOLEAN for p in path) or (path[0] == "overall" and "benchmark_id" in doc)))
+        free = any(p in FREE_FORM for p in path)
         return Mutation(family, orjson.dumps(_replace(doc, path, new), option=orjson.OPT_INDENT_2),
                         expect=None if free else f"field {where!r}", note=f"{where} = {new!r}")
     raise AssertionError(family)

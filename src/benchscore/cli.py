@@ -149,19 +149,21 @@ def report(outputs: tuple[str, ...], output: str, title: str) -> None:
     from benchscore.report import read_outputs, report_page
 
     paths: list[tuple[Path, str]] = []
-    found_under: set[Path] = set()
+    folders: dict[Path, list[Path]] = {}
     for given in outputs:
         p = Path(given)
         if p.is_dir():
-            under = outputs_under(p)
-            paths.extend((f, str(f)) for f in under)
-            found_under.update(under)
+            folders[p] = outputs_under(p)
+            paths.extend((f, str(f)) for f in folders[p])
         else:
             _not_a_sqlite_store(p)
             paths.append((p, given))
-    found = read_outputs(paths, strict=True, lenient=frozenset(found_under))
-    if not any(found.values()):
-        raise BadInput("no output the report draws in " + ", ".join(outputs))
+    found = read_outputs(paths, strict=True, lenient=frozenset(f for under in folders.values() for f in under))
+    drawn = {o.path for outs in found.values() for o in outs}
+    for folder, under in folders.items():
+        if not drawn.intersection(under):
+            raise BadInput("a folder without an output the report draws (docs/report.md lists the kinds)",
+                           source=folder)
     atomic_write_text(output, report_page(found, title))
     for name, outs in found.items():
         for o in outs:

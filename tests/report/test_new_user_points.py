@@ -24,7 +24,8 @@ def test_report_accepts_a_folder_like_verify(tmp_path, demo_out):
     empty = tmp_path / "empty"
     empty.mkdir()
     result = invoke("report", str(empty), "--output", str(tmp_path / "e.html"))
-    assert result.exit_code == 2 and result.output.strip() == f"error: no output the report draws in {empty}"
+    assert result.exit_code == 2 and result.output.strip() == (
+        f"error: {empty}: a folder without an output the report draws (docs/report.md lists the kinds)")
 
 
 @pytest.mark.parametrize("command", ["report", "compare"])
