@@ -15,6 +15,9 @@ CliRunner (a few as real subprocesses at the end). The families of mutations:
 - ``oversized``: the input one byte over the size limit (the limit lowered for the run), or one huge cell/value;
 - ``structure``: one value (JSON) or cell (CSV) swapped for a value of another type;
 - ``duplicate``: a key repeated in one JSON object;
+- ``retyped`` (outputs read back: ``report`` and ``compare``): a number written as text (``"0.5"``), a
+  number as a boolean or a boolean as a number: a value pydantic's lax mode would coerce. Outside the
+  free-form parts of an output (:data:`FREE_FORM`) it must be refused in one line naming its JSON path;
 - non-regular files: a FIFO, a symbolic link to ``/dev/zero`` and to ``/dev/null``, a symbolic link
   loop, a dangling link, a folder.
 
@@ -65,12 +68,17 @@ WATCHDOG_S = 120.0  # a run that takes longer hangs (a FIFO read, an endless /de
 
 #: runs per family, per input, at scale 1 (non-regular files: one run per kind, always)
 FAMILIES = {"truncate": 2, "bitflip": 3, "non_utf8": 2, "non_finite": 2, "deep": 3, "oversized": 2,
-            "structure": 4, "duplicate": 1}
+            "structure": 4, "duplicate": 1, "retyped": 6}
+#: commands that read outputs back: the families that apply to them include ``retyped``
+READ_BACK = frozenset({"report", "compare"})
+#: parts of an output whose contents are free-form (recorded as given): a retyped value there may be accepted
+FREE_FORM = frozenset({"provenance", "details", "evidence", "service", "redis_mirror", "method", "governance",
+                       "same", "counts", "intersection", "failures"})
 NON_REGULAR = ("fifo", "dev_zero", "dev_null", "loop", "dangling", "folder")
 #: which families apply to which format
 APPLIES = {
-    "json": set(FAMILIES),
-    "jsonl": set(FAMILIES),
+    "json": set(FAMILIES) - {"retyped"},
+    "jsonl": set(FAMILIES) - {"retyped"},
     "csv": {"truncate", "bitflip", "non_utf8", "non_finite", "oversized", "structure"},
     "xml": {"truncate", "bitflip", "non_utf8", "deep", "oversized"},
     "text": {"truncate", "bitflip", "non_utf8", "oversized"},
@@ -154,6 +162,10 @@ TARGETS = [
     # the shared commands: compare and verify read any output
     _t("compare", "{a} {b} --output {out}/c.json", {"a": "mira/score.json", "b": "mira/score_b.json"}, {"a": "json"},
        share=0.5),
+    _t("compare", "{a} {b} --output {out}/c.json", {"a": "tcsexam/score/index.json", "b": "tcsexam/score/index_b.json"},
+       {"a": "json"}, share=0.5),
+    _t("compare", "{a} {b} --output {out}/c.json", {"a": "rxn/eval_mc.json", "b": "rxn/eval_mc_b.json"}, {"a": "json"},
+       share=0.5),
     _t("verify", "{doc}", {"doc": "mira/verify/score.json"}, {"doc": "json"}, share=0.5),
     # rxn
     _t("rxn build-mc", "--tables {tables} --metadata {meta} --output-dir {out}/b",
@@ -194,7 +206,7 @@ REPORT_KINDS = {
     "mira score": "mira/score.json", "mira public": "mira/public.json", "rxn eval": "rxn/eval_mc.json",
     "swarm run": "swarm/run.json", "swarm audit": "swarm/audit.json", "swarm scenario": "swarm/s08.json",
     "swarm model-io": "swarm/s08.model-io.json", "swarm acceptance-matrix": "swarm/matrix.json",
-    "swarm L01": "swarm/l01.json", "swarm L02": "swarm/l02.json",
+    "swarm L01": "swarm/l01.json", "swarm L02": "swarm/l02.json", "compare": "mira/compare.json",
 }
 TARGETS += [_t("report", "{doc} --output {out}/report.html", {"doc": path}, {"doc": "json"}, share=0.5)
             for path in REPORT_KINDS.values()]
@@ -272,6 +284,7 @@ def _build_corpus(root: Path, url: str) -> None:
     (root / "mira/verify").mkdir()
     for name in ("contract.json", "repetitions.jsonl"):
         shutil.copyfile(m / name, root / "mira/verify" / name)
+    _invoke("compare", root / "mira/score.json", root / "mira/score_b.json", "--output", root / "mira/compare.json")
     _invoke("mira", "score", "--contract", root / "mira/verify/contract.json", "--repetitions",
             root / "mira/verify/repetitions.jsonl", "--output", root / "mira/verify/score.json")
     contract = orjson.loads((m / "contract.json").read_bytes())
@@ -280,6 +293,7 @@ def _build_corpus(root: Path, url: str) -> None:
             root / "mira/repetitions_unjudged.jsonl", "--output-dir", root / "mira/packets")
     _invoke("mira", "judge", "--packets", root / "mira/packets", "--base-url", url, "--model", "judge", "--output",
             root / "mira/verdicts.json")
+    shutil.copyfile(root / "tcsexam/score/index.json", root / "tcsexam/score/index_b.json")
     r = EX / "rxn"
     for name in ("literature_tables.json", "literature_tables.csv"):
         shutil.copyfile(r / name, root / "rxn" / name)
@@ -293,6 +307,7 @@ def _build_corpus(root: Path, url: str) -> None:
             "--output", root / "rxn/prev/p.json", "--audit", root / "rxn/prev/p.audit.json")
     _invoke("rxn", "eval-mc", "--dataset", root / "rxn/mc/multiple_choice_all_varying.json", "--prediction",
             root / "rxn/mc/example_prediction_all_varying.json", "--output", root / "rxn/eval_mc.json")
+    shutil.copyfile(root / "rxn/eval_mc.json", root / "rxn/eval_mc_b.json")
     (root / "rxn/currybo").mkdir()
     csvs = _currybo_csvs()
     with zipfile.ZipFile(root / "rxn/currybo.whl", "w") as zf:
@@ -457,13 +472,36 @@ def mutate(family: str, data: bytes, fmt: str, rng: random.Random) -> Mutation:
         key = re.match(rb'\{("(?:[^"\\]|\\.)*"):', compact[at:]).group(1)
         out = compact[:at + 1] + key + b":null," + compact[at + 1:]
         return Mutation(family, out if fmt == "jsonl" else out.rstrip(b"\n"), expect="twice")
+    if family == "retyped":
+        doc = orjson.loads(data)
+        spots = [p for p in _paths(doc) if isinstance(_at(doc, p), int | float)]
+        path = rng.choice(spots)
+        value = _at(doc, path)
+        if isinstance(value, bool):
+            new: object = int(value)
+        else:
+            new = rng.choice([orjson.dumps(value).decode(), bool(value)])
+        where = ".".join(f"[{p}]" if isinstance(p, int) else str(p) for p in path).replace(".[", "[")
+        free = any(p in FREE_FORM for p in path)
+        return Mutation(family, orjson.dumps(_replace(doc, path, new), option=orjson.OPT_INDENT_2),
+                        expect=None if free else f"field {where!r}", note=f"{where} = {new!r}")
     raise AssertionError(family)
+
+
+def _at(doc, path: tuple):
+    for p in path:
+        doc = doc[p]
+    return doc
+
+
+def _families(target: Target, fmt: str) -> set[str]:
+    return APPLIES[fmt] | ({"retyped"} if target.command in READ_BACK and fmt == "json" else set())
 
 
 def mutations(target: Target, name: str, fmt: str, data: bytes, seed: int) -> Iterator[Mutation]:
     rng = random.Random(f"{target.command} {' '.join(target.args)} {name} {seed}")
     for family, count in FAMILIES.items():
-        if family not in APPLIES[fmt]:
+        if family not in _families(target, fmt):
             continue
         fixed = family in ("deep", "oversized")
         runs = count * SCALE if fixed else max(1, round(count * target.share * SCALE))
@@ -667,7 +705,7 @@ def planned_runs() -> int:
     total = 0
     for target, _, fmt in _cases():
         for family, count in FAMILIES.items():
-            if family in APPLIES[fmt]:
+            if family in _families(target, fmt):
                 fixed = family in ("deep", "oversized")
                 total += count * SCALE if fixed else max(1, round(count * target.share * SCALE))
         total += len(NON_REGULAR)

@@ -52,16 +52,19 @@ def test_list_never_cuts_a_description():
     """Issue 18, point 12: descriptions were cut at 120 characters ("... participating agents,...")."""
     import inspect
 
+    from benchscore.common.models import plain_text
+
     text = _listing()
     assert not [line for line in text.splitlines() if line.rstrip().endswith("...")]
     for path, command in _leaves(cli, ()):
-        first = " ".join(inspect.cleandoc(command.help or "").split("\n\n", 1)[0].split()).replace("``", "`")
+        first = plain_text(" ".join(inspect.cleandoc(command.help or "").split("\n\n", 1)[0].split()))
         assert f"command    benchscore {path}  {first}\n" in text, path
     for name in DOMAINS:
         for key, model in getattr(_domain(name), "FORMATS", {}).items():
-            first = " ".join(inspect.cleandoc(model.__doc__ or "").split("\n\n", 1)[0].split()).replace("``", "`")
+            first = plain_text(" ".join(inspect.cleandoc(model.__doc__ or "").split("\n\n", 1)[0].split()))
             assert f"format     {key}  {first}\n" in text, key
     assert any(len(line) > 140 for line in text.splitlines())  # long descriptions are there, whole
+    assert ":func:`" not in text and "``" not in text  # issue 32: no docstring markup
 
 
 def test_swarm_accept_takes_either_case_and_shows_the_documented_one(tmp_path):

@@ -131,20 +131,55 @@ def demo_summary_lines(rows: list[Any], output_dir: Any, names: tuple[str, ...])
     return lines
 
 
+def _not_a_sqlite_store(path) -> None:
+    """A swarm run's SQLite store given where a JSON output belongs: say what it is and what reads it."""
+    import os
+    import stat
+
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return  # a FIFO or a device is never opened here: the reader refuses it
+        with open(path, "rb") as fh:
+            head = fh.read(16)
+    except OSError:
+        return  # the reader says what is wrong with it
+    if head == b"SQLite format 3\x00":
+        raise BadInput("a SQLite store of a swarm run (swarm run --store sqlite:///PATH), not a JSON output: "
+                       f"benchscore swarm audit RUN_ID --store sqlite:///{path} reads it", source=path)
+
+
 @cli.command()
-@click.argument("outputs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("outputs", nargs=-1, required=True, type=click.Path())
 @click.option("--output", required=True, type=click.Path(dir_okay=False),
               help="The HTML file to write (one self-contained file).")
 @click.option("--title", default="benchscore report", show_default=True, help="The page's title.")
 def report(outputs: tuple[str, ...], output: str, title: str) -> None:
-    """Draw the JSON OUTPUTS of benchscore commands as one self-contained HTML page (figures and tables)."""
+    """Draw the JSON OUTPUTS of benchscore commands as one self-contained HTML page (figures and tables).
+    A folder stands for every output under it that the report draws (as ``verify DIR/``: the other JSON
+    files there, inputs and question sets, are left out)."""
     from pathlib import Path
 
     from benchscore.common.atomic import atomic_write_text
     from benchscore.common.report import print_line
+    from benchscore.common.verify import outputs_under
     from benchscore.report import read_outputs, report_page
 
-    found = read_outputs([(Path(p), p) for p in outputs], strict=True)
+    paths: list[tuple[Path, str]] = []
+    folders: dict[Path, list[Path]] = {}
+    for given in outputs:
+        p = Path(given)
+        if p.is_dir():
+            folders[p] = outputs_under(p)
+            paths.extend((f, str(f)) for f in folders[p])
+        else:
+            _not_a_sqlite_store(p)
+            paths.append((p, given))
+    found = read_outputs(paths, strict=True, lenient=frozenset(f for under in folders.values() for f in under))
+    drawn = {o.path for outs in found.values() for o in outs}
+    for folder, under in folders.items():
+        if not drawn.intersection(under):
+            raise BadInput("a folder without an output the report draws (docs/report.md lists the kinds)",
+                           source=folder)
     atomic_write_text(output, report_page(found, title))
     for name, outs in found.items():
         for o in outs:
@@ -216,7 +251,13 @@ def compare(outputs: tuple[str, ...], output: str | None, intersection: bool, re
         if metrics or cluster or errors:
             raise BadInput("--metric, --cluster and --errors apply to results of other tools (inspect_ai logs, "
                            "lm-evaluation-harness output, Every Eval Ever records), not to benchscore outputs")
+        for p in paths:
+            _not_a_sqlite_store(p)
         read = C.read_outputs(paths)
+        from benchscore.report import outputs as known_outputs
+
+        for (_, doc, _), path in zip(read, paths, strict=True):  # every field typed before any is used
+            known_outputs().check(doc, source=path)
         hooks = [importlib.import_module(f"benchscore.{name}.comparison").entries for name in COMPARED]
         entries = C.collect([(label, doc) for label, doc, _ in read], hooks, COMPARED_KINDS)
         inputs = {f"output{i}": Path(p) for i, p in enumerate(outputs, 1)}
@@ -328,11 +369,14 @@ def list_() -> None:
 
 
 def _summary(text: str | None) -> str:
-    """The first paragraph of a help text or docstring on one line, whole (RST double backquotes as single)."""
+    """The first paragraph of a help text or docstring on one line, whole, without docstring markup
+    (RST double backquotes as single, no ``:func:`` roles)."""
     import inspect
 
+    from benchscore.common.models import plain_text
+
     paragraph = inspect.cleandoc(text or "").split("\n\n", 1)[0]
-    return " ".join(paragraph.split()).replace("``", "`")
+    return plain_text(" ".join(paragraph.split()))
 
 
 def _leaves(group: click.Group, path: tuple[str, ...]):
@@ -354,15 +398,18 @@ def schema(name: str | None, mode: str) -> None:
     """Print the JSON Schema of a file format (without NAME: list the formats)."""
     import orjson
 
+    from benchscore.common.models import plain_schema, plain_text
+
     formats = _formats()
     if name is None:
         for key in sorted(formats):
             doc = (formats[key].__doc__ or "").strip().splitlines()
-            click.echo(f"{key}\t{doc[0] if doc else ''}")
+            click.echo(f"{key}\t{plain_text(doc[0]) if doc else ''}")
         return
     if name not in formats:
         raise BadInput(f"unknown format {name!r}; known formats: {', '.join(sorted(formats))}")
-    click.echo(orjson.dumps(formats[name].model_json_schema(mode=mode), option=orjson.OPT_INDENT_2).decode())
+    schema = plain_schema(formats[name].model_json_schema(mode=mode), name)
+    click.echo(orjson.dumps(schema, option=orjson.OPT_INDENT_2).decode())
 
 
 def main() -> None:

@@ -22,7 +22,7 @@ from typing import Any
 
 from benchscore.common import html
 from benchscore.common.atomic import atomic_write_text
-from benchscore.common.readers import validate
+from benchscore.common.outputs import Registry
 
 DOMAINS = ("tcsexam", "mira", "rxn", "swarm")
 #: what a report page has a section for: each domain, and ``benchscore compare`` outputs
@@ -36,16 +36,18 @@ def figures(name: str) -> ModuleType:
 
 
 @cache
-def output_formats(name: str) -> dict[str, type]:
-    """kind -> its format, for the outputs of domain ``name`` (each domain's ``figures.output_formats``)."""
-    return figures(name).output_formats()
+def outputs() -> Registry:
+    """Every kind of output the report draws (and ``benchscore compare`` reads) with its model: each
+    domain's ``figures`` module is its hook (``kind_of``, ``output_formats``)."""
+    return Registry({name: figures(name) for name in SECTIONS})
 
 
-def read_outputs(paths: list[tuple[Path, str]], *, strict: bool) -> dict[str, list[html.Output]]:
-    """domain -> its outputs (in the order given); an output of no known kind is refused (``strict``)
-    or skipped. Each output is validated against its kind's format before anything draws it: a
-    value of the wrong type anywhere is one line naming the file and the field. The same file given
-    twice is one output."""
+def read_outputs(paths: list[tuple[Path, str]], *, strict: bool,
+                 lenient: frozenset[Path] = frozenset()) -> dict[str, list[html.Output]]:
+    """domain -> its outputs (in the order given); an output of no known kind is refused (``strict``,
+    unless it is one of the ``lenient`` paths: found in a folder given) or skipped. Each output is validated against its kind's format before anything draws it: a
+    value of the wrong type anywhere is one line naming the file and the JSON path of the field
+    (:mod:`benchscore.common.outputs`). The same file given twice is one output."""
     found: dict[str, list[html.Output]] = {name: [] for name in SECTIONS}
     seen: set[str] = set()
     for path, label in paths:
@@ -54,16 +56,13 @@ def read_outputs(paths: list[tuple[Path, str]], *, strict: bool) -> dict[str, li
             continue
         seen.add(real)
         sha256, doc = html.read_output(path)
-        for name in SECTIONS:
-            kind = figures(name).kind_of(doc)
-            if kind is not None:
-                validate(output_formats(name)[kind], doc, source=path)  # names the field the drawing would trip on
-                found[name].append(html.Output(path=path, label=label, sha256=sha256, doc=doc, kind=kind))
-                break
-        else:
-            if strict:
-                raise html.unknown_kind(path, doc, [f"{k} ({cmd})" for n in SECTIONS
-                                                    for k, cmd in figures(n).KINDS.items()])
+        known = outputs().check(doc, source=path)  # names the field the drawing would trip on
+        if known is not None:
+            name, kind = known
+            found[name].append(html.Output(path=path, label=label, sha256=sha256, doc=doc, kind=kind))
+        elif strict and path not in lenient:
+            raise html.unknown_kind(path, doc, [f"{k} ({cmd})" for n in SECTIONS
+                                                for k, cmd in figures(n).KINDS.items()])
     for name, outs in found.items():  # the kinds in each domain's own order (mira: the score before its projection)
         order = list(figures(name).KINDS)
         outs.sort(key=lambda o: order.index(o.kind))

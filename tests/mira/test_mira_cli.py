@@ -135,7 +135,7 @@ BAD_LINES = [
     (b'{"case_id": "ADV-02", "repetition": 1, "execution_mode": "adapted", "terminal_state": "completed", "elapsed_s": NaN}\n',
      "line 1", "NaN and Infinity are not allowed"),
     (b'{"case_id": "ADV-02\xff", "repetition": 1}\n', "line 1", "UTF-8"),
-    (b'["not", "an", "object"]\n', "line 1", "valid dictionary"),
+    (b'["not", "an", "object"]\n', "line 1", "Input should be an object"),
     (b'{"case_id": "ADV-02", "repetition": 0, "execution_mode": "adapted", "terminal_state": "failed"}\n', "line 1",
      "greater than or equal to 1"),
     (b'{"case_id": "ADV-02", "repetition": 1, "execution_mode": "weird", "terminal_state": "failed"}\n', "line 1",

@@ -95,6 +95,24 @@ def formats() -> dict[str, type]:
 
     from .models import Format
 
+    class Counts(Format):
+        """The samples behind a number of another tool's results (sample x epochs)."""
+
+        samples: int = Field(ge=0, description="samples every result shares")
+        sample_epochs: int = Field(ge=0)
+        scored: int = Field(ge=0)
+        errored: int = Field(ge=0)
+        unscored: int = Field(ge=0)
+        missing: int = Field(ge=0, description="epochs a sample lacks")
+        limited: int = Field(ge=0, description="sample epochs that hit a limit")
+        retried: int = Field(ge=0, description="sample epochs retried after an error")
+        excluded: int = Field(ge=0, description="samples left out (--errors exclude-pair)")
+        errors: Literal["as-wrong", "exclude-pair", "refuse"] = Field(description="how errors were counted")
+
+    class Intersection(Format):
+        items: int = Field(ge=0, description="the items every result has")
+        dropped: dict[str, list[str]] = Field(description="per result, the items it has that another lacks")
+
     class Differing(Format):
         item: str
         a: float | None
@@ -128,7 +146,7 @@ def formats() -> dict[str, type]:
             description="the smallest true difference the test, at the interval's level, detects with 80 % power")
         mde_reason: str | None = None
         items_that_differ_most: list[Differing]
-        counts: dict[str, dict[str, Any]] | None = Field(
+        counts: dict[Literal["a", "b"], Counts] | None = Field(
             None, description="per result (a, b): the samples scored, errored, unscored and how errors were counted")
 
     class Pair(Format):
@@ -148,7 +166,7 @@ def formats() -> dict[str, type]:
         letters: str = Field(description="results sharing a letter are not separated (compact letter display)")
         indistinguishable_from: list[str]
         equal_to: list[str] = Field(description="results with exactly the same value (listed in label order)")
-        counts: dict[str, Any] | None = None
+        counts: Counts | None = None
 
     class CompareOutput(Format):
         """Output of ``benchscore compare``: every pair of results, per metric (docs/statistics.md)."""
@@ -162,7 +180,8 @@ def formats() -> dict[str, type]:
         comparisons: list[Pair]
         leaderboards: dict[str, list[Standing]] | None = None
         not_compared: dict[str, str]
-        intersection: dict[str, Any] | None
+        intersection: dict[str, Intersection] | None = Field(
+            description="--intersection: per metric, the items compared and those dropped (null without it)")
         provenance: dict[str, Any]
 
     return {"benchscore-compare": CompareOutput}
@@ -344,6 +363,19 @@ def _check_sources(entries: list[Entry], ms: list[Metric], items: list[str], nam
                                f"{m.sources.get(i)} in {e.label}; compare needs outputs of one contract")
 
 
+def _grouped(not_compared: dict[str, str]) -> str:
+    """Why no metric was compared, each reason once with the metrics it holds for (``a, b and c null in
+    X: ...``), in the metrics' order."""
+    by_reason: dict[str, list[str]] = {}
+    for name, why in not_compared.items():
+        by_reason.setdefault(why, []).append(name)
+    parts = []
+    for why, names in by_reason.items():
+        listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+        parts.append(f"{listed} {why}")
+    return "; ".join(parts)
+
+
 def _verdict(p: float, sap: float, alpha: float, family: int, holm_p: float | None, n_units: int) -> tuple[str, str]:
     """One verdict and its reason, from the p-value that decides (Holm-adjusted with a family)."""
     name, used = ("p_holm", holm_p) if holm_p is not None else ("p", p)
@@ -399,7 +431,7 @@ def compare(entries: list[Entry], *, intersection: bool = False, resamples: int 
         if nulls and not intersection:
             e, m = nulls[0]
             not_compared[name] = (f"null in {e.label}" + (f": {m.null_reason}" if m.null_reason else "")
-                                  + "; --intersection compares it on the items every result has")
+                                  + "; --intersection compares on the items every result has")
             continue
         items, dropped = _item_sets(entries, name, intersection)
         _check_sources(entries, ms, items, name)
@@ -419,7 +451,7 @@ def compare(entries: list[Entry], *, intersection: bool = False, resamples: int 
         # the output's own number; on fewer items (--intersection) the number those items give
         values[name] = computed if dropped or nulls else [m.value for m in ms]  # type: ignore[misc]
     if not items_of:
-        raise BadInput("nothing to compare: " + "; ".join(f"{k} {v}" for k, v in not_compared.items()))
+        raise BadInput("nothing to compare: " + _grouped(not_compared))
     pairs = list(itertools.combinations(range(len(entries)), 2))
     family = len(pairs) if len(entries) >= 3 else 1
     comparisons: list[dict[str, Any]] = [{"a": labels[i], "b": labels[j], "metrics": []} for i, j in pairs]

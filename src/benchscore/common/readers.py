@@ -478,6 +478,26 @@ def _loc_to_field(loc: Iterable[Any]) -> str:
     return out or "(root)"
 
 
+#: pydantic's messages that name a Python class or type, in the words of a JSON file
+_PLAIN_MESSAGES = {
+    "model_type": "Input should be an object ({...})",
+    "model_attributes_type": "Input should be an object ({...})",
+    "dataclass_type": "Input should be an object ({...})",
+    "dict_type": "Input should be an object ({...})",
+    "list_type": "Input should be an array ([...])",
+    "tuple_type": "Input should be an array ([...])",
+}
+
+
+def error_message(err: Any) -> str:
+    """One pydantic error in a reader's words (``Input should be an object ({...})``, never "a valid
+    dictionary or instance of Metric"), with the offending value when it is a scalar."""
+    msg = _PLAIN_MESSAGES.get(err.get("type", ""), err.get("msg", "invalid value"))
+    if "input" in err and not isinstance(err["input"], dict | list) and err.get("type") != "missing":
+        msg += f" (got {shown(err['input'])})"
+    return msg
+
+
 def validate(model: type[M], data: Any, *, source: str | Path, record: str | int | None = None) -> M:
     """Validate ``data`` against a pydantic model; the first error becomes one :class:`BadInput` line."""
     try:
@@ -487,7 +507,4 @@ def validate(model: type[M], data: Any, *, source: str | Path, record: str | int
         loc = list(err.get("loc", ()))
         # pydantic puts the failing union member or validator name in loc; keep only data keys
         field = _loc_to_field([p for p in loc if not (isinstance(p, str) and p.startswith(("function-", "union[")))])
-        msg = err.get("msg", "invalid value")
-        if "input" in err and not isinstance(err["input"], dict | list):
-            msg += f" (got {shown(err['input'])})"
-        raise BadInput(msg, source=source, record=record, field=field) from None
+        raise BadInput(error_message(err), source=source, record=record, field=field) from None

@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Annotated, Any, Literal, Required
 
-from pydantic import ConfigDict, Field, StringConstraints, field_validator, model_validator
+from pydantic import ConfigDict, Field, StringConstraints, WrapValidator, field_validator, model_validator
 from typing_extensions import TypedDict
 
 from benchscore.common.models import Format as _BaseFormat
@@ -496,6 +496,65 @@ class Metric(Format):
     ci_reason: str | None = Field(None, description="why ci95 is null")
 
 
+class NumberMetric(Metric):
+    """A share, a mean or a percentage: a number (never a boolean), or null."""
+
+    value: float | int | None
+
+
+class CountMetric(Metric):
+    """A count: an integer, or null."""
+
+    value: int | None = Field(ge=0)
+
+
+class YesNoMetric(Metric):
+    """A case's Pass@1, Stable@3 or Complete@3: true or false, or null."""
+
+    value: bool | None
+
+
+Number = float | int | None
+Count = Annotated[int | None, Field(ge=0)]
+YesNo = bool | None
+
+
+def _metrics_td(name: str, metric: bool, **types: str) -> Any:
+    """A TypedDict of the named metrics (none required, no other allowed): each a Metric of its kind
+    (``metric``) or its bare value (the public projection)."""
+    kinds = {"number": (NumberMetric, Number), "count": (CountMetric, Count), "yesno": (YesNoMetric, YesNo)}
+    fields = {k: kinds[v][0 if metric else 1] for k, v in types.items()}
+    td = TypedDict(name, fields, total=False)  # type: ignore[operator]
+    td.__pydantic_config__ = _TD_CONFIG  # type: ignore[attr-defined]
+    return Annotated[td, WrapValidator(_in_written_order)]
+
+
+def _in_written_order(value: Any, handler: Any) -> Any:
+    """The validated metrics in the order the file (or the scorer) wrote them, not the TypedDict's:
+    a projection and a re-written score keep their bytes."""
+    checked = handler(value)
+    return {k: checked[k] for k in value if k in checked} if isinstance(value, dict) else checked
+
+
+_CASE = dict(task_success="number", reliability="number", on_time_pass_count="count", pass_at_1="yesno",
+             stable_at_3="yesno", complete_at_3="yesno", late_completion_count="count", hard_fail_count="count",
+             autonomy="number", governance_serious_count="count", governance_minor_count="count",
+             untimed_task_success="number", pass_count="count")
+_OVERALL = dict(task_success="number", reliability="number", on_time_pass_count="count", pass_at_1="number",
+                stable_at_3="number", complete_at_3="number", late_completion_count="count", hard_fail_count="count",
+                autonomy="number", governance_serious_count="count", governance_minor_count="count",
+                valid_comparable_repetition_count="count", beyond_planned_count="count", case_count="count")
+_UNTIMED = dict(untimed_task_success="number", pass_count="count", hard_fail_count="count", autonomy="number",
+                governance_serious_count="count", governance_minor_count="count",
+                valid_comparable_repetition_count="count", beyond_planned_count="count", case_count="count")
+CaseMetrics = _metrics_td("CaseMetrics", True, **_CASE)
+OverallMetrics = _metrics_td("OverallMetrics", True, **_OVERALL)
+UntimedMetrics = _metrics_td("UntimedMetrics", True, **_UNTIMED)
+CaseValues = _metrics_td("CaseValues", False, **_CASE)
+OverallValues = _metrics_td("OverallValues", False, **_OVERALL)
+UntimedValues = _metrics_td("UntimedValues", False, **_UNTIMED)
+
+
 class RepetitionResult(Format):
     """Score of one repetition."""
 
@@ -536,7 +595,7 @@ class CaseResult(Format):
     repetitions_used: list[str]
     repetitions_excluded: dict[str, str]
     derivation: SharedDerivation = Field(description="Shared by every metric of the case (see Derivation).")
-    metrics: dict[str, Metric]
+    metrics: CaseMetrics
     governance: dict[str, Any]
 
 
@@ -556,9 +615,9 @@ class ScoreOutput(Format):
     contract_sha256: str
     status: Literal["complete", "incomplete"]
     missing: list[MissingCase]
-    overall: dict[str, Metric]
+    overall: OverallMetrics
     overall_derivation: SharedDerivation
-    diagnostic_untimed: dict[str, Metric]
+    diagnostic_untimed: UntimedMetrics
     diagnostic_untimed_derivation: SharedDerivation
     cases: list[CaseResult]
     repetitions: list[RepetitionResult]
@@ -605,7 +664,7 @@ class PublicCase(Format):
     planned_repetitions: int
     valid_comparable_repetition_count: int
     beyond_planned_count: int
-    results: dict[str, float | int | bool | None]
+    results: CaseValues
     repetitions: list[PublicRepetition]
 
 
@@ -624,8 +683,8 @@ class PublicProjection(Format):
     contract_version: str
     contract_sha256: str
     status: Literal["complete", "incomplete"]
-    overall: dict[str, float | int | bool | None]
-    diagnostic_untimed: dict[str, float | int | bool | None]
+    overall: OverallValues
+    diagnostic_untimed: UntimedValues
     intervals: dict[Literal["overall", "diagnostic_untimed"], dict[str, PublicInterval]] = Field(
         description="the 95 % interval beside each overall number that has one, as in the score (docs/statistics.md)")
     cases: list[PublicCase]

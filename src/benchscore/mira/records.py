@@ -17,9 +17,9 @@ from typing import Any
 import orjson
 from pydantic import TypeAdapter, ValidationError
 
-from benchscore.common.errors import BadInput, shown
+from benchscore.common.errors import BadInput
 from benchscore.common.provenance import sha256_bytes
-from benchscore.common.readers import loads_json, read_json_bytes, validate
+from benchscore.common.readers import error_message, loads_json, read_json_bytes, validate
 
 from .formats import (
     CalibrationPolicy,
@@ -133,11 +133,7 @@ def _records_error(exc: ValidationError, path: str | Path, numbers: list[int]) -
     loc = tuple(err.get("loc", ()))
     index = loc[0] if loc and isinstance(loc[0], int) else None
     line = f"line {numbers[index]}" if index is not None else None
-    msg = err.get("msg", "invalid value")
-    if err.get("type") == "missing":
-        msg = "required field is missing"
-    elif "input" in err and not isinstance(err["input"], dict | list):
-        msg += f" (got {shown(err['input'])})"
+    msg = "required field is missing" if err.get("type") == "missing" else error_message(err)
     return BadInput(msg, source=path, record=line, field=_field_of(loc[1:]))
 
 

@@ -171,7 +171,8 @@ def _print_build(kind: str, folder: Path, build: Build) -> None:
               help="Most options per question; larger sets are sampled keeping a best row.")
 def build_mc(output_dir: Path, name: str | None, tables: tuple[Path, ...], bundled: tuple[str, ...], seed: int,
              metadata: Path | None, max_options: int) -> None:
-    """Build the six multiple-choice sub-datasets (seed section 6) into a timestamped folder."""
+    """Build the six multiple-choice sub-datasets (specification: docs/rxn.md, section 6) into a timestamped
+    folder."""
     loaded, meta = load_inputs(tables, bundled, metadata)
     cmd = _command("build-mc", {"tables": tables, "bundled": bundled, "metadata": metadata, "seed": seed,
                                 "max_options": max_options, "name": name})
@@ -184,7 +185,8 @@ def build_mc(output_dir: Path, name: str | None, tables: tuple[Path, ...], bundl
 @_input_options
 def build_fib(output_dir: Path, name: str | None, tables: tuple[Path, ...], bundled: tuple[str, ...], seed: int,
               metadata: Path | None) -> None:
-    """Build the two fill-in-blank sub-datasets (seed section 7) into a timestamped folder."""
+    """Build the two fill-in-blank sub-datasets (specification: docs/rxn.md, section 7) into a timestamped
+    folder."""
     loaded, meta = load_inputs(tables, bundled, metadata)
     cmd = _command("build-fib", {"tables": tables, "bundled": bundled, "metadata": metadata, "seed": seed,
                                  "name": name})
@@ -410,7 +412,8 @@ def _eval_options(f):
 @_eval_options
 def eval_mc(dataset: tuple[Path, ...], prediction: Path | None, output: Path | None, from_inspect: tuple[str, ...],
             save_prediction: Path | None) -> None:
-    """Evaluate multiple-choice predictions {id: option index} (seed section 6.5), or an inspect_ai log's answers."""
+    """Evaluate multiple-choice predictions {id: option index} (specification: docs/rxn.md, section 6.5), or an
+    inspect_ai log's answers."""
     _final_logs(_evaluate("multiple_choice", dataset, prediction, output, from_inspect, save_prediction))
 
 
@@ -418,7 +421,8 @@ def eval_mc(dataset: tuple[Path, ...], prediction: Path | None, output: Path | N
 @_eval_options
 def eval_fib(dataset: tuple[Path, ...], prediction: Path | None, output: Path | None, from_inspect: tuple[str, ...],
              save_prediction: Path | None) -> None:
-    """Evaluate fill-in-blank predictions {id: {key: candidate index}} (seed section 7.4), or an inspect_ai log's answers."""
+    """Evaluate fill-in-blank predictions {id: {key: candidate index}} (specification: docs/rxn.md, section
+    7.4), or an inspect_ai log's answers."""
     _final_logs(_evaluate("fill_in_blank", dataset, prediction, output, from_inspect, save_prediction))
 
 

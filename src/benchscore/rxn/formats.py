@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, RootModel, model_validator
+from pydantic import ConfigDict, Discriminator, Field, RootModel, Tag, model_validator
 
 from benchscore.common.models import Format as _Format
 from benchscore.common.models import Interval
@@ -312,12 +312,59 @@ class EvaluationChance(Format):
     overall: ChanceLevel
 
 
+Count = Annotated[int, Field(ge=0)]
+Fraction = Annotated[float | None, Field(ge=0.0, le=1.0)]
+
+
+class MultipleChoiceMetrics(Format):
+    """The metrics of a multiple-choice evaluation (one sub-dataset, or overall); a mean over no
+    sample is null."""
+
+    num_samples: Count
+    avg_relative_score: Fraction = Field(description="the main metric: mean option relative score, "
+                                                     "invalid and missing answers scoring 0")
+    exact_match_accuracy: Fraction = Field(description="share of answers that are a best option")
+    avg_yield_ratio: Fraction = Field(description="mean option yield / best yield over the samples with a yield")
+    num_invalid: Count
+    num_missing: Count
+    num_without_yield: Count
+
+
+class FillInBlankMetrics(Format):
+    """The metrics of a fill-in-blank evaluation (one sub-dataset, or overall); a mean over no sample
+    is null."""
+
+    num_samples: Count
+    hit_rate: Fraction = Field(description="num_scored / num_samples")
+    num_scored: Count
+    num_unhit: Count
+    num_invalid: Count
+    num_missing: Count
+    avg_relative_score: Fraction = Field(description="the main metric: scored relative scores / (num_samples - "
+                                                     "num_unhit)")
+    best_hit_rate_among_scored: Fraction = Field(description="share of scored answers with relative score 1")
+
+
+#: which task a set of metrics belongs to (told by the fields it holds; the task field must agree)
+_METRICS_TASK = {MultipleChoiceMetrics: "multiple_choice", FillInBlankMetrics: "fill_in_blank"}
+
+
+def _metrics_kind(value: Any) -> str:
+    held = value if isinstance(value, dict) else vars(value) if isinstance(value, _Format) else {}
+    return "fill_in_blank" if "hit_rate" in held else "multiple_choice"
+
+
+TaskMetrics = Annotated[
+    Annotated[MultipleChoiceMetrics, Tag("multiple_choice")] | Annotated[FillInBlankMetrics, Tag("fill_in_blank")],
+    Discriminator(_metrics_kind)]
+
+
 class EvaluationResult(Format):
     """Output of ``benchscore rxn eval-mc`` / ``eval-fib``: metrics per sub-dataset and overall."""
 
     task: Literal["multiple_choice", "fill_in_blank"]
-    per_dataset: dict[str, dict[str, Any]]
-    overall: dict[str, Any]
+    per_dataset: dict[str, TaskMetrics]
+    overall: TaskMetrics
     chance: EvaluationChance | None = Field(
         None, description="what a uniform random answer scores in expectation, beside the V6 metrics (which it "
                           "does not change)")
@@ -328,6 +375,13 @@ class EvaluationResult(Format):
         default_factory=dict, description="every sample of each sub-dataset, in dataset order: the records the "
                                           "metrics sum up (the report draws their distribution)")
     provenance: dict[str, Any]
+
+    @model_validator(mode="after")
+    def _metrics_of_the_task(self) -> EvaluationResult:
+        for where, metrics in [("overall", self.overall), *((f"per_dataset.{k}", v) for k, v in self.per_dataset.items())]:
+            if _METRICS_TASK[type(metrics)] != self.task:
+                raise ValueError(f"{where} holds {_METRICS_TASK[type(metrics)]} metrics, task is {self.task}")
+        return self
 
 
 # --- benchscore rxn predict ------------------------------------------------------------------
