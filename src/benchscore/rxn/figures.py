@@ -169,7 +169,7 @@ def _rates_figure(rows: list[tuple[str, dict[str, Any]]], intervals: list[dict[s
             if v is None:
                 continue
             y = i - 0.4 + h * (j + 0.5)
-            ax.barh(y, v, height=h * 0.9, color=plot.PALETTE[j % 7], label=None if name in labelled else name)
+            ax.barh(y, v, height=h * 0.9, color=plot.metric_colour(name), label=None if name in labelled else name)
             labelled.add(name)
             ci = ((intervals or [{}] * n)[i].get(name) or {}).get("ci95")
             if ci:
@@ -179,7 +179,7 @@ def _rates_figure(rows: list[tuple[str, dict[str, Any]]], intervals: list[dict[s
     ax.set_yticks(range(n), [label for label, _ in rows])
     ax.set_ylim(n - 0.5, -0.5)
     plot.value_axis(ax, "x", 0, 1, room=0.12, step=0.2)
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncols=3, fontsize=7)
+    fig.legend(loc="outside lower center", ncols=4, fontsize=7)
     return fig
 
 
@@ -195,15 +195,16 @@ def _counts_figure(rows: list[tuple[str, dict[str, Any]]]):
     for i, (_, m) in enumerate(rows):
         c = _counts(m)
         if "num_samples" in c:
-            ax.barh(i, c["num_samples"], height=0.9, fill=False, edgecolor="black", linewidth=0.8,
-                    label=None if "num_samples" in labelled else "num_samples")
+            ax.barh(i, c["num_samples"], height=0.9, color=plot.metric_colour("num_samples"), edgecolor="black",
+                    linewidth=0.8, label=None if "num_samples" in labelled else "num_samples")
             labelled.add("num_samples")
         for j, name in enumerate(names):
             if name not in c:
                 continue
             y = i - 0.4 + h * (j + 0.5)
             bad = name in ("num_invalid", "num_missing", "num_unhit") and c[name] > 0
-            ax.barh(y, c[name], height=h * 0.8, color=plot.PALETTE[j % 7], label=None if name in labelled else name)
+            ax.barh(y, c[name], height=h * 0.8, color=plot.metric_colour(name), edgecolor="black", linewidth=0.4,
+                    label=None if name in labelled else name)
             labelled.add(name)
             plot.data_label(ax.text(c[name] + top * 0.01, y, f"{name[4:]} {c[name]}", va="center", fontsize=6.5,
                                     color=plot.BAD if bad else "black", fontweight="bold" if bad else "normal"),
@@ -212,7 +213,8 @@ def _counts_figure(rows: list[tuple[str, dict[str, Any]]]):
     ax.set_ylim(n - 0.5, -0.5)
     ax.set_xlim(0, top * 1.25)
     ax.set_xlabel("samples")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), ncols=4, fontsize=7)
+    plot.count_axis(ax, "x")
+    fig.legend(loc="outside lower center", ncols=4, fontsize=7)
     return fig
 
 
@@ -237,6 +239,7 @@ def _distribution_figure(per_sample: list[tuple[Output, str, list[dict[str, Any]
                      + (f" ({uncounted} without a relative score: unhit)" if uncounted else ""), fontsize=8)
         ax.set_xlim(0, 1)
         ax.set_ylabel("samples")
+        plot.count_axis(ax, "y")
         ax.legend(fontsize=7, loc="upper center")
     axes[-1].set_xlabel("relative score")
     return fig
