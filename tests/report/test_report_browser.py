@@ -74,6 +74,14 @@ LAYOUT = """
       if (tops.size > 1) broken.push(`${m[0]} on ${tops.size} lines: ${where(node.parentElement)}`);
     }
   }
+  for (const mark of document.querySelectorAll('.mark')) {
+    const word = mark.textContent.trim();
+    if (!word || /\\s/.test(word)) continue;
+    const tops = new Set([...mark.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top)));
+    const lines = new Set([...(() => { const r = document.createRange(); r.selectNodeContents(mark); return r.getClientRects(); })()]
+      .filter((r) => r.width > 0).map((r) => Math.round(r.top)));
+    if (Math.max(tops.size, lines.size) > 1) broken.push(`the state word ${word} on ${lines.size} lines: ${where(mark)}`);
+  }
   const empty = [...document.querySelectorAll('tbody tr')].filter((tr) => !tr.classList.contains('group'))
     .filter((tr) => [...tr.children].slice(1).every((c) => !c.textContent.trim()))
     .filter((tr) => tr.children.length > 1).map((tr) => where(tr));
@@ -106,7 +114,8 @@ def test_nothing_sits_behind_horizontal_scroll_at_1400_px(laid_out, name):
 
 @pytest.mark.parametrize("name", PAGES)
 @pytest.mark.parametrize("width", [1400, 900])
-def test_an_option_is_never_broken_across_lines(laid_out, name, width):
+def test_an_option_or_a_state_word_is_never_broken_across_lines(laid_out, name, width):
+    """``--quick`` never wraps as ``--`` / ``quick``, nor ``replay`` as ``re`` / ``pla`` / ``y``."""
     assert laid_out[(name, width)]["broken"] == [], name
 
 

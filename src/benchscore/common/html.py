@@ -71,22 +71,22 @@ def esc(value: Any) -> str:
 
 #: a command-line option (``--quick``, ``--base-url``) in running text: never broken across lines
 _OPTION = re.compile(r"(?<![\w-])(--[A-Za-z][\w-]*)")
-#: where a long identifier may break (after a dot, an underscore or a slash) when its column is narrow
-_BREAK_AFTER = re.compile(r"([._/])(?=\w)")
+#: where a long identifier may break when its column is narrow: after an underscore or a slash, and after
+#: a dot that follows a letter (``scores_after_evaporation.approve``; never inside a number such as 0.53)
+_BREAK_AFTER = re.compile(r"(_|/|(?<=[A-Za-z])\.)(?=\w)")
 
 
 def prose(value: Any) -> str:
     """Escaped text for an element's content (never an attribute): each option it names
-    (``--quick``) kept on one line, so a reader never sees ``--`` / ``quick``."""
-    return _OPTION.sub(r'<span class="opt">\1</span>', esc(value))
-
-
-def name_html(value: Any) -> str:
-    """Escaped text of a header cell or a row's name: options kept whole, and a break allowed after
-    each dot, underscore or slash (``scores_after_evaporation.approve`` wraps at its parts)."""
+    (``--quick``) kept on one line, so a reader never sees ``--`` / ``quick``, and a long identifier
+    (``S07_live_external_github_code_reasoning``) allowed to break at its parts, not inside a word."""
     parts = _OPTION.split(str(value))
     return "".join(f'<span class="opt">{esc(x)}</span>' if i % 2 else _BREAK_AFTER.sub(r"\1<wbr>", esc(x))
                    for i, x in enumerate(parts))
+
+
+#: a header cell or a row's name is prose too
+name_html = prose
 
 
 def fmt(value: Any) -> str:
@@ -129,6 +129,8 @@ def cell(value: Any, key: str = "") -> str:
     title = f' title="{esc(repr(value))}"' if isinstance(value, float) else ""
     num = " num" if isinstance(value, int | float) and not isinstance(value, bool) else ""
     if cls:
+        if isinstance(value, bool) or value in FAIL_WORDS | PASS_WORDS | WARN_WORDS:  # one word, one line
+            return f'<td class="{cls}{num}"{title}><span class="mark word">{esc(fmt(value))}</span></td>'
         return f'<td class="{cls}{num}"{title}><span class="mark">{shown}</span></td>'
     return f'<td class="{num.strip()}"{title}>{shown}</td>' if num or title else f"<td>{shown}</td>"
 
@@ -550,7 +552,7 @@ code { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: .9em
 table { border-collapse: collapse; margin: .3rem 0 .8rem; font-size: .85rem; max-width: 100%; }
 th, td { overflow-wrap: anywhere; }
 td.num { overflow-wrap: normal; white-space: nowrap; }
-.opt { white-space: nowrap; }
+.opt, .word, span.mark.fail, span.mark.pass, span.mark.warn { white-space: nowrap; }
 caption { text-align: left; font-weight: bold; padding: .2rem 0; }
 th, td { border: 1px solid var(--line); padding: .15rem .45rem; text-align: left; vertical-align: top; }
 thead th { background: #f4f4f4; }
