@@ -35,7 +35,7 @@ _INLINE_LEAVES = 6
 #: a list of scalars longer than this (as text) gets a table of its own instead of one cell
 _CELL_CHARS = 80
 #: a record table with more columns than this is split into one table per record
-_MAX_COLUMNS = 14
+_MAX_COLUMNS = 10
 #: a "numbers" block with more rows than this starts folded (one click opens it; no script needed)
 _OPEN_ROWS = 80
 
@@ -118,6 +118,11 @@ def state_class(value: Any, key: str = "") -> str:
     return ""
 
 
+#: a run of this many characters with no space, underscore, slash or dot in it (a sha256, a long URL
+#: fragment) may break anywhere; any shorter word stays whole and sets its column's narrowest width
+_LONG_TOKEN = re.compile(r"[^\s_/.]{25,}")
+
+
 def cell(value: Any, key: str = "") -> str:
     """One ``<td>``: escaped, formatted, the exact float in a tooltip, state words marked (not by colour alone)."""
     if isinstance(value, Raw):
@@ -126,6 +131,8 @@ def cell(value: Any, key: str = "") -> str:
         return '<td class="note">(empty string)</td>'
     shown = prose(fmt(value))
     cls = state_class(value, key)
+    if _LONG_TOKEN.search(fmt(value)) and not isinstance(value, int | float):
+        return f'<td class="long">{shown}</td>' if not cls else f'<td class="{cls} long"><span class="mark">{shown}</span></td>'
     title = f' title="{esc(repr(value))}"' if isinstance(value, float) else ""
     num = " num" if isinstance(value, int | float) and not isinstance(value, bool) else ""
     if cls:
@@ -136,12 +143,24 @@ def cell(value: Any, key: str = "") -> str:
 
 
 def table(columns: Sequence[str], rows: Iterable[Sequence[Any]], *, caption: str | None = None,
-          keys: Sequence[str] | None = None) -> Raw:
-    """A table; ``keys`` (default: the column names) tell :func:`state_class` what each column holds."""
+          keys: Sequence[str] | None = None, below: Sequence[str] = ()) -> Raw:
+    """A table; ``keys`` (default: the column names) tell :func:`state_class` what each column holds.
+    ``below`` names columns of long text (a derivation, a reason) shown instead on a line of their own
+    under each row, across the whole table (left out where '-' or empty), so they wrap at the page's
+    width and the other columns stay on screen."""
     keys = list(keys or columns)
+    under = [list(columns).index(b) for b in below]
+    if under:
+        columns = [c for i, c in enumerate(columns) if i not in under]
+        keys = [k for i, k in enumerate(keys) if i not in under]
     head = "".join(f'<th scope="col">{name_html(c)}</th>' for c in columns)
     body = []
     for row in rows:
+        extra = "".join(
+            f'<tr class="below"><td colspan="{len(columns)}"><span class="below-name">{esc(below[k])}:</span> '
+            f"{row[i] if isinstance(row[i], Raw) else prose(fmt(row[i]))}</td></tr>"
+            for k, i in enumerate(under) if row[i] not in (None, "", "-"))
+        row = [v for i, v in enumerate(row) if i not in under]
         cells = [cell(v, keys[i] if i < len(keys) else "") for i, v in enumerate(row)]
         if cells:
             first = row[0]
@@ -149,7 +168,7 @@ def table(columns: Sequence[str], rows: Iterable[Sequence[Any]], *, caption: str
                 cells[0] = f'<th scope="row">{name_html(first)}</th>'
             else:
                 cells[0] = cells[0].replace("<td", '<th scope="row"', 1).replace("</td>", "</th>")
-        body.append("<tr>" + "".join(cells) + "</tr>")
+        body.append("<tr>" + "".join(cells) + "</tr>" + extra)
     cap = f"<caption>{esc(caption)}</caption>" if caption else ""
     return Raw(f'<div class="scroll"><table>{cap}<thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody>'
                f"</table></div>")
@@ -550,8 +569,11 @@ table.summary td.status { white-space: nowrap; }
 code { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: .9em; }
 .scroll { overflow-x: auto; max-width: 100%; }
 table { border-collapse: collapse; margin: .3rem 0 .8rem; font-size: .85rem; max-width: 100%; }
-th, td { overflow-wrap: anywhere; }
+th, td { overflow-wrap: break-word; }
+td.long { overflow-wrap: anywhere; }
 td.num { overflow-wrap: normal; white-space: nowrap; }
+tr.below td { border-top: none; padding-left: 1.2rem; color: #333; }
+.below-name { color: var(--muted); font-style: italic; }
 .opt, .word, span.mark.fail, span.mark.pass, span.mark.warn { white-space: nowrap; }
 caption { text-align: left; font-weight: bold; padding: .2rem 0; }
 th, td { border: 1px solid var(--line); padding: .15rem .45rem; text-align: left; vertical-align: top; }

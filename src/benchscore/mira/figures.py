@@ -204,16 +204,16 @@ def _repetition_table(doc: dict[str, Any], cases: list[dict[str, Any]]) -> str:
             rows.append([rid, c["case_id"], _counted_as(c, r), r.get("execution_mode"), r.get("comparability"),
                          r.get("status"), r.get("timing_band"),
                          r.get("timing_credit"), r.get("official_task_success"), r.get("elapsed_s"),
-                         c["t_soft"], c["t_hard"], used,
+                         f"{html.fmt(c['t_soft'])} / {html.fmt(c['t_hard'])}", used,
                          ", ".join(r.get("hard_fail_rules") or []) or "-",
                          "; ".join(f"{g.get('severity')} {g.get('kind')}: {g.get('detail')}"
                                    for g in r.get("governance_violations") or []) or "-",
                          r.get("derivation", "-")])
     return html.heading("Repetitions") + html.table(
         ["repetition", "case", "counted as", "mode", "comparability", "status", "timing_band", "timing_credit",
-         "official_task_success", "elapsed_s", "T_soft s", "T_hard s", "used by the case", "hard-fail rules",
+         "official_task_success", "elapsed_s", "T_soft / T_hard s", "used by the case", "hard-fail rules",
          "governance", "derivation"], rows,
-        keys=["", "", "", "", "comparability", "status", "", "", "", "", "", "", "", "", "", ""])
+        keys=["", "", "", "", "comparability", "status", "", "", "", "", "", "", "", "", ""], below=["hard-fail rules", "governance", "derivation"])
 
 
 @plot.styled
