@@ -129,10 +129,10 @@ def render(outputs: Sequence[Output]) -> list[str]:
                     "error bars are 95 % intervals (clustered by condition table; none where the questions come "
                     "from a single table).", outputs),
         html.figure(plot.to_svg(_counts_figure(rows)), "Sample counts: invalid, missing, unhit.",
-                    "The outline is num_samples; the bars are the output's counts (num_invalid: an answer "
-                    "outside the option space; num_missing: no answer; num_unhit: a fill-in-the-blank answer "
-                    "matching no table row; num_scored; num_without_yield). A red count is a non-zero "
-                    "invalid/missing/unhit count.", outputs),
+                    "The wide grey bar is num_samples (every sample of the evaluation); the narrow bars on it "
+                    "are the output's counts (num_invalid: an answer outside the option space; num_missing: "
+                    "no answer; num_unhit: a fill-in-the-blank answer matching no table row; num_scored; "
+                    "num_without_yield). A red count is a non-zero invalid/missing/unhit count.", outputs),
     ]
     per_sample = [(o, p, s) for o in outputs for p, s in _samples(o.doc)]
     if per_sample:
