@@ -59,7 +59,8 @@ LAYOUT = """
     const title = block && block.querySelector('h5, h3, h2, figcaption strong');
     return (title ? title.textContent.trim().slice(0, 60) + ': ' : '') + e.textContent.trim().slice(0, 60);
   };
-  const wide = [...document.querySelectorAll('main *')].filter((e) => e.clientWidth > 0 && e.scrollWidth > e.clientWidth + 1)
+  const wide = [...document.querySelectorAll('main *')]
+    .filter((e) => e.clientWidth > 0 && e.scrollWidth > e.clientWidth + 1)
     .map((e) => `${e.tagName}.${e.className} ${e.scrollWidth} px in ${e.clientWidth} px: ${where(e)}`);
   const page = document.documentElement;
   if (page.scrollWidth > page.clientWidth + 1) wide.push(`the page ${page.scrollWidth} px in ${page.clientWidth} px`);
@@ -77,10 +78,10 @@ LAYOUT = """
   for (const mark of document.querySelectorAll('.mark')) {
     const word = mark.textContent.trim();
     if (!word || /\\s/.test(word)) continue;
-    const tops = new Set([...mark.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top)));
-    const lines = new Set([...(() => { const r = document.createRange(); r.selectNodeContents(mark); return r.getClientRects(); })()]
-      .filter((r) => r.width > 0).map((r) => Math.round(r.top)));
-    if (Math.max(tops.size, lines.size) > 1) broken.push(`the state word ${word} on ${lines.size} lines: ${where(mark)}`);
+    const range = document.createRange();
+    range.selectNodeContents(mark);
+    const lines = new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top)));
+    if (lines.size > 1) broken.push(`the state word ${word} on ${lines.size} lines: ${where(mark)}`);
   }
   const empty = [...document.querySelectorAll('tbody tr')].filter((tr) => !tr.classList.contains('group'))
     .filter((tr) => [...tr.children].slice(1).every((c) => !c.textContent.trim()))

@@ -223,7 +223,8 @@ def test_an_axis_that_counts_has_whole_number_ticks(measured, name):
         for label in (t for t in fig["texts"] if t["role"] == "axis-label"):
             if label["text"].split(" ")[0] not in COUNT_WORDS:
                 continue
-            ticks = [t["text"] for t in fig["texts"] if t["role"] == f"{label['axis']}tick" and t["axes"] == label["axes"]]
+            ticks = [t["text"] for t in fig["texts"]
+                     if t["role"] == f"{label['axis']}tick" and t["axes"] == label["axes"]]
             assert ticks, f"{name}: {fig['title']!r}: axis {label['text']!r} has no tick"
             fractions = [t for t in ticks if (v := _number(t)) is None or v != int(v)]
             assert not fractions, f"{name}: {fig['title']!r}: axis {label['text']!r} counts, ticks at {fractions}"

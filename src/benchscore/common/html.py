@@ -132,7 +132,9 @@ def cell(value: Any, key: str = "") -> str:
     shown = prose(fmt(value))
     cls = state_class(value, key)
     if _LONG_TOKEN.search(fmt(value)) and not isinstance(value, int | float):
-        return f'<td class="long">{shown}</td>' if not cls else f'<td class="{cls} long"><span class="mark">{shown}</span></td>'
+        if not cls:
+            return f'<td class="long">{shown}</td>'
+        return f'<td class="{cls} long"><span class="mark">{shown}</span></td>'
     title = f' title="{esc(repr(value))}"' if isinstance(value, float) else ""
     num = " num" if isinstance(value, int | float) and not isinstance(value, bool) else ""
     if cls:
@@ -164,7 +166,8 @@ def table(columns: Sequence[str], rows: Iterable[Sequence[Any]], *, caption: str
         cells = [cell(v, keys[i] if i < len(keys) else "") for i, v in enumerate(row)]
         if cells:
             first = row[0]
-            if isinstance(first, str) and not isinstance(first, Raw) and not state_class(first, keys[0] if keys else ""):
+            plain = isinstance(first, str) and not isinstance(first, Raw)
+            if plain and not state_class(first, keys[0] if keys else ""):
                 cells[0] = f'<th scope="row">{name_html(first)}</th>'
             else:
                 cells[0] = cells[0].replace("<td", '<th scope="row"', 1).replace("</td>", "</th>")

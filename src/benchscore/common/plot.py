@@ -244,7 +244,9 @@ def collisions(fig: Figure) -> list[str]:
                 if not t.get_visible() or not t.get_text().strip():
                     continue
                 other = t.get_window_extent(renderer)
-                if min(box.x1, other.x1) - max(box.x0, other.x0) > 1 and min(box.y1, other.y1) - max(box.y0, other.y0) > 1:
+                wide = min(box.x1, other.x1) - max(box.x0, other.x0)
+                high = min(box.y1, other.y1) - max(box.y0, other.y0)
+                if wide > 1 and high > 1:
                     names = ", ".join(x.get_text() for x in legend.get_texts())
                     found.append(f"the legend ({names}) covers {t.get_text()!r}")
     return found

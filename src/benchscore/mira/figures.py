@@ -213,7 +213,8 @@ def _repetition_table(doc: dict[str, Any], cases: list[dict[str, Any]]) -> str:
         ["repetition", "case", "counted as", "mode", "comparability", "status", "timing_band", "timing_credit",
          "official_task_success", "elapsed_s", "T_soft / T_hard s", "used by the case", "hard-fail rules",
          "governance", "derivation"], rows,
-        keys=["", "", "", "", "comparability", "status", "", "", "", "", "", "", "", "", ""], below=["hard-fail rules", "governance", "derivation"])
+        keys=["", "", "", "", "comparability", "status", "", "", "", "", "", "", "", "", ""],
+        below=["hard-fail rules", "governance", "derivation"])
 
 
 @plot.styled
