@@ -62,6 +62,8 @@ METRIC_COLOURS: dict[str, str] = {
     "num_invalid": "#D55E00", "num_missing": "#F0E442",
     # tcsexam tracks
     "theorem": "#0072B2", "solver": "#E69F00", "construction": "#009E73", "conjecture": "#CC79A7",
+    # mira
+    "task_success": "#0072B2", "reliability": "#009E73",
 }
 
 

@@ -234,8 +234,8 @@ def _metrics_figure(cases: list[dict[str, Any]]):
         if ts is None:
             ax_ts.text(0.02, i, c["status"] or "n/a", va="center", fontsize=8, color=plot.BAD)
         else:
-            ax_ts.barh(i, ts, color=plot.NEUTRAL if untimed else plot.ACCENT, hatch=hatch, edgecolor="black",
-                       linewidth=0.4, height=0.6)
+            colour = plot.NEUTRAL if untimed else plot.metric_colour("task_success")
+            ax_ts.barh(i, ts, color=colour, hatch=hatch, edgecolor="black", linewidth=0.4, height=0.6)
             plot.data_label(ax_ts.text(ts + 0.02, i, f"{ts:.3f}" + (" untimed" if untimed else ""), va="center",
                                        fontsize=7), row=str(c["case_id"]), col="Task Success",
                             value=ts_cell if isinstance(ts_cell, str) else None)
@@ -244,7 +244,8 @@ def _metrics_figure(cases: list[dict[str, Any]]):
             ax_rel.text(2, i, "n/a" if not incomplete else str(c["status"]), va="center", fontsize=8,
                         color=plot.BAD if incomplete else "black")
         else:
-            ax_rel.barh(i, rel, color=plot.PALETTE[2], hatch=hatch, edgecolor="black", linewidth=0.4, height=0.6)
+            ax_rel.barh(i, rel, color=plot.metric_colour("reliability"), hatch=hatch, edgecolor="black",
+                        linewidth=0.4, height=0.6)
             plot.data_label(ax_rel.text(rel + 2, i, f"{rel:.1f}", va="center", fontsize=7), row=str(c["case_id"]),
                             col="Reliability (%)")
         for j, key in enumerate(AT_METRICS):
