@@ -17,20 +17,33 @@ def invoke(*args: str):
     return CliRunner().invoke(cli, list(args))
 
 
+#: elements inside a line of text: they join what is either side of them (``(<span>--junit</span>)``)
+_INLINE = frozenset({"a", "span", "code", "strong", "em", "wbr", "abbr", "b", "i"})
+
+
 class _Text(HTMLParser):
     def __init__(self) -> None:
         super().__init__()
         self.parts: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs) -> None:
+        if tag not in _INLINE:
+            self.parts.append(" ")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag not in _INLINE:
+            self.parts.append(" ")
 
     def handle_data(self, data: str) -> None:
         self.parts.append(data)
 
 
 def visible_text(page: str) -> str:
-    """The text a reader sees (tags dropped, entities decoded, whitespace collapsed)."""
+    """The text a reader sees (tags dropped, entities decoded, whitespace collapsed; an inline element
+    such as ``<span>`` or ``<wbr>`` does not split a word)."""
     parser = _Text()
     parser.feed(page)
-    return " ".join(" ".join(parser.parts).split())
+    return " ".join("".join(parser.parts).split())
 
 
 def scalars(value, skip=frozenset()):

@@ -1,7 +1,7 @@
 """The report's screenshots in docs/: the top of the demo's index and of each domain page in headless
-Chromium (1100 x 1400 viewport), quantized to 128 colours.
+Chromium (a 1,400 px wide viewport, 1,400 px tall), quantized to 128 colours.
 
-    benchscore demo --output-dir /tmp/demo-out
+    benchscore demo --output-dir /tmp/demo-out     # SOURCE_DATE_EPOCH=1767225600 for the dates shown
     python tests/report/screenshots.py /tmp/demo-out docs
 
 Not a test (pytest does not collect it); docs/report.md says which file shows what.
@@ -15,15 +15,18 @@ from pathlib import Path
 PAGES = {"index.html": "report-index.png", "tcsexam.html": "report-tcsexam.png", "mira.html": "report-mira.png",
          "rxn.html": "report-rxn.png", "swarm.html": "report-swarm.png"}
 
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--no-first-run"]
+
 
 def main(demo_out: Path, docs: Path) -> None:
     from PIL import Image
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--headless", "--no-sandbox"])
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
         for page_name, png in PAGES.items():
-            page = browser.new_page(viewport={"width": 1100, "height": 1400})
+            page = browser.new_page(viewport={"width": 1400, "height": 1400})
             page.goto((demo_out / page_name).as_uri(), wait_until="load")
             page.screenshot(path=str(docs / png), full_page=False)
             page.close()

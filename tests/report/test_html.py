@@ -111,3 +111,60 @@ def test_a_reason_that_opens_with_its_verdict_does_not_repeat_it():
                                    ("FAIL", "FAILED twice", "FAIL FAILED twice")]:
         text = " ".join(visible_text(str(html.fail_reason(verdict, reason))).split())
         assert text == shown, (reason, text)
+
+
+# ---- layout: reasons wrap, options stay whole, no empty rows (issue 32) ---------------------------
+def test_an_option_is_one_unbreakable_piece_and_a_long_identifier_breaks_at_its_parts():
+    shown = html.prose("skipped by --quick (run S07_live_external.github); 0.53 stays")
+    assert '<span class="opt">--quick</span>' in shown
+    assert "S07_<wbr>live_<wbr>external.<wbr>github" in shown and "0.53 stays" in shown
+    assert ".opt" in html.CSS and "white-space: nowrap" in html.CSS
+
+
+def test_a_long_text_column_sits_on_a_line_of_its_own_under_its_row():
+    page = html.table(["id", "n", "derivation", "note"], [["a", 1, "why a", "-"], ["b", 2, "why b", "x"]],
+                      below=["derivation", "note"])
+    heads = re.findall(r'<th scope="col">([^<]*)</th>', page)
+    assert heads == ["id", "n"]
+    rows = re.findall(r"<tr( class=\"below\")?>(.*?)</tr>", page.split("<tbody>", 1)[1])
+    kinds = [bool(cls) for cls, _ in rows]
+    assert kinds == [False, True, False, True, True]  # 'note' of a is '-': left out
+    assert 'colspan="2"' in page and "why a" in page and "why b" in page
+
+
+def test_a_record_of_nested_values_only_has_no_empty_row_and_an_output_argument_is_said_in_words():
+    doc = {"intervals": {"per_dataset": {"d": {"ci95": [0.1, 0.2]}}, "overall": {"ci95": [0.3, 0.4], "m": "w"}},
+           "provenance": {"arguments": {"--output": {"output": "file"}, "--seed": 3}}, "empty": [], "blank": ""}
+    page = html.numbers(output(doc))
+    for row in re.findall(r"<tr>(.*?)</tr>", page):
+        cells = re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", row)
+        assert any(c.strip() for c in cells[1:]), row
+    text = visible_text(page)
+    assert "--output.output" not in text and "an output file (where it was written is no part of the recipe)" in text
+    assert "(none)" in text and "(empty string)" in text
+
+
+def test_collisions_finds_a_legend_over_an_axis_label():
+    fig = plot.new_figure(4, 2)
+    ax = fig.add_subplot()
+    ax.bar([0, 1], [1, 2], label="a metric")
+    ax.set_xlabel("the axis label")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.02))  # just below the axes: over the label
+    assert any("the axis label" in c for c in plot.collisions(fig))
+    fig = plot.new_figure(4, 2)
+    ax = fig.add_subplot()
+    ax.bar([0, 1], [1, 2], label="a metric")
+    ax.set_xlabel("the axis label")
+    fig.legend(loc="outside lower center")
+    assert plot.collisions(fig) == []
+
+
+def test_a_metric_has_one_colour_and_a_count_axis_whole_ticks():
+    assert plot.metric_colour("avg_relative_score") == plot.METRIC_COLOURS["avg_relative_score"]
+    assert plot.metric_colour("some_new_metric") == plot.metric_colour("some_new_metric") in plot.PALETTE
+    fig = plot.new_figure(4, 2)
+    ax = fig.add_subplot()
+    ax.hist([0.1, 0.2, 0.2, 0.9], bins=[0, 0.5, 1])
+    plot.count_axis(ax, "y")
+    fig.draw_without_rendering()
+    assert all(float(t).is_integer() for t in ax.get_yticks())

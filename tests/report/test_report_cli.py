@@ -179,7 +179,7 @@ def test_swarm_shows_the_reason_next_to_every_fail(demo_out):
         row = rows[check["id"]]
         assert "fail" in row
         reason = check.get("reason") or check["evidence"].get("reason")
-        assert (html.esc(reason) in row) if reason else ("no reason recorded in the output" in row)
+        assert (html.prose(reason) in row) if reason else ("no reason recorded in the output" in row)
     # the demo's swarm outputs carry what the figures need: P_t from the ledger, L01, L02 windows
     for title in ("Pheromone P_t over time, from the ledger.", "L01: throughput",
                   "L02: tokens per minute window against the target.", "Consensus: leader share and margin"):

@@ -1,6 +1,8 @@
 """Every figure of every demo page, measured in headless Chromium: its data labels against the table it
 sits above, no two of its texts overlapping, its row labels, legends and "Drawn from" list without
-duplicates, its ticks inside the metric's range.
+duplicates, its ticks inside the metric's range, no legend over an axis label or tick label (measured by matplotlib's
+renderer when the figure is drawn, ``data-collisions``), whole-number ticks on an axis that counts, every
+legend swatch filled, a metric's swatch never hatched, and one colour per metric on every page.
 
 The figures record each text they draw (``data-texts`` on the ``<svg>``, see
 :mod:`benchscore.common.plot`): its string, role (tick, legend, ...) and, for a data label, the
@@ -32,6 +34,7 @@ COLLECT = """
     const svg = fig.querySelector('svg');
     const texts = JSON.parse(svg.getAttribute('data-texts') || 'null');
     const ranges = JSON.parse(svg.getAttribute('data-ranges') || '[]');
+    const collisions = JSON.parse(svg.getAttribute('data-collisions') || 'null');
     const glyphs = (texts || []).map((t, i) => {
       const g = svg.querySelector(`g[id$="-bs-t${i}"]`);
       if (!g) return null;
@@ -49,7 +52,7 @@ COLLECT = """
       rows: [...table.querySelectorAll('tbody tr')].map((tr) => [...tr.children].map(cellText)),
     };
     return {
-      title: svg.getAttribute('aria-label'), texts, glyphs, ranges, counts: fig.dataset.counts || null,
+      title: svg.getAttribute('aria-label'), texts, glyphs, ranges, collisions, counts: fig.dataset.counts || null,
       table: tab, drawnFrom: [...fig.querySelectorAll('details.prov li > a')].map((a) => a.textContent),
     };
   });
@@ -201,3 +204,55 @@ def test_the_mira_page_counts_unused_repetitions_apart(measured):
         drawn = {(t["row"], t["series"]): int(t["text"]) for t in fig["texts"] if "count" in t}
         assert drawn[("ADV-01", "pass")] == 1, drawn
         assert sum(v for (row, series), v in drawn.items() if row == "ADV-01" and series.startswith("excluded")) == 2
+
+
+#: an axis whose label starts with one of these counts things: its ticks are whole numbers
+COUNT_WORDS = ("samples", "repetitions", "calls", "tasks", "count", "questions", "runs")
+
+
+@pytest.mark.parametrize("name", [*PAGES, "two-evals.html"])
+def test_no_legend_covers_an_axis_label(measured, name):
+    for fig in _figures(measured, name):
+        assert fig["collisions"] is not None, f"{name}: {fig['title']!r} records no data-collisions"
+        assert fig["collisions"] == [], f"{name}: {fig['title']!r}: {fig['collisions']}"
+
+
+@pytest.mark.parametrize("name", [*PAGES, "two-evals.html"])
+def test_an_axis_that_counts_has_whole_number_ticks(measured, name):
+    for fig in _figures(measured, name):
+        for label in (t for t in fig["texts"] if t["role"] == "axis-label"):
+            if label["text"].split(" ")[0] not in COUNT_WORDS:
+                continue
+            ticks = [t["text"] for t in fig["texts"]
+                     if t["role"] == f"{label['axis']}tick" and t["axes"] == label["axes"]]
+            assert ticks, f"{name}: {fig['title']!r}: axis {label['text']!r} has no tick"
+            fractions = [t for t in ticks if (v := _number(t)) is None or v != int(v)]
+            assert not fractions, f"{name}: {fig['title']!r}: axis {label['text']!r} counts, ticks at {fractions}"
+
+
+@pytest.mark.parametrize("name", [*PAGES, "two-evals.html"])
+def test_every_legend_swatch_is_filled_and_a_metric_is_never_hatched(measured, name):
+    from benchscore.common.plot import METRIC_COLOURS
+
+    for fig in _figures(measured, name):
+        for t in (t for t in fig["texts"] if t["role"] == "legend"):
+            assert "swatch" in t, f"{name}: {fig['title']!r}: legend {t['text']!r} records no swatch"
+            assert t["swatch"]["fill"], f"{name}: {fig['title']!r}: legend {t['text']!r} is an empty outline"
+            if t["text"] in METRIC_COLOURS:
+                assert not t["swatch"]["hatch"], f"{name}: {fig['title']!r}: metric {t['text']!r} is hatched"
+
+
+def test_a_metric_has_one_colour_on_every_page(measured):
+    """A legend entry naming a metric is drawn in the same colour in every figure of every page."""
+    from benchscore.common.plot import METRIC_COLOURS, metric_colour
+
+    seen: dict[str, set[tuple[str, str]]] = {}
+    for name, figures in measured.items():
+        for fig in figures:
+            for t in fig["texts"] or []:
+                if t["role"] == "legend" and t["text"] in METRIC_COLOURS:
+                    seen.setdefault(t["text"], set()).add((t["swatch"]["fill"], f"{name}: {fig['title']}"))
+    assert len(seen) >= 4, seen
+    for metric, drawn in seen.items():
+        colours = {c for c, _ in drawn}
+        assert {c.lower() for c in colours} == {metric_colour(metric).lower()}, f"{metric} drawn in {sorted(drawn)}"

@@ -290,7 +290,7 @@ def test_a_log_whose_run_ended_in_error_is_not_final(builds, tmp_path):
     assert entry["answers"] == 5 and json.loads(out.read_text())["overall"]["num_missing"] == len(samples) - 5
     report = tmp_path / "report.html"
     assert CliRunner().invoke(cli, ["report", str(out), "--output", str(report)]).exit_code == 0
-    html = report.read_text()
+    html = report.read_text().replace("<wbr>", "")  # a long name may break at its parts
     assert "incomplete" in html and f"inspect_ai log {log.name} ended with status error" in html
 
 

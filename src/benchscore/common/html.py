@@ -35,7 +35,7 @@ _INLINE_LEAVES = 6
 #: a list of scalars longer than this (as text) gets a table of its own instead of one cell
 _CELL_CHARS = 80
 #: a record table with more columns than this is split into one table per record
-_MAX_COLUMNS = 14
+_MAX_COLUMNS = 10
 #: a "numbers" block with more rows than this starts folded (one click opens it; no script needed)
 _OPEN_ROWS = 80
 
@@ -69,6 +69,26 @@ def esc(value: Any) -> str:
     return _html.escape(str(value), quote=True)
 
 
+#: a command-line option (``--quick``, ``--base-url``) in running text: never broken across lines
+_OPTION = re.compile(r"(?<![\w-])(--[A-Za-z][\w-]*)")
+#: where a long identifier may break when its column is narrow: after an underscore or a slash, and after
+#: a dot that follows a letter (``scores_after_evaporation.approve``; never inside a number such as 0.53)
+_BREAK_AFTER = re.compile(r"(_|/|(?<=[A-Za-z])\.)(?=\w)")
+
+
+def prose(value: Any) -> str:
+    """Escaped text for an element's content (never an attribute): each option it names
+    (``--quick``) kept on one line, so a reader never sees ``--`` / ``quick``, and a long identifier
+    (``S07_live_external_github_code_reasoning``) allowed to break at its parts, not inside a word."""
+    parts = _OPTION.split(str(value))
+    return "".join(f'<span class="opt">{esc(x)}</span>' if i % 2 else _BREAK_AFTER.sub(r"\1<wbr>", esc(x))
+                   for i, x in enumerate(parts))
+
+
+#: a header cell or a row's name is prose too
+name_html = prose
+
+
 def fmt(value: Any) -> str:
     """A value as text: floats to 6 significant digits, None as '-', lists joined by commas."""
     if value is None:
@@ -78,7 +98,7 @@ def fmt(value: Any) -> str:
     if isinstance(value, float):
         return format(value, ".6g")
     if isinstance(value, list | tuple):
-        return ", ".join(fmt(v) for v in value)
+        return ", ".join(fmt(v) for v in value) if value else "(none)"
     return str(value)
 
 
@@ -98,30 +118,60 @@ def state_class(value: Any, key: str = "") -> str:
     return ""
 
 
+#: a run of this many characters with no space, underscore, slash or dot in it (a sha256, a long URL
+#: fragment) may break anywhere; any shorter word stays whole and sets its column's narrowest width
+_LONG_TOKEN = re.compile(r"[^\s_/.]{25,}")
+
+
 def cell(value: Any, key: str = "") -> str:
     """One ``<td>``: escaped, formatted, the exact float in a tooltip, state words marked (not by colour alone)."""
     if isinstance(value, Raw):
         return f"<td>{value}</td>"
-    text = esc(fmt(value))
+    if value == "":
+        return '<td class="note">(empty string)</td>'
+    shown = prose(fmt(value))
     cls = state_class(value, key)
+    if _LONG_TOKEN.search(fmt(value)) and not isinstance(value, int | float):
+        if not cls:
+            return f'<td class="long">{shown}</td>'
+        return f'<td class="{cls} long"><span class="mark">{shown}</span></td>'
     title = f' title="{esc(repr(value))}"' if isinstance(value, float) else ""
     num = " num" if isinstance(value, int | float) and not isinstance(value, bool) else ""
     if cls:
-        return f'<td class="{cls}{num}"{title}><span class="mark">{text}</span></td>'
-    return f'<td class="{num.strip()}"{title}>{text}</td>' if num or title else f"<td>{text}</td>"
+        if isinstance(value, bool) or value in FAIL_WORDS | PASS_WORDS | WARN_WORDS:  # one word, one line
+            return f'<td class="{cls}{num}"{title}><span class="mark word">{esc(fmt(value))}</span></td>'
+        return f'<td class="{cls}{num}"{title}><span class="mark">{shown}</span></td>'
+    return f'<td class="{num.strip()}"{title}>{shown}</td>' if num or title else f"<td>{shown}</td>"
 
 
 def table(columns: Sequence[str], rows: Iterable[Sequence[Any]], *, caption: str | None = None,
-          keys: Sequence[str] | None = None) -> Raw:
-    """A table; ``keys`` (default: the column names) tell :func:`state_class` what each column holds."""
+          keys: Sequence[str] | None = None, below: Sequence[str] = ()) -> Raw:
+    """A table; ``keys`` (default: the column names) tell :func:`state_class` what each column holds.
+    ``below`` names columns of long text (a derivation, a reason) shown instead on a line of their own
+    under each row, across the whole table (left out where '-' or empty), so they wrap at the page's
+    width and the other columns stay on screen."""
     keys = list(keys or columns)
-    head = "".join(f'<th scope="col">{esc(c)}</th>' for c in columns)
+    under = [list(columns).index(b) for b in below]
+    if under:
+        columns = [c for i, c in enumerate(columns) if i not in under]
+        keys = [k for i, k in enumerate(keys) if i not in under]
+    head = "".join(f'<th scope="col">{name_html(c)}</th>' for c in columns)
     body = []
     for row in rows:
+        extra = "".join(
+            f'<tr class="below"><td colspan="{len(columns)}"><span class="below-name">{esc(below[k])}:</span> '
+            f"{row[i] if isinstance(row[i], Raw) else prose(fmt(row[i]))}</td></tr>"
+            for k, i in enumerate(under) if row[i] not in (None, "", "-"))
+        row = [v for i, v in enumerate(row) if i not in under]
         cells = [cell(v, keys[i] if i < len(keys) else "") for i, v in enumerate(row)]
         if cells:
-            cells[0] = cells[0].replace("<td", '<th scope="row"', 1).replace("</td>", "</th>")
-        body.append("<tr>" + "".join(cells) + "</tr>")
+            first = row[0]
+            plain = isinstance(first, str) and not isinstance(first, Raw)
+            if plain and not state_class(first, keys[0] if keys else ""):
+                cells[0] = f'<th scope="row">{name_html(first)}</th>'
+            else:
+                cells[0] = cells[0].replace("<td", '<th scope="row"', 1).replace("</td>", "</th>")
+        body.append("<tr>" + "".join(cells) + "</tr>" + extra)
     cap = f"<caption>{esc(caption)}</caption>" if caption else ""
     return Raw(f'<div class="scroll"><table>{cap}<thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody>'
                f"</table></div>")
@@ -130,16 +180,16 @@ def table(columns: Sequence[str], rows: Iterable[Sequence[Any]], *, caption: str
 def banner(text: str, level: str = "info") -> Raw:
     """A boxed line: ``fail`` (red, with the word FAIL), ``warn`` (orange) or ``info``."""
     label = {"fail": "FAIL", "warn": "NOTE", "info": "INFO"}[level]
-    return Raw(f'<p class="banner {level}"><strong>{label}</strong> {esc(text)}</p>')
+    return Raw(f'<p class="banner {level}"><strong>{label}</strong> {prose(text)}</p>')
 
 
 def not_drawn(what: str, why: str) -> Raw:
     """Say plainly that a figure is not drawn and why (usually: the output does not carry the data)."""
-    return Raw(f'<p class="banner warn not-drawn"><strong>NOT DRAWN</strong> {esc(what)}: {esc(why)}</p>')
+    return Raw(f'<p class="banner warn not-drawn"><strong>NOT DRAWN</strong> {esc(what)}: {prose(why)}</p>')
 
 
 def paragraph(text: str) -> Raw:
-    return Raw(f"<p>{esc(text)}</p>")
+    return Raw(f"<p>{prose(text)}</p>")
 
 
 def heading(text: str, level: int = 4) -> Raw:
@@ -147,7 +197,7 @@ def heading(text: str, level: int = 4) -> Raw:
 
 
 def bullet_list(items: Iterable[Any], cls: str = "") -> Raw:
-    lis = "".join(f"<li>{x if isinstance(x, Raw) else esc(x)}</li>" for x in items)
+    lis = "".join(f"<li>{x if isinstance(x, Raw) else prose(x)}</li>" for x in items)
     return Raw(f'<ul class="{cls}">{lis}</ul>' if cls else f"<ul>{lis}</ul>")
 
 
@@ -159,9 +209,9 @@ def fail_reason(verdict: Any, reason: Any) -> Raw:
     if isinstance(reason, str) and reason.startswith(f"{fmt(verdict)} "):
         reason = reason[len(fmt(verdict)) + 1:]
     if cls == "fail":
-        why = esc(reason) if reason else "<em>no reason recorded in the output</em>"
+        why = prose(reason) if reason else "<em>no reason recorded in the output</em>"
         return Raw(f'{word} <span class="reason">{why}</span>')
-    return Raw(word + (f' <span class="note">{esc(reason)}</span>' if reason else ""))
+    return Raw(word + (f' <span class="note">{prose(reason)}</span>' if reason else ""))
 
 
 # ---- provenance ---------------------------------------------------------------------------------
@@ -327,10 +377,10 @@ def summary_table(rows: Sequence[SummaryRow], *, href: Mapping[str, str] | None 
         status = f'<td class="{cls} status"><span class="mark">{esc(r.status)}</span></td>'
         why = summary_facts(r)[3]  # the reason benchscore demo prints too
         if r.status in DONE_STATUSES:
-            reason = f'<td class="note">{esc(why)}</td>' if why else "<td></td>"
+            reason = f'<td class="note">{prose(why)}</td>' if why else "<td></td>"
         else:
             reason = (f'<td class="{"reason" if cls == "fail" else "note-warn"}">'
-                      f'{esc(why) if r.reason else f"<em>{esc(why)}</em>"}</td>')
+                      f'{prose(why) if r.reason else f"<em>{esc(why)}</em>"}</td>')
         heads = "<br>".join(_headline_html(h) for h in r.headline) or "-"
         body.append(f'<tr><th scope="row"><a href="{esc(link)}">{esc(r.output.label)}</a>'
                     f'<br><span class="scores">{esc(kind)}{esc(r.scores)}</span></th>'
@@ -346,7 +396,7 @@ def summary_table(rows: Sequence[SummaryRow], *, href: Mapping[str, str] | None 
 
 def big_number(value: Any, label: str, detail: str = "", level: str = "info") -> Raw:
     """A score shown large (e.g. the swarm's compliance score), with what it is beside it."""
-    extra = f' <span class="note">{esc(detail)}</span>' if detail else ""
+    extra = f' <span class="note">{prose(detail)}</span>' if detail else ""
     return Raw(f'<p class="big-number {esc(level)}"><span class="big">{esc(number(value))}</span> '
                f"<strong>{esc(label)}</strong>{extra}</p>")
 
@@ -372,6 +422,8 @@ def _leaves(d: Mapping[str, Any], limit: int, omit: frozenset[str]) -> list[tupl
             continue
         if _scalarish(v):
             out.append((str(k), v))
+        elif (where := _output_argument(v)) is not None:
+            out.append((str(k), where))
         elif isinstance(v, dict):
             sub = _leaves(v, limit, omit)
             if sub is None:
@@ -384,6 +436,14 @@ def _leaves(d: Mapping[str, Any], limit: int, omit: frozenset[str]) -> list[tupl
     return out
 
 
+def _output_argument(value: Any) -> str | None:
+    """What a command's recorded output argument (``{"output": "file"}``, see
+    :mod:`benchscore.common.provenance`) means, in words; None for any other value."""
+    if isinstance(value, dict) and len(value) == 1 and value.get("output") in ("file", "folder"):
+        return f"an output {value['output']} (where it was written is no part of the recipe)"
+    return None
+
+
 def _columns(item: Mapping[str, Any], omit: frozenset[str]) -> tuple[list[tuple[str, Any]], list[tuple[str, Any]]]:
     """(columns, nested) of a record: scalars and small flat dicts inline, the rest nested."""
     cols: list[tuple[str, Any]] = []
@@ -393,6 +453,8 @@ def _columns(item: Mapping[str, Any], omit: frozenset[str]) -> tuple[list[tuple[
             continue
         if _scalarish(v):
             cols.append((str(k), v))
+        elif (where := _output_argument(v)) is not None:
+            cols.append((str(k), where))
         elif isinstance(v, dict) and v and _records(v) is None and (sub := _leaves(v, _INLINE_LEAVES, omit)) is not None:
             cols.extend((f"{k}.{sk}", sv) for sk, sv in sub)
         elif isinstance(v, dict | list) and not v:
@@ -421,7 +483,8 @@ def _walk(value: Any, path: str, omit: frozenset[str], out: list[tuple[str, Raw,
                     names.append(k)
         if 0 < len(names) <= _MAX_COLUMNS:
             first = "index" if isinstance(value, list) else "key"
-            rows = [[rid, *(dict(cols).get(n, Raw("")) for n in names)] for rid, cols, _ in per]
+            # a record holding only nested values has no row here (an empty row says nothing): its tables follow
+            rows = [[rid, *(dict(cols).get(n, Raw("")) for n in names)] for rid, cols, _ in per if cols]
             out.append((path, table([first, *names], rows, keys=["", *names]), len(rows)))
             for rid, _, nested in per:
                 for k, v in nested:
@@ -447,7 +510,7 @@ def _walk(value: Any, path: str, omit: frozenset[str], out: list[tuple[str, Raw,
 
 def table_kv(pairs: Sequence[tuple[str, Any]]) -> Raw:
     """A two-column field/value table; each value is marked by its own field name."""
-    body = "".join(f'<tr><th scope="row">{esc(k)}</th>{cell(v, k)}</tr>' for k, v in pairs)
+    body = "".join(f'<tr><th scope="row">{name_html(k)}</th>{cell(v, k)}</tr>' for k, v in pairs)
     return Raw(f'<div class="scroll"><table class="kv"><thead><tr><th scope="col">field</th>'
                f'<th scope="col">value</th></tr></thead><tbody>{body}</tbody></table></div>')
 
@@ -530,7 +593,13 @@ table.summary td.status { white-space: nowrap; }
 .big-number .big { font-size: 2.6rem; font-weight: bold; line-height: 1; vertical-align: middle; margin-right: .4rem; }
 code { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: .9em; }
 .scroll { overflow-x: auto; max-width: 100%; }
-table { border-collapse: collapse; margin: .3rem 0 .8rem; font-size: .85rem; }
+table { border-collapse: collapse; margin: .3rem 0 .8rem; font-size: .85rem; max-width: 100%; }
+th, td { overflow-wrap: break-word; }
+td.long { overflow-wrap: anywhere; }
+td.num { overflow-wrap: normal; white-space: nowrap; }
+tr.below td { border-top: none; padding-left: 1.2rem; color: #333; }
+.below-name { color: var(--muted); font-style: italic; }
+.opt, .word, span.mark.fail, span.mark.pass, span.mark.warn { white-space: nowrap; }
 caption { text-align: left; font-weight: bold; padding: .2rem 0; }
 th, td { border: 1px solid var(--line); padding: .15rem .45rem; text-align: left; vertical-align: top; }
 thead th { background: #f4f4f4; }

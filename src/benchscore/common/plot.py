@@ -21,6 +21,7 @@ matplotlib is imported on first use of this module, which only the report code i
 from __future__ import annotations
 
 import functools
+import hashlib
 import io
 import json
 import re
@@ -31,14 +32,16 @@ import matplotlib
 matplotlib.use("svg")
 
 from matplotlib import colormaps  # noqa: E402
+from matplotlib.collections import Collection  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
-from matplotlib.patches import Rectangle  # noqa: E402
+from matplotlib.patches import Patch, Rectangle  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
 from matplotlib.ticker import Formatter, MaxNLocator  # noqa: E402
 
-__all__ = ["ACCENT", "BAD", "GOOD", "NEUTRAL", "PALETTE", "WARN", "Figure", "Line2D", "MaxNLocator", "MARKERS", "Rectangle", "colormaps",
-           "data_label", "error_bar", "new_figure", "styled", "to_svg", "value_axis"]
+__all__ = ["ACCENT", "BAD", "GOOD", "METRIC_COLOURS", "NEUTRAL", "PALETTE", "WARN", "Figure", "Line2D", "MaxNLocator",
+           "MARKERS", "Rectangle", "collisions", "colormaps", "count_axis", "data_label", "error_bar", "metric_colour",
+           "new_figure", "styled", "to_svg", "value_axis"]
 
 #: Okabe-Ito (Wong 2011, Nature Methods 8:441): black excluded
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
@@ -49,6 +52,33 @@ BAD = "#D55E00"  # vermillion
 WARN = "#E69F00"  # orange
 NEUTRAL = "#999999"
 ACCENT = "#0072B2"  # blue
+
+#: one colour per metric name, the same in every figure of every page and report (a legend's swatch
+#: for a metric is this colour, never hatched: hatching marks a status, not a metric)
+METRIC_COLOURS: dict[str, str] = {
+    # rxn rates and counts
+    "avg_relative_score": "#0072B2", "exact_match_accuracy": "#E69F00", "avg_yield_ratio": "#009E73",
+    "hit_rate": "#CC79A7", "num_samples": "#bbbbbb", "num_scored": "#56B4E9", "num_unhit": "#999999",
+    "num_invalid": "#D55E00", "num_missing": "#F0E442",
+    # tcsexam tracks
+    "theorem": "#0072B2", "solver": "#E69F00", "construction": "#009E73", "conjecture": "#CC79A7",
+    # mira
+    "task_success": "#0072B2", "reliability": "#009E73",
+}
+
+
+def metric_colour(name: str) -> str:
+    """The colour of metric ``name`` (:data:`METRIC_COLOURS`; any other name gets a colour of the
+    palette picked by a hash of the name, so it too is the same on every page)."""
+    if name in METRIC_COLOURS:
+        return METRIC_COLOURS[name]
+    digest = int.from_bytes(hashlib.sha256(name.encode()).digest()[:4], "big")
+    return PALETTE[digest % 7]
+
+
+def count_axis(ax: Any, axis: str) -> None:
+    """Mark ``axis`` ('x' or 'y') of ``ax`` as counting things: integer ticks only."""
+    (ax.xaxis if axis == "x" else ax.yaxis).set_major_locator(MaxNLocator(integer=True))
 
 STYLE: dict[str, Any] = {
     "svg.fonttype": "path",
@@ -150,10 +180,10 @@ def _roles(fig: Figure) -> dict[int, tuple[str, int]]:
             drawn = {id(x) for t in axis._update_ticks() for x in (t.label1, t.label2)} if shown else set()  # in view
             for t in [*axis.get_ticklabels(minor=False, which="both"), *axis.get_ticklabels(minor=True, which="both")]:
                 roles[id(t)] = (role if id(t) in drawn else "", i)
-        for role, texts in (("title", [ax.title, ax._left_title, ax._right_title]),
-                            ("axis-label", [ax.xaxis.label, ax.yaxis.label])):
-            for t in texts:
-                roles[id(t)] = (role, i)
+        for t in (ax.title, ax._left_title, ax._right_title):
+            roles[id(t)] = ("title", i)
+        roles[id(ax.xaxis.label)] = ("x-label", i)
+        roles[id(ax.yaxis.label)] = ("y-label", i)
         legend = ax.get_legend()
         if legend is not None:
             for t in legend.get_texts():
@@ -166,10 +196,69 @@ def _roles(fig: Figure) -> dict[int, tuple[str, int]]:
     return roles
 
 
+def _colour(value: Any) -> str | None:
+    """A colour as ``#rrggbb``, or None when it is not drawn (no fill, or fully transparent)."""
+    from matplotlib.colors import to_hex, to_rgba
+
+    if value is None or (isinstance(value, str) and value == "none"):
+        return None
+    rgba = to_rgba(value)
+    return None if rgba[3] == 0 else to_hex(rgba)
+
+
+def _swatches(fig: Figure) -> dict[int, dict[str, Any]]:
+    """id(legend text) -> its swatch: ``fill`` (a patch's face colour, None when unfilled), ``colour``
+    (a line's or marker's), ``hatch``."""
+    found: dict[int, dict[str, Any]] = {}
+    legends = [ax.get_legend() for ax in fig.axes] + list(fig.legends)
+    for legend in legends:
+        if legend is None:
+            continue
+        for text, handle in zip(legend.get_texts(), legend.legend_handles, strict=False):
+            if isinstance(handle, Line2D):
+                colour = _colour(handle.get_markerfacecolor()) if handle.get_marker() not in ("", "None", None) \
+                    else _colour(handle.get_color())
+                found[id(text)] = {"fill": colour, "hatch": ""}
+            elif isinstance(handle, Patch):
+                found[id(text)] = {"fill": _colour(handle.get_facecolor()) if handle.get_fill() else None,
+                                   "hatch": handle.get_hatch() or ""}
+            elif isinstance(handle, Collection):
+                faces = handle.get_facecolor()
+                found[id(text)] = {"fill": _colour(tuple(faces[0])) if len(faces) else None,
+                                   "hatch": handle.get_hatch() or ""}
+    return found
+
+
+def collisions(fig: Figure) -> list[str]:
+    """Where a legend's box covers an axis label or a tick label of any axes of ``fig``, measured
+    with matplotlib's renderer after layout (``get_window_extent``): one line each, empty when none."""
+    fig.draw_without_rendering()
+    renderer = fig._get_renderer()  # the renderer draw_without_rendering laid the figure out with
+    legends = [ax.get_legend() for ax in fig.axes] + list(fig.legends)
+    found = []
+    for legend in legends:
+        if legend is None or not legend.get_visible():
+            continue
+        box = legend.get_window_extent(renderer)
+        for ax in fig.axes:
+            others = [ax.xaxis.label, ax.yaxis.label, ax.title, *ax.get_xticklabels(), *ax.get_yticklabels()]
+            for t in others:
+                if not t.get_visible() or not t.get_text().strip():
+                    continue
+                other = t.get_window_extent(renderer)
+                wide = min(box.x1, other.x1) - max(box.x0, other.x0)
+                high = min(box.y1, other.y1) - max(box.y0, other.y0)
+                if wide > 1 and high > 1:
+                    names = ", ".join(x.get_text() for x in legend.get_texts())
+                    found.append(f"the legend ({names}) covers {t.get_text()!r}")
+    return found
+
+
 def _record_texts(fig: Figure) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Give every visible text its own group id and list them (see the module doc); and the value ranges."""
     fig.draw_without_rendering()  # lays out ticks and legends as the SVG will have them
     roles = _roles(fig)
+    swatches = _swatches(fig)
     texts: list[dict[str, Any]] = []
     for t in fig.findobj(Text):
         if not t.get_visible() or not t.get_text().strip() or t.figure is None:
@@ -177,8 +266,13 @@ def _record_texts(fig: Figure) -> tuple[list[dict[str, Any]], list[dict[str, Any
         role, axes = roles.get(id(t), ("text", -1))
         if not role:  # a tick label outside the axis' view is not drawn
             continue
+        extra: dict[str, Any] = {}
+        if role in ("x-label", "y-label"):
+            role, extra = "axis-label", {"axis": role[0]}
+        elif role == "legend" and id(t) in swatches:
+            extra = {"swatch": swatches[id(t)]}
         t.set_gid(f"bs-t{len(texts)}")
-        texts.append({"text": t.get_text(), "role": role, "axes": axes,
+        texts.append({"text": t.get_text(), "role": role, "axes": axes, **extra,
                       **getattr(t, "_benchscore_meaning", {})})
     ranges = [{"axes": i, "axis": a, "range": r} for i, ax in enumerate(fig.axes)
               for a, r in getattr(ax, "_benchscore_ranges", {}).items()]
@@ -198,11 +292,13 @@ def to_svg(fig: Figure) -> str:
     _shorten_labels(fig)
     with matplotlib.rc_context(STYLE):
         texts, ranges = _record_texts(fig)
+        covered = collisions(fig)
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
     text = buf.getvalue()
     text = text[text.index("<svg"):]
     text = re.sub(r"\s*<metadata>.*?</metadata>", "", text, flags=re.S)
-    text = text.replace("<svg ", f'<svg data-texts="{_attr(texts)}" data-ranges="{_attr(ranges)}" ', 1)
+    text = text.replace("<svg ", f'<svg data-texts="{_attr(texts)}" data-ranges="{_attr(ranges)}" '
+                                 f'data-collisions="{_attr(covered)}" ', 1)
     return _COMMENT.sub("", text).strip()
 
 

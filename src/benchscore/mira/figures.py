@@ -204,16 +204,17 @@ def _repetition_table(doc: dict[str, Any], cases: list[dict[str, Any]]) -> str:
             rows.append([rid, c["case_id"], _counted_as(c, r), r.get("execution_mode"), r.get("comparability"),
                          r.get("status"), r.get("timing_band"),
                          r.get("timing_credit"), r.get("official_task_success"), r.get("elapsed_s"),
-                         c["t_soft"], c["t_hard"], used,
+                         f"{html.fmt(c['t_soft'])} / {html.fmt(c['t_hard'])}", used,
                          ", ".join(r.get("hard_fail_rules") or []) or "-",
                          "; ".join(f"{g.get('severity')} {g.get('kind')}: {g.get('detail')}"
                                    for g in r.get("governance_violations") or []) or "-",
                          r.get("derivation", "-")])
     return html.heading("Repetitions") + html.table(
         ["repetition", "case", "counted as", "mode", "comparability", "status", "timing_band", "timing_credit",
-         "official_task_success", "elapsed_s", "T_soft s", "T_hard s", "used by the case", "hard-fail rules",
+         "official_task_success", "elapsed_s", "T_soft / T_hard s", "used by the case", "hard-fail rules",
          "governance", "derivation"], rows,
-        keys=["", "", "", "", "comparability", "status", "", "", "", "", "", "", "", "", "", ""])
+        keys=["", "", "", "", "comparability", "status", "", "", "", "", "", "", "", "", ""],
+        below=["hard-fail rules", "governance", "derivation"])
 
 
 @plot.styled
@@ -233,8 +234,8 @@ def _metrics_figure(cases: list[dict[str, Any]]):
         if ts is None:
             ax_ts.text(0.02, i, c["status"] or "n/a", va="center", fontsize=8, color=plot.BAD)
         else:
-            ax_ts.barh(i, ts, color=plot.NEUTRAL if untimed else plot.ACCENT, hatch=hatch, edgecolor="black",
-                       linewidth=0.4, height=0.6)
+            colour = plot.NEUTRAL if untimed else plot.metric_colour("task_success")
+            ax_ts.barh(i, ts, color=colour, hatch=hatch, edgecolor="black", linewidth=0.4, height=0.6)
             plot.data_label(ax_ts.text(ts + 0.02, i, f"{ts:.3f}" + (" untimed" if untimed else ""), va="center",
                                        fontsize=7), row=str(c["case_id"]), col="Task Success",
                             value=ts_cell if isinstance(ts_cell, str) else None)
@@ -243,7 +244,8 @@ def _metrics_figure(cases: list[dict[str, Any]]):
             ax_rel.text(2, i, "n/a" if not incomplete else str(c["status"]), va="center", fontsize=8,
                         color=plot.BAD if incomplete else "black")
         else:
-            ax_rel.barh(i, rel, color=plot.PALETTE[2], hatch=hatch, edgecolor="black", linewidth=0.4, height=0.6)
+            ax_rel.barh(i, rel, color=plot.metric_colour("reliability"), hatch=hatch, edgecolor="black",
+                        linewidth=0.4, height=0.6)
             plot.data_label(ax_rel.text(rel + 2, i, f"{rel:.1f}", va="center", fontsize=7), row=str(c["case_id"]),
                             col="Reliability (%)")
         for j, key in enumerate(AT_METRICS):

@@ -146,10 +146,10 @@ def render(outputs: Sequence[Output]) -> list[str]:
                     "error bars are 95 % intervals (clustered by condition table; none where the questions come "
                     "from a single table).", outputs),
         html.figure(plot.to_svg(_counts_figure(rows)), "Sample counts: invalid, missing, unhit.",
-                    "The outline is num_samples; the bars are the output's counts (num_invalid: an answer "
-                    "outside the option space; num_missing: no answer; num_unhit: a fill-in-the-blank answer "
-                    "matching no table row; num_scored; num_without_yield). A red count is a non-zero "
-                    "invalid/missing/unhit count.", outputs),
+                    "The wide grey bar is num_samples (every sample of the evaluation); the narrow bars on it "
+                    "are the output's counts (num_invalid: an answer outside the option space; num_missing: "
+                    "no answer; num_unhit: a fill-in-the-blank answer matching no table row; num_scored; "
+                    "num_without_yield). A red count is a non-zero invalid/missing/unhit count.", outputs),
     ]
     per_sample = [(o, p, s) for o in outputs for p, s in _samples(o.doc)]
     if per_sample:
@@ -186,7 +186,7 @@ def _rates_figure(rows: list[tuple[str, dict[str, Any]]], intervals: list[dict[s
             if v is None:
                 continue
             y = i - 0.4 + h * (j + 0.5)
-            ax.barh(y, v, height=h * 0.9, color=plot.PALETTE[j % 7], label=None if name in labelled else name)
+            ax.barh(y, v, height=h * 0.9, color=plot.metric_colour(name), label=None if name in labelled else name)
             labelled.add(name)
             ci = ((intervals or [{}] * n)[i].get(name) or {}).get("ci95")
             if ci:
@@ -196,7 +196,7 @@ def _rates_figure(rows: list[tuple[str, dict[str, Any]]], intervals: list[dict[s
     ax.set_yticks(range(n), [label for label, _ in rows])
     ax.set_ylim(n - 0.5, -0.5)
     plot.value_axis(ax, "x", 0, 1, room=0.12, step=0.2)
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncols=3, fontsize=7)
+    fig.legend(loc="outside lower center", ncols=4, fontsize=7)
     return fig
 
 
@@ -212,15 +212,16 @@ def _counts_figure(rows: list[tuple[str, dict[str, Any]]]):
     for i, (_, m) in enumerate(rows):
         c = _counts(m)
         if "num_samples" in c:
-            ax.barh(i, c["num_samples"], height=0.9, fill=False, edgecolor="black", linewidth=0.8,
-                    label=None if "num_samples" in labelled else "num_samples")
+            ax.barh(i, c["num_samples"], height=0.9, color=plot.metric_colour("num_samples"), edgecolor="black",
+                    linewidth=0.8, label=None if "num_samples" in labelled else "num_samples")
             labelled.add("num_samples")
         for j, name in enumerate(names):
             if name not in c:
                 continue
             y = i - 0.4 + h * (j + 0.5)
             bad = name in ("num_invalid", "num_missing", "num_unhit") and c[name] > 0
-            ax.barh(y, c[name], height=h * 0.8, color=plot.PALETTE[j % 7], label=None if name in labelled else name)
+            ax.barh(y, c[name], height=h * 0.8, color=plot.metric_colour(name), edgecolor="black", linewidth=0.4,
+                    label=None if name in labelled else name)
             labelled.add(name)
             plot.data_label(ax.text(c[name] + top * 0.01, y, f"{name[4:]} {c[name]}", va="center", fontsize=6.5,
                                     color=plot.BAD if bad else "black", fontweight="bold" if bad else "normal"),
@@ -229,7 +230,8 @@ def _counts_figure(rows: list[tuple[str, dict[str, Any]]]):
     ax.set_ylim(n - 0.5, -0.5)
     ax.set_xlim(0, top * 1.25)
     ax.set_xlabel("samples")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), ncols=4, fontsize=7)
+    plot.count_axis(ax, "x")
+    fig.legend(loc="outside lower center", ncols=4, fontsize=7)
     return fig
 
 
@@ -254,6 +256,7 @@ def _distribution_figure(per_sample: list[tuple[Output, str, list[dict[str, Any]
                      + (f" ({uncounted} without a relative score: unhit)" if uncounted else ""), fontsize=8)
         ax.set_xlim(0, 1)
         ax.set_ylabel("samples")
+        plot.count_axis(ax, "y")
         ax.legend(fontsize=7, loc="upper center")
     axes[-1].set_xlabel("relative score")
     return fig

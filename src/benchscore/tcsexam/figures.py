@@ -128,7 +128,6 @@ def _missing(models: dict[str, Any]) -> str:
     return html.heading("Missing and excluded") + html.table(["model", "what", "where", "reason"], rows)
 
 
-@plot.styled
 def _ci(result: dict[str, Any], *keys: str) -> list[float] | None:
     """The ``ci95`` of ``result["intervals"][keys...]`` (issue 16), or None."""
     node: Any = result.get("intervals")
@@ -137,6 +136,7 @@ def _ci(result: dict[str, Any], *keys: str) -> list[float] | None:
     return node.get("ci95") if isinstance(node, dict) else None
 
 
+@plot.styled
 def _index_figure(models: dict[str, Any]):
     names = list(models)
     n = len(names)
@@ -170,7 +170,7 @@ def _index_figure(models: dict[str, Any]):
             if v is None:
                 right.text(0.01, pos, f"{t}: none", va="center", fontsize=7, color=plot.BAD, fontweight="bold")
                 continue
-            right.barh(pos, v, height=h * 0.9, color=plot.PALETTE[j], label=t,
+            right.barh(pos, v, height=h * 0.9, color=plot.metric_colour(t),
                        hatch=_STATUS_HATCH.get(models[m].get("status", ""), "xx"), edgecolor="white", linewidth=0.3)
             ci = _ci(models[m], "track_means", t)
             if ci:
@@ -181,10 +181,11 @@ def _index_figure(models: dict[str, Any]):
     plot.value_axis(right, "x", 0, top, room=top * 0.16)
     right.set_xlabel("track mean")
     right.set_title("track means")
-    handles, labels = right.get_legend_handles_labels()
-    unique = dict(zip(labels, handles, strict=True))
-    right.legend(unique.values(), unique.keys(), loc="upper center", bbox_to_anchor=(0.5, -0.22), ncols=4,
-                 fontsize=7)
+    # the swatches are the tracks' own colours, never a model's bar (whose hatching marks its status)
+    drawn = [t for t in TRACKS if any((models[m].get("track_means") or {}).get(t) is not None for m in names)]
+    handles = [plot.Rectangle((0, 0), 1, 1, facecolor=plot.metric_colour(t), label=t) for t in drawn]
+    if handles:
+        fig.legend(handles=handles, loc="outside lower right", ncols=4, fontsize=7)
     return fig
 
 
