@@ -266,7 +266,7 @@ def leaderboard(outputs: tuple[str, ...], output_dir: str, intersection: bool, r
     from benchscore.common.report import print_line
 
     entries, skipped, inputs, files = _compared(outputs, metrics, cluster, errors, intersection)
-    for label, (path, doc) in files.items():
+    for path, doc in files.values():
         metric_id = str((doc.get("provenance") or {}).get("metric_id", "")) if isinstance(doc, dict) else ""
         if metric_id.startswith("mira:") and metric_id.endswith("/score"):
             raise BadInput("a mira score holds what must not be published; a leaderboard takes its public "

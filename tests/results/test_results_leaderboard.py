@@ -19,10 +19,9 @@ import pytest
 from click.testing import CliRunner
 from scipy import optimize
 from scipy import stats as sps
+from test_results_inspect import SAMPLES, as_wrong, logs  # noqa: F401 (logs: the mockllm runs, a fixture)
 
 from benchscore.cli import cli
-
-from test_results_inspect import SAMPLES, as_wrong, logs  # noqa: F401 (logs: the mockllm runs, a fixture)
 
 ENV = {"SOURCE_DATE_EPOCH": "1767225600"}
 DATA = Path(__file__).resolve().parent / "data"
@@ -212,7 +211,7 @@ def test_the_page_in_chromium_shows_the_rows_of_the_json(browser, hand):
 
 
 @pytest.mark.inspect
-def test_a_leaderboard_of_real_inspect_ai_logs_counts_each_model(inspect_ai_installed, logs, tmp_path):
+def test_a_leaderboard_of_real_inspect_ai_logs_counts_each_model(inspect_ai_installed, logs, tmp_path):  # noqa: F811
     code, text = leaderboard(logs["main"], "--output-dir", tmp_path / "site", "--resamples", "200",
                              "--metric", "quiz/match")
     assert code == 0, text
