@@ -90,3 +90,48 @@ def test_a_mira_score_is_refused_pointing_to_its_public_projection(tmp_path):
     line = res.output.strip()
     assert "\n" not in line and "benchscore mira project --score" in line and "public projection" in line
     assert not (tmp_path / "site").exists()
+
+
+MIRA = REPO / "examples" / "mira"
+
+
+def _mira(tmp_path: Path, name: str, change=None) -> tuple[Path, Path]:
+    """A mira score of the example's repetitions (changed by ``change``) and its public projection."""
+    rows = [json.loads(line) for line in (MIRA / "repetitions.jsonl").read_text().splitlines()]
+    if change:
+        change(rows)
+    reps = tmp_path / f"{name}.jsonl"
+    reps.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    score, public = tmp_path / f"{name}.json", tmp_path / f"{name}.public.json"
+    run("mira", "score", "--contract", MIRA / "contract.json", "--repetitions", reps, "--output", score, "--quiet")
+    run("mira", "project", "--score", score, "--output", public, "--quiet")
+    return score, public
+
+
+def _fail_adv03(rows):
+    for r in rows:
+        if r["case_id"] == "ADV-03" and r["repetition"] in (1, 2):
+            r["deterministic_results"] = {"correct-answer": False}
+
+
+def test_mira_public_projections_are_compared_as_their_scores_and_published(tmp_path):
+    (sa, pa), (sb, pb) = _mira(tmp_path, "a"), _mira(tmp_path, "b", _fail_adv03)
+    run("compare", sa, sb, "--output", tmp_path / "scores.json")
+    run("compare", pa, pb, "--output", tmp_path / "public.json")
+    scores, public = (orjson.loads((tmp_path / f).read_bytes()) for f in ("scores.json", "public.json"))
+    keys = ("name", "a", "b", "difference", "verdict", "p_value", "ci95", "n_items", "items_that_differ_most")
+    assert [{k: m[k] for k in keys} for m in public["comparisons"][0]["metrics"]] == [
+        {k: m[k] for k in keys} for m in scores["comparisons"][0]["metrics"]]
+    run("leaderboard", pa, pb, "--output-dir", tmp_path / "site")
+    doc = orjson.loads((tmp_path / "site" / "leaderboard.json").read_bytes())
+    assert doc["kind"] == "mira public projection"
+    assert [b["name"] for b in doc["metrics"]] == ["task_success", "reliability", "pass_at_1", "stable_at_3",
+                                                   "complete_at_3"]
+    for board in doc["metrics"]:
+        assert all(r["reproduced"] is True for r in board["rows"]), board["rows"]
+    ts = doc["metrics"][0]["rows"]
+    assert [r["label"] for r in ts] == ["a.public.json", "b.public.json"]
+    assert ts[0]["ci95"] == orjson.loads(pa.read_bytes())["intervals"]["overall"]["task_success"]["ci95"]
+    assert ts[0]["ci_method"] == "cluster_wilson"
+    pair = doc["metrics"][0]["adjacent_pairs"][0]
+    assert [d["item"] for d in pair["items_that_differ_most"]] == ["ADV-03"]

@@ -142,7 +142,7 @@ def report(outputs: tuple[str, ...], output: str, title: str) -> None:
 
 #: the domains whose outputs ``benchscore compare`` knows (each has a ``comparison.entries`` hook)
 COMPARED = ("rxn", "mira", "tcsexam")
-COMPARED_KINDS = "rxn eval-mc / eval-fib, mira score, tcsexam score / solver-score"
+COMPARED_KINDS = "rxn eval-mc / eval-fib, mira score / public projection, tcsexam score / solver-score"
 
 
 @cli.command()
@@ -230,7 +230,7 @@ def _compared(outputs: tuple[str, ...], metrics: tuple[str, ...], cluster: str |
 @cli.command()
 @click.argument("outputs", nargs=-1, required=True, type=click.Path())
 @click.option("--output-dir", required=True, type=click.Path(file_okay=False),
-              help="The site folder to write (must not exist): index.html, a page per adjacent pair, "
+              help="The site folder to write (new, empty, or one an earlier leaderboard wrote): index.html, a page per adjacent pair, "
                    "leaderboard.json and every_eval_ever/ records.")
 @click.option("--intersection", is_flag=True, help="As compare: rank on the items every result has.")
 @click.option("--resamples", type=click.IntRange(min=100), default=10_000, show_default=True,
@@ -260,7 +260,7 @@ def leaderboard(outputs: tuple[str, ...], output_dir: str, intersection: bool, r
     from benchscore import __version__
     from benchscore.common import compare as C
     from benchscore.common import leaderboard as L
-    from benchscore.common.atomic import atomic_directory, atomic_write_bytes, atomic_write_json, dumps_json
+    from benchscore.common.atomic import atomic_write_bytes, atomic_write_json, dumps_json, replaced_directory
     from benchscore.common.every_eval_ever import validate_aggregate
     from benchscore.common.provenance import provenance
     from benchscore.common.report import print_line
@@ -282,7 +282,7 @@ def leaderboard(outputs: tuple[str, ...], output_dir: str, intersection: bool, r
     records = L.eee_records(board, *library)
     pages = L.render(board)
     target = Path(output_dir)
-    with atomic_directory(target) as tmp:
+    with replaced_directory(target, owner="benchscore leaderboard") as tmp:  # all or nothing
         for name, record in records.items():
             validate_aggregate(record, target / name)  # every record follows the published schema
             atomic_write_json(tmp / name, record)

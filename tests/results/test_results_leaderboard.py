@@ -154,8 +154,15 @@ def test_refusals_are_one_line_and_leave_no_folder(tmp_path):
     code, text = leaderboard(tmp_path / "in" / "alpha_samples.jsonl", "--output-dir", tmp_path / "site")
     assert code == 2 and "at least two results" in text and not (tmp_path / "site").exists()
     (tmp_path / "taken").mkdir()
+    (tmp_path / "taken" / "mine.txt").write_text("not the leaderboard's")
     code, text = leaderboard(tmp_path / "in", "--output-dir", tmp_path / "taken", "--metric", METRIC)
-    assert code == 2 and "already exists" in text
+    assert code == 2 and "holds 'mine.txt', which benchscore leaderboard did not write" in text
+    assert sorted(p.name for p in (tmp_path / "taken").iterdir()) == ["mine.txt"]
+    # its own earlier output is replaced as a whole, with the same bytes
+    assert leaderboard(tmp_path / "in", "--output-dir", tmp_path / "own", "--metric", METRIC)[0] == 0
+    first = (tmp_path / "own" / "leaderboard.json").read_bytes()
+    assert leaderboard(tmp_path / "in", "--output-dir", tmp_path / "own", "--metric", METRIC)[0] == 0
+    assert (tmp_path / "own" / "leaderboard.json").read_bytes() == first
     code, text = leaderboard(tmp_path / "in", "--output-dir", tmp_path / "site2", "--metric", "nope")
     assert code == 2 and "--metric 'nope'" in text and not (tmp_path / "site2").exists()
 

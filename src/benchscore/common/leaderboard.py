@@ -282,7 +282,7 @@ def _metric_config(board: dict[str, Any], metric: dict[str, Any]) -> dict[str, A
 # ---- the pages -----------------------------------------------------------------------------------
 
 _CSS = """
-table.board td.num { text-align: right; font-variant-numeric: tabular-nums; }
+table.board td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 table.board td.null { color: #8a4b00; }
 svg.forest text { font: 11px sans-serif; }
 .mark { color: #1a7f37; font-weight: bold; }
