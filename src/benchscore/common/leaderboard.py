@@ -405,7 +405,8 @@ def _pair_page(board: dict[str, Any], metric: dict[str, Any], p: dict[str, Any])
             f'<p>{H.esc(metric["name"])}: {H.esc(VERDICT_WORDS[p["verdict"]])} ({H.esc(p["verdict_reason"])}). '
             f'Difference {_num(p["difference"])}, interval {H.esc(ci)}; {H.esc(pval)} ({H.esc(p["test"])}, '
             f'{p["n_units"]} units).</p></header><main><section><h2>The samples that separate them</h2>'
-            f'<table class="board"><tr><th>item</th><th>{H.esc(p["a"])}</th><th>{H.esc(p["b"])}</th>'
+            f'<p>The {len(p["items_that_differ_most"])} items whose values differ most (at most <code>--top</code>; '
+            f'largest first), of {p["n_items"]}.</p><table class="board"><tr><th>item</th><th>{H.esc(p["a"])}</th><th>{H.esc(p["b"])}</th>'
             f'<th>difference</th></tr>{rows}</table>'
             + ("" if rows else "<p>No item differs.</p>") + f"</section></main>{H._footer()}")
     return _doc(f"{p['a']} vs {p['b']}", body)
