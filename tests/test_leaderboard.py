@@ -135,3 +135,15 @@ def test_mira_public_projections_are_compared_as_their_scores_and_published(tmp_
     assert ts[0]["ci_method"] == "cluster_wilson"
     pair = doc["metrics"][0]["adjacent_pairs"][0]
     assert [d["item"] for d in pair["items_that_differ_most"]] == ["ADV-03"]
+
+
+def test_verify_recomputes_a_leaderboard_of_contract_outputs(rxn, tmp_path):
+    site = tmp_path / "site"
+    run("leaderboard", rxn["best"], rxn["worst"], "--output-dir", site, "--resamples", "200")
+    res = run("verify", site / "leaderboard.json", "--search", rxn["best"].parent)
+    assert "reproduced" in res.output
+    doc = json.loads((site / "leaderboard.json").read_text())
+    doc["metrics"][0]["rows"][0]["value"] = 0.5
+    (site / "leaderboard.json").write_text(json.dumps(doc))
+    res = run("verify", site / "leaderboard.json", "--search", rxn["best"].parent, expect=1)
+    assert "metrics[0].rows[0].value: 0.5 in the file" in res.output

@@ -354,8 +354,9 @@ def verify(outputs: tuple[str, ...], search: tuple[str, ...]) -> None:
         else:
             files.append((p, True))
     from benchscore.common.compare import verify_kind
+    from benchscore.common.leaderboard import verify_kind as leaderboard_kind
 
-    kinds = [verify_kind(), *(k for name in DOMAINS for k in _domain(name).verify_kinds())]
+    kinds = [verify_kind(), leaderboard_kind(), *(k for name in DOMAINS for k in _domain(name).verify_kinds())]
     outcomes = []
     with V.Verifier(cli, kinds, [*map(Path, search), *folders]) as verifier, progress() as bar:
         task = bar.add_task("verifying", total=len(files))

@@ -115,6 +115,14 @@ def formats() -> dict[str, type]:
     return {FORMAT: LeaderboardOutput}
 
 
+def verify_kind() -> Any:
+    """The kind of ``leaderboard.json`` for ``benchscore verify`` (told apart by its fields)."""
+    from .verify import Kind
+
+    return Kind("leaderboard", frozenset({"format", "metrics", "results", "not_compared"}),
+                lambda m: m == FORMAT, FORMAT, ("benchscore leaderboard",))
+
+
 def _units(m: Metric, items: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     """Per independent unit of ``m`` (its clusters; each item otherwise), the sums of num and den."""
     pairs = np.array([m.items[i] for i in items], dtype=float).reshape(-1, 2)
@@ -412,4 +420,4 @@ def _pair_page(board: dict[str, Any], metric: dict[str, Any], p: dict[str, Any])
     return _doc(f"{p['a']} vs {p['b']}", body)
 
 
-__all__ = ["FORMAT", "build", "eee_records", "formats", "forest_svg", "record_names", "render"]
+__all__ = ["FORMAT", "build", "verify_kind", "eee_records", "formats", "forest_svg", "record_names", "render"]
