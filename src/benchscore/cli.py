@@ -272,7 +272,7 @@ def leaderboard(outputs: tuple[str, ...], output_dir: str, intersection: bool, r
             raise BadInput("a mira score holds what must not be published; a leaderboard takes its public "
                            f"projection: benchscore mira project --score {path} --output PUBLIC.json", source=path)
     doc = C.compare(entries, intersection=intersection, resamples=resamples, seed=seed, alpha=alpha, top=top,
-                    standings=True)
+                    standings=True, detectable_effects=False)
     doc["not_compared"].update(skipped)
     reproduced = _reproduced(entries, files)
     board = L.build(doc, entries, reproduced)

@@ -382,10 +382,11 @@ def _standings(labels: list[str], values: list[float], own: list[tuple[list[floa
 
 def compare(entries: list[Entry], *, intersection: bool = False, resamples: int = DEFAULT_RESAMPLES,
             seed: int = 16, alpha: float = DEFAULT_ALPHA, top: int = DEFAULT_TOP,
-            standings: bool = False) -> dict[str, Any]:
+            standings: bool = False, detectable_effects: bool = True) -> dict[str, Any]:
     """The comparison document (without provenance): every pair of entries, per metric. The
     leaderboards come with three or more results, or with two when ``standings`` (the leaderboard
-    command: one pair, its plain p-value decides)."""
+    command: one pair, its plain p-value decides). Without ``detectable_effects`` the minimum
+    detectable effects are not computed (null, and said so): the leaderboard publishes none."""
     check_comparable(entries)
     names = [m.name for m in entries[0].metrics]
     metric_of = {(e.label, m.name): m for e in entries for m in e.metrics}
@@ -443,7 +444,8 @@ def compare(entries: list[Entry], *, intersection: bool = False, resamples: int 
             holm_p = adjusted[k] if adjusted is not None else None
             verdict, why = _verdict(r.p_value, r.smallest_attainable_p, alpha, family, holm_p, r.n_units)
             ci, ci_reason = r.interval(level_alpha)
-            mde, mde_reason = r.minimum_detectable_effect(level_alpha)
+            mde, mde_reason = (r.minimum_detectable_effect(level_alpha) if detectable_effects else
+                               (None, "not computed: the leaderboard publishes no minimum detectable effect"))
             if verdict == "cannot_separate_at_this_n":
                 mde, mde_reason = None, why
             row: dict[str, Any] = {
