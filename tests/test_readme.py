@@ -22,7 +22,7 @@ README = ROOT / "README.md"
 #: (those run in the tests marked live). The quickstart's `benchscore demo` run twice is
 #: tests/test_demo.py::test_the_demo_replaces_only_an_earlier_demo_output; its install and the test
 #: suite are what CI runs.
-RUNNABLE = ("TCSExam", "Mira", "rxn", "swarm", "Reports", "inspect_ai")
+RUNNABLE = ("Your own benchmark", "TCSExam", "Mira", "rxn", "swarm", "Reports", "inspect_ai")
 #: outputs that are the evidence of a swarm run: each run gets a new run id (and task ids, ledger
 #: head, blobs), so of these the verdicts and counts (top-level values) must agree, not the bytes
 RUN_EVIDENCE = ("out/swarm/run.json", "out/swarm/audit.json", "out/swarm/s09.json")

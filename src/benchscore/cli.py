@@ -42,6 +42,9 @@ def _formats() -> dict[str, type]:
     for name in DOMAINS:
         out.update(getattr(_domain(name), "FORMATS", {}))
     out.update(compare_formats())
+    from benchscore.common.leaderboard import formats as leaderboard_formats
+
+    out.update(leaderboard_formats())
     return out
 
 
@@ -189,7 +192,7 @@ def report(outputs: tuple[str, ...], output: str, title: str) -> None:
 
 #: the domains whose outputs ``benchscore compare`` knows (each has a ``comparison.entries`` hook)
 COMPARED = ("rxn", "mira", "tcsexam")
-COMPARED_KINDS = "rxn eval-mc / eval-fib, mira score, tcsexam score / solver-score"
+COMPARED_KINDS = "rxn eval-mc / eval-fib, mira score / public projection, tcsexam score / solver-score"
 
 
 @cli.command()
@@ -227,12 +230,30 @@ def compare(outputs: tuple[str, ...], output: str | None, intersection: bool, re
     Every Eval Ever records: items are samples, with scored / errored / unscored counts beside every
     number (docs/results.md).
     """
-    from pathlib import Path
-
     from benchscore.common import compare as C
     from benchscore.common.atomic import atomic_write_json
     from benchscore.common.provenance import provenance
     from benchscore.common.report import print_line
+
+    entries, skipped, inputs, _ = _compared(outputs, metrics, cluster, errors, intersection)
+    doc = C.compare(entries, intersection=intersection, resamples=resamples, seed=seed, alpha=alpha, top=top)
+    doc["not_compared"].update(skipped)
+    doc["provenance"] = provenance("benchscore-compare", inputs, seed=seed, extra={"resamples": resamples})
+    C.formats()["benchscore-compare"].model_validate(doc)  # the output is what its schema says
+    if output is not None:
+        atomic_write_json(output, doc)
+    C.print_comparison(doc)
+    if output is not None:
+        print_line(f"wrote {output}")
+
+
+def _compared(outputs: tuple[str, ...], metrics: tuple[str, ...], cluster: str | None, errors: str | None,
+              intersection: bool) -> tuple[list, dict[str, str], dict[str, Any], dict[str, Any]]:
+    """compare's entries of OUTPUTS (contract outputs, or results of other tools), the metrics left
+    out, the inputs for provenance, and, for contract outputs, each file's label and path."""
+    from pathlib import Path
+
+    from benchscore.common import compare as C
     from benchscore.results import reading as R
 
     paths = [p if R.is_url(p) else Path(p) for p in outputs]  # an fsspec URL stays a URL (inspect_ai logs)
@@ -246,30 +267,117 @@ def compare(outputs: tuple[str, ...], output: str | None, intersection: bool, re
             raise BadInput(f"{ours} is a benchscore output and {paths[theirs.index(True)]} results of another tool: "
                            "compare needs results of one evaluation")
         entries, skipped, files = compare_inputs(paths, Options(metrics, cluster, errors or "as-wrong", intersection))
-        inputs = {f"input{i}": f for i, f in enumerate(files, 1)}
-    else:
-        if metrics or cluster or errors:
-            raise BadInput("--metric, --cluster and --errors apply to results of other tools (inspect_ai logs, "
-                           "lm-evaluation-harness output, Every Eval Ever records), not to benchscore outputs")
-        for p in paths:
-            _not_a_sqlite_store(p)
-        read = C.read_outputs(paths)
-        from benchscore.report import outputs as known_outputs
+        return entries, skipped, {f"input{i}": f for i, f in enumerate(files, 1)}, {}
+    if metrics or cluster or errors:
+        raise BadInput("--metric, --cluster and --errors apply to results of other tools (inspect_ai logs, "
+                       "lm-evaluation-harness output, Every Eval Ever records), not to benchscore outputs")
+    for p in paths:
+        _not_a_sqlite_store(p)
+    read = C.read_outputs(paths)
+    from benchscore.report import outputs as known_outputs
 
-        for (_, doc, _), path in zip(read, paths, strict=True):  # every field typed before any is used
-            known_outputs().check(doc, source=path)
-        hooks = [importlib.import_module(f"benchscore.{name}.comparison").entries for name in COMPARED]
-        entries = C.collect([(label, doc) for label, doc, _ in read], hooks, COMPARED_KINDS)
-        inputs = {f"output{i}": Path(p) for i, p in enumerate(outputs, 1)}
-    doc = C.compare(entries, intersection=intersection, resamples=resamples, seed=seed, alpha=alpha, top=top)
+    for (_, doc, _), path in zip(read, paths, strict=True):  # every field typed before any is used
+        known_outputs().check(doc, source=path)
+    hooks = [importlib.import_module(f"benchscore.{name}.comparison").entries for name in COMPARED]
+    entries = C.collect([(label, doc) for label, doc, _ in read], hooks, COMPARED_KINDS)
+    files = {label: (path, doc) for (label, doc, _), path in zip(read, paths, strict=True)}
+    return entries, skipped, {f"output{i}": Path(p) for i, p in enumerate(outputs, 1)}, files
+
+
+@cli.command()
+@click.argument("outputs", nargs=-1, required=True, type=click.Path())
+@click.option("--output-dir", required=True, type=click.Path(file_okay=False),
+              help="The site folder to write (new, empty, or one an earlier leaderboard wrote): index.html, a page per adjacent pair, "
+                   "leaderboard.json and every_eval_ever/ records.")
+@click.option("--intersection", is_flag=True, help="As compare: rank on the items every result has.")
+@click.option("--resamples", type=click.IntRange(min=100), default=10_000, show_default=True,
+              help="As compare: random sign patterns of the permutation test.")
+@click.option("--seed", type=int, default=16, show_default=True, help="As compare: seed of the sign patterns.")
+@click.option("--alpha", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True), default=0.05,
+              show_default=True, help="As compare: level at which two results count as distinguishable (Holm).")
+@click.option("--top", type=click.IntRange(min=0), default=10, show_default=True,
+              help="Items that separate two adjacent rows, listed on their pair's page.")
+@click.option("--metric", "metrics", multiple=True, help="As compare: a metric of results of other tools.")
+@click.option("--cluster", metavar="KEY", help="As compare: the sample metadata field that is the unit.")
+@click.option("--errors", type=click.Choice(["as-wrong", "exclude-pair", "refuse"]),
+              help="As compare: how an errored or unscored sample counts.")
+def leaderboard(outputs: tuple[str, ...], output_dir: str, intersection: bool, resamples: int, seed: int,
+                alpha: float, top: int, metrics: tuple[str, ...], cluster: str | None, errors: str | None) -> None:
+    """Publish OUTPUTS of one benchmark (contract outputs, or logs of many models) as a static leaderboard.
+
+    Writes into --output-dir one self-contained page (no script, no network) with, per result, the score
+    and its 95 % interval as a forest plot, its rank interval and group letters (compare's leaderboard),
+    its scored / errored / unscored counts and, for contract outputs, a reproduced mark only when
+    `benchscore verify` reproduced the output; a page per adjacent pair with the items that separate
+    them; leaderboard.json (the same table) and one Every Eval Ever aggregate record per result. Mira
+    scores are refused: a leaderboard publishes their public projection only. Exit codes as compare's.
+    """
+    from pathlib import Path
+
+    from benchscore import __version__
+    from benchscore.common import compare as C
+    from benchscore.common import leaderboard as L
+    from benchscore.common.atomic import atomic_write_bytes, atomic_write_json, dumps_json, replaced_directory
+    from benchscore.common.every_eval_ever import validate_aggregate
+    from benchscore.common.provenance import provenance
+    from benchscore.common.report import print_line
+
+    entries, skipped, inputs, files = _compared(outputs, metrics, cluster, errors, intersection)
+    for path, doc in files.values():
+        metric_id = str((doc.get("provenance") or {}).get("metric_id", "")) if isinstance(doc, dict) else ""
+        if metric_id.startswith("mira:") and metric_id.endswith("/score"):
+            raise BadInput("a mira score holds what must not be published; a leaderboard takes its public "
+                           f"projection: benchscore mira project --score {path} --output PUBLIC.json", source=path)
+    doc = C.compare(entries, intersection=intersection, resamples=resamples, seed=seed, alpha=alpha, top=top,
+                    standings=True, detectable_effects=False)
     doc["not_compared"].update(skipped)
-    doc["provenance"] = provenance("benchscore-compare", inputs, seed=seed, extra={"resamples": resamples})
-    C.formats()["benchscore-compare"].model_validate(doc)  # the output is what its schema says
-    if output is not None:
-        atomic_write_json(output, doc)
-    C.print_comparison(doc)
-    if output is not None:
-        print_line(f"wrote {output}")
+    reproduced = _reproduced(entries, files)
+    board = L.build(doc, entries, reproduced)
+    board["provenance"] = provenance(L.FORMAT, inputs, seed=seed, extra={"resamples": resamples})
+    L.formats()[L.FORMAT].model_validate(board)  # the output is what its schema says
+    library = (doc["kind"].removesuffix(" results"), "unknown") if not files else ("benchscore", __version__)
+    records = L.eee_records(board, *library)
+    pages = L.render(board)
+    target = Path(output_dir)
+    with replaced_directory(target, owner="benchscore leaderboard") as tmp:  # all or nothing
+        for name, record in records.items():
+            validate_aggregate(record, target / name)  # every record follows the published schema
+            atomic_write_json(tmp / name, record)
+        atomic_write_bytes(tmp / "leaderboard.json", dumps_json(board))
+        for name, text in pages.items():
+            atomic_write_bytes(tmp / name, text.encode("utf-8"))
+    for metric in board["metrics"]:
+        print_line(f"{metric['name']}: " + "; ".join(
+            f"{r['position']}. {r['label']} {r['value']:.4g} rank {r['rank_range'][0]}-{r['rank_range'][1]} "
+            f"{r['letters']}" + (" reproduced" if r["reproduced"] else "") for r in metric["rows"]))
+    for name, why in board["not_compared"].items():
+        print_line(f"not compared: {name} ({why})")
+    print_line(f"leaderboard: {target / 'index.html'}")
+
+
+def _reproduced(entries: list, files: dict[str, Any]) -> dict[str, tuple[bool | None, str]]:
+    """Per entry label, whether `benchscore verify` reproduced the output it comes from (in-process)."""
+    if not files:
+        return {e.label: (None, "results of another tool: no benchscore command to re-run") for e in entries}
+    from benchscore.common import verify as V
+    from benchscore.common.compare import verify_kind
+
+    kinds = [verify_kind(), *(k for name in DOMAINS for k in _domain(name).verify_kinds())]
+    by_file: dict[str, tuple[bool, str]] = {}
+    with V.Verifier(cli, kinds, []) as verifier:
+        for label, (path, _) in files.items():
+            try:
+                outcome = verifier.verify(path)
+            except BadInput as exc:
+                by_file[label] = (False, f"not verified: {exc}")
+                continue
+            by_file[label] = (outcome.status == V.REPRODUCED, outcome.message if outcome.status == V.REPRODUCED
+                              else f"{outcome.status}: {outcome.message}")
+    out = {}
+    for e in entries:
+        file = next(f for f in files if e.label == f or e.label.startswith(f + ":"))
+        out[e.label] = by_file[file]
+    return out
 
 
 @cli.command()
@@ -303,8 +411,9 @@ def verify(outputs: tuple[str, ...], search: tuple[str, ...]) -> None:
         else:
             files.append((p, True))
     from benchscore.common.compare import verify_kind
+    from benchscore.common.leaderboard import verify_kind as leaderboard_kind
 
-    kinds = [verify_kind(), *(k for name in DOMAINS for k in _domain(name).verify_kinds())]
+    kinds = [verify_kind(), leaderboard_kind(), *(k for name in DOMAINS for k in _domain(name).verify_kinds())]
     outcomes = []
     with V.Verifier(cli, kinds, [*map(Path, search), *folders]) as verifier, progress() as bar:
         task = bar.add_task("verifying", total=len(files))

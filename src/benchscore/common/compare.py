@@ -68,6 +68,7 @@ class Metric:
     ci95: list[float] | None = None
     ci_reason: str | None = None
     counts: dict[str, Any] | None = None
+    ci_method: str | None = None
 
 
 @dataclass
@@ -412,8 +413,12 @@ def _standings(labels: list[str], values: list[float], own: list[tuple[list[floa
 
 
 def compare(entries: list[Entry], *, intersection: bool = False, resamples: int = DEFAULT_RESAMPLES,
-            seed: int = 16, alpha: float = DEFAULT_ALPHA, top: int = DEFAULT_TOP) -> dict[str, Any]:
-    """The comparison document (without provenance): every pair of entries, per metric."""
+            seed: int = 16, alpha: float = DEFAULT_ALPHA, top: int = DEFAULT_TOP,
+            standings: bool = False, detectable_effects: bool = True) -> dict[str, Any]:
+    """The comparison document (without provenance): every pair of entries, per metric. The
+    leaderboards come with three or more results, or with two when ``standings`` (the leaderboard
+    command: one pair, its plain p-value decides). Without ``detectable_effects`` the minimum
+    detectable effects are not computed (null, and said so): the leaderboard publishes none."""
     check_comparable(entries)
     names = [m.name for m in entries[0].metrics]
     metric_of = {(e.label, m.name): m for e in entries for m in e.metrics}
@@ -471,7 +476,8 @@ def compare(entries: list[Entry], *, intersection: bool = False, resamples: int 
             holm_p = adjusted[k] if adjusted is not None else None
             verdict, why = _verdict(r.p_value, r.smallest_attainable_p, alpha, family, holm_p, r.n_units)
             ci, ci_reason = r.interval(level_alpha)
-            mde, mde_reason = r.minimum_detectable_effect(level_alpha)
+            mde, mde_reason = (r.minimum_detectable_effect(level_alpha) if detectable_effects else
+                               (None, "not computed: the leaderboard publishes no minimum detectable effect"))
             if verdict == "cannot_separate_at_this_n":
                 mde, mde_reason = None, why
             row: dict[str, Any] = {
@@ -489,8 +495,9 @@ def compare(entries: list[Entry], *, intersection: bool = False, resamples: int 
                 **({"counts": {"a": ms[i].counts, "b": ms[j].counts}} if ms[i].counts else {}),
             }
             comparisons[k]["metrics"].append(row)
-        if adjusted is not None:
-            sep = {frozenset(pair) for k, pair in enumerate(pairs) if adjusted[k] < alpha}
+        if adjusted is not None or standings:
+            deciding = adjusted if adjusted is not None else ps
+            sep = {frozenset(pair) for k, pair in enumerate(pairs) if deciding[k] < alpha}
             own = [(m.ci95, m.ci_reason) if not dropped_of[name] else
                    (None, "compared on the common items only: the output's interval is of all its items")
                    for m in ms]

@@ -85,6 +85,11 @@ def read_aggregate(path: Path) -> dict[str, Any]:
     return doc
 
 
+def validate_aggregate(doc: dict[str, Any], source: Path) -> None:
+    """Check a record benchscore writes against the aggregate schema of its ``schema_version``."""
+    _check(_validator(AGGREGATE_SCHEMAS[doc["schema_version"]]), doc, source, None)
+
+
 def read_instances(path: Path) -> list[dict[str, Any]]:
     """Every instance-level record of a samples file, each validated (one line per failure)."""
     from .readers import loads_json, read_json_bytes

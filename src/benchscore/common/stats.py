@@ -312,6 +312,17 @@ def item_interval(values, clusters: Iterable[Hashable] | None = None, *, bounded
     return ratio_interval(num, den, bounded=bounded, level=level, unit=unit)
 
 
+def standard_error(num, den) -> float:
+    """Standard error of ``R = sum num / sum den`` over G independent units: ``sqrt(V)``, ``V`` the
+    CR2 variance of :func:`cr2` (for one item per unit, ``s / sqrt(n)``). Units with ``den`` 0 are left
+    out. Raises :class:`NoInterval` with fewer than two units (no spread can be estimated)."""
+    num, den = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
+    keep = den > 0
+    if int(np.count_nonzero(keep)) < 2:
+        raise NoInterval(f"{int(np.count_nonzero(keep))} unit(s): a standard error needs at least 2")
+    return math.sqrt(max(0.0, cr2(num[keep], den[keep])[1]))
+
+
 def mover(estimates: Sequence[float], intervals: Sequence[Interval], weights: Sequence[float]) -> Interval:
     """Interval of ``sum w_i m_i`` from each mean's own interval ``[l_i, u_i]`` (independent means), by the
     method of variance estimates recovery (Zou and Donner 2008): ``L = S - sqrt(sum w_i^2 (m_i - l_i)^2)``,

@@ -30,6 +30,7 @@ import orjson
 
 from benchscore.common.compare import Entry, Metric, labels_of
 from benchscore.common.errors import BadInput, shown
+from benchscore.common.stats import beside, item_interval
 
 from .formats import TOOL_NAMES, Evaluation, MetricInfo, SampleResult
 from .values import reducer as reducer_of
@@ -261,8 +262,15 @@ def _metric(e: Evaluation, info: MetricInfo, by_id: dict[str, list[SampleResult]
     reason = _null_reason(e, info, by_id)
     value = None if reason or not items else sum(v for v, _ in items.values()) / len(items)
     binary = bool(items) and all(v in (0.0, 1.0) for v, _ in items.values())
+    null_reason = reason or (None if items else "no sample left")
+    unit = "sample" if options.cluster is None else f"{options.cluster} unit"
+    own = beside(lambda: item_interval([v for v, _ in items.values()],
+                                       None if clusters is None else list(clusters.values()),
+                                       bounded=info.values_in_unit_interval, unit=unit),
+                 unavailable=null_reason)
     return Metric(info.name, value, items, binary=binary, clusters=clusters, counts=counts,
-                  null_reason=reason or (None if items else "no sample left"))
+                  null_reason=null_reason, ci95=own["ci95"], ci_reason=own.get("ci_reason"),
+                  ci_method=own["ci_method"], bounds=(0.0, 1.0) if info.values_in_unit_interval else (None, None))
 
 
 def _null_reason(e: Evaluation, info: MetricInfo, by_id: dict[str, list[SampleResult]]) -> str | None:
