@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 import uuid
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -174,3 +175,28 @@ def s3_server(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Debian's headless Chromium driven by playwright (never `playwright install`); skipped when it is
+    missing, unless BENCHSCORE_REQUIRE_BROWSER=1 (CI), which makes a missing browser a failure. One for the
+    whole session: playwright's sync API refuses a second instance while the first one runs."""
+    if not CHROMIUM.exists():
+        reason = f"{CHROMIUM} is not installed (apt-get install chromium)"
+        if os.environ.get("BENCHSCORE_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"{reason}; BENCHSCORE_REQUIRE_BROWSER=1")
+        pytest.skip(reason)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()

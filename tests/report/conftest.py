@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
@@ -38,27 +37,3 @@ def swarm_outputs(tmp_path_factory, demo_out) -> dict[str, Path]:
         result = invoke(*args)
         assert result.exit_code == (1 if args[1] == "stress" else 0), (args, result.output)  # 1: L01 reduced
     return paths
-
-
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-
-
-@pytest.fixture(scope="session")
-def browser():
-    """Debian's headless Chromium driven by playwright (never `playwright install`); skipped when it is
-    missing, unless BENCHSCORE_REQUIRE_BROWSER=1 (CI), which makes a missing browser a failure."""
-    if not CHROMIUM.exists():
-        reason = f"{CHROMIUM} is not installed (apt-get install chromium)"
-        if os.environ.get("BENCHSCORE_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"{reason}; BENCHSCORE_REQUIRE_BROWSER=1")
-        pytest.skip(reason)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 from pathlib import Path
 
 import orjson
@@ -26,9 +25,6 @@ from benchscore.cli import cli
 ENV = {"SOURCE_DATE_EPOCH": "1767225600"}
 DATA = Path(__file__).resolve().parent / "data"
 TEMPLATE = DATA / "every_eval_ever" / "f3a1c0de-4b2e-4c1a-9f6d-1b7e5a2c8d40_samples.jsonl"
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 # per model, the score of samples q1..q6 (beta's q6 errored: it counts as wrong)
 SCORES = {"alpha": [1, 1, 1, 1, 1, 0], "beta": [1, 1, 1, 0, 0, 0], "gamma": [0, 0, 0, 0, 0, 1]}
@@ -165,24 +161,6 @@ def test_refusals_are_one_line_and_leave_no_folder(tmp_path):
     assert (tmp_path / "own" / "leaderboard.json").read_bytes() == first
     code, text = leaderboard(tmp_path / "in", "--output-dir", tmp_path / "site2", "--metric", "nope")
     assert code == 2 and "--metric 'nope'" in text and not (tmp_path / "site2").exists()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    """Debian's headless Chromium driven by playwright; skipped when missing unless BENCHSCORE_REQUIRE_BROWSER=1."""
-    if not CHROMIUM.exists():
-        reason = f"{CHROMIUM} is not installed (apt-get install chromium)"
-        if os.environ.get("BENCHSCORE_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"{reason}; BENCHSCORE_REQUIRE_BROWSER=1")
-        pytest.skip(reason)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
 
 
 def test_the_page_in_chromium_shows_the_rows_of_the_json(browser, hand):
