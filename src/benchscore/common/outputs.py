@@ -6,8 +6,9 @@ Each domain (and ``benchscore compare`` for its own outputs) supplies one small 
 ``kind_of(doc) -> str | None`` (which of its kinds a document is, from its shape) and
 ``output_formats() -> {kind: model}`` (the pydantic model of every field that kind writes); the
 umbrella wires the hooks into a :class:`Registry`, as it wires verify's kinds. :func:`check`
-validates strictly: a number stored as a string, a boolean where a number belongs, an unknown key or a missing field is one line naming the file and the JSON path of
-the field (exit 2), never a traceback or a wrong drawing.
+validates strictly: a number stored as a string, a boolean where a number belongs, an unknown key or
+a missing field is one line naming the file and the JSON path of the field (exit 2), never a
+traceback or a wrong drawing.
 """
 
 from __future__ import annotations
