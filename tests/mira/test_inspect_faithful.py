@@ -8,6 +8,7 @@ expected values are worked out by hand from what each case of the task does (its
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -328,6 +329,9 @@ def test_an_eval_set_folder_gives_the_final_log_of_each_task(tmp_path):
     assert (folder / "eval-set.json").exists()
     finals = sorted(folder.glob("*.eval"))
     assert len(finals) == 2
+    manifest = json.loads((folder / "eval-set.json").read_text())
+    manifest["tasks"].append(dict(manifest["tasks"][0], task_id="never-ran"))  # a listed task that left no log
+    (folder / "eval-set.json").write_text(json.dumps(manifest))
     older = folder / "2000-01-01T00-00-00-00-00_ops_older.eval"  # an earlier attempt of the first task
     shutil.copyfile(finals[0], older)
     os.utime(older, (time.time() - 3600, time.time() - 3600))
@@ -335,6 +339,7 @@ def test_an_eval_set_folder_gives_the_final_log_of_each_task(tmp_path):
     assert res.exit_code == 0, res.output
     assert set(records(out)) == {(c, e) for c in ("ok", "wrong") for e in (1, 2, 3)}
     assert "older logs of the task not read: 2000-01-01T00-00-00-00-00_ops_older.eval" in res.output
+    assert res.output.count("no log of task(s) never-ran") == 1
 
 
 def test_sample_ids_mapped_to_cases_and_samples_selected(tmp_path):

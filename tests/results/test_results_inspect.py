@@ -246,7 +246,7 @@ def _eval_set_of(folder: Path, logs: list[Path]) -> list[str]:
         shutil.copy2(log, folder / log.name)
         ids.append(read_eval_log(str(log), header_only=True).eval.task_id)
     (folder / "eval-set.json").write_text(json.dumps({"eval_set_id": "set-1", "tasks": [
-        {"task_id": i, "name": "quiz", "model": "m"} for i in ids]}))
+        {"task_id": i, "name": "quiz", "model": "m"} for i in [*ids, "never-ran"]]}))  # a task with no log
     return ids
 
 
@@ -261,6 +261,7 @@ def test_an_eval_set_folder_gives_the_final_log_of_each_task_and_names_the_older
     code, text, doc = compare(tmp_path / "set", "--resamples", "200", "--output", tmp_path / "set.json")
     assert code == 0, text
     assert "older logs of the task not read: 2000-01-01T00-00-00-00-00_quiz_older.eval" in text
+    assert "eval set set-1: no log of task(s) never-ran" in text  # said, not silently dropped
     code, text, plain = compare(logs["main"], "--resamples", "200", "--output", tmp_path / "plain.json")
     assert code == 0, text
     assert doc["leaderboards"] == plain["leaderboards"]

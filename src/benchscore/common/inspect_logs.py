@@ -97,7 +97,8 @@ def version_tuple(text: str | None) -> tuple[int, int, int] | None:
 class LogLocation:
     """One log to read: ``url`` is a local path or an fsspec URL; ``name`` its file name (for messages);
     ``eval_set`` the eval-set folder it was picked from (the final log of task ``task_id``), if any;
-    ``replaced`` the older logs of that task the eval set holds (not read)."""
+    ``replaced`` the older logs of that task the eval set holds (not read); ``unlogged`` the task ids its
+    eval set's manifest lists that no log in the folder belongs to (never run, or their logs removed)."""
 
     url: str
     name: str
@@ -105,6 +106,7 @@ class LogLocation:
     eval_set: str | None = None
     task_id: str | None = None
     replaced: tuple[str, ...] = ()
+    unlogged: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         return self.url
@@ -236,6 +238,7 @@ def _eval_set(folder: str, fs: Any, manifest: str, logs: Sequence[tuple[Any, flo
         if header in tasks:
             by_task.setdefault(header, []).append((url, mtime))
     out = []
+    unlogged = tuple(t for t in tasks if t not in by_task)
     for task_id in tasks:
         attempts = sorted(by_task.get(task_id, []), key=lambda t: (t[1], t[0]))
         if not attempts:
@@ -243,7 +246,8 @@ def _eval_set(folder: str, fs: Any, manifest: str, logs: Sequence[tuple[Any, flo
         url, _ = attempts[-1]
         out.append(LogLocation(url, url.replace("\\", "/").rsplit("/", 1)[-1], fs is not None,
                                eval_set=set_id or str(folder), task_id=task_id,
-                               replaced=tuple(u.replace("\\", "/").rsplit("/", 1)[-1] for u, _ in attempts[:-1])))
+                               replaced=tuple(u.replace("\\", "/").rsplit("/", 1)[-1] for u, _ in attempts[:-1]),
+                               unlogged=unlogged))
     if not out:
         raise BadInput(f"an eval-set folder holding no log of its {len(tasks)} task(s)", source=folder)
     return out

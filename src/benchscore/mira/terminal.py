@@ -145,6 +145,7 @@ def print_conversion(conv: Any, output: str) -> None:
                     "inspect_ai"],
            [(i.name, i.header.task, i.header.model, i.header.status, i.header.epochs, i.samples, i.skipped,
              i.header.eval_id, i.header.inspect_version) for i in conv.logs])
+    unlogged_said: set[str] = set()
     for i in conv.logs:
         if i.header.error is not None:
             print_line(f"log {i.name} ended with {i.header.ended()}")
@@ -152,6 +153,10 @@ def print_conversion(conv: Any, output: str) -> None:
         if loc.eval_set is not None:
             older = f"; older logs of the task not read: {', '.join(loc.replaced)}" if loc.replaced else ""
             print_line(f"log {i.name}: the final log of task {loc.task_id} of eval set {loc.eval_set}{older}")
+            if loc.unlogged and loc.eval_set not in unlogged_said:
+                unlogged_said.add(loc.eval_set)
+                print_line(f"eval set {loc.eval_set}: no log of task(s) {', '.join(loc.unlogged)} (listed in its "
+                           "eval-set.json; never run, or their logs are gone)")
     _table("repetitions written", ["outcome", "repetitions"], sorted(conv.outcomes.items()))
     if conv.notes:
         _table("retried attempts, score edits, approvals", ["case_id", "repetition", "what"], conv.notes)

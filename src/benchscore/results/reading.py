@@ -99,15 +99,22 @@ def _fetch_folder() -> Path:
     return _FETCHED[0]
 
 
-def _inspect_logs_of(given: str | os.PathLike[str], replaced: dict[Path, tuple[str, ...]]) -> list[Path]:
-    """The local paths of the inspect_ai logs an eval-set folder or a URL stands for (remote logs fetched)."""
+def _inspect_logs_of(given: str | os.PathLike[str], notes: dict[Path, list[str]]) -> list[Path]:
+    """The local paths of the inspect_ai logs an eval-set folder or a URL stands for (remote logs fetched);
+    ``notes`` gets, per log picked from an eval set, what the eval set holds that was not read."""
     from benchscore.common.inspect_logs import fetch_log, resolve_logs
 
     out = []
+    unlogged_said = set()
     for loc in resolve_logs([given]):
         path = fetch_log(loc, _fetch_folder())[0] if loc.remote else Path(loc.url)
         if loc.replaced:
-            replaced[path] = tuple(loc.replaced)
+            notes.setdefault(path, []).append(f"{loc.name}: the final log of task {loc.task_id} in its eval set; "
+                                              f"older logs of the task not read: {', '.join(loc.replaced)}")
+        if loc.unlogged and loc.eval_set not in unlogged_said:
+            unlogged_said.add(loc.eval_set)
+            notes.setdefault(path, []).append(f"eval set {loc.eval_set}: no log of task(s) {', '.join(loc.unlogged)} "
+                                              "(listed in its eval-set.json; never run, or their logs are gone)")
         out.append(path)
     return out
 
@@ -153,10 +160,10 @@ def read(paths: Sequence[str | os.PathLike[str]], *, on_file=None) -> list[Evalu
     from benchscore.common.inspect_logs import EVAL_SET_MANIFEST
 
     found: list[tuple[str, Path]] = []
-    replaced: dict[Path, tuple[str, ...]] = {}
+    notes: dict[Path, list[str]] = {}
     for given in paths:
         if is_url(given) or (_local(given) / EVAL_SET_MANIFEST).is_file():
-            found.extend((INSPECT, p) for p in _inspect_logs_of(given, replaced))
+            found.extend((INSPECT, p) for p in _inspect_logs_of(given, notes))
             continue
         p = _local(given)
         if p.is_dir():
@@ -184,7 +191,7 @@ def read(paths: Sequence[str | os.PathLike[str]], *, on_file=None) -> list[Evalu
     out: list[Evaluation] = []
     logs = [p for kind, p in unique if kind == INSPECT]
     if logs:
-        out.extend(from_inspect(logs, on_file=on_file, replaced=replaced))
+        out.extend(from_inspect(logs, on_file=on_file, log_notes=notes))
     for kind, p in unique:
         if kind == LM_EVAL:
             out.append(from_lm_eval(p))
@@ -199,9 +206,10 @@ def read(paths: Sequence[str | os.PathLike[str]], *, on_file=None) -> list[Evalu
 
 
 def from_inspect(logs: Iterable[Path], *, on_file=None,
-                 replaced: dict[Path, tuple[str, ...]] | None = None) -> list[Evaluation]:
-    """The evaluations of inspect_ai logs: one per run and model (its logs' tasks together); ``replaced``: per
-    log picked from an eval set, the older attempts of its task that were not read (named in a note)."""
+                 log_notes: dict[Path, list[str]] | None = None) -> list[Evaluation]:
+    """The evaluations of inspect_ai logs: one per run and model (its logs' tasks together); ``log_notes``: per
+    log picked from an eval set, what the eval set holds that was not read (older attempts, tasks without a
+    log), carried into the evaluation's notes."""
     from .inspect_adapter import log_facts, sample_facts
 
     groups: dict[tuple[str, str], list[Any]] = {}
@@ -225,9 +233,7 @@ def from_inspect(logs: Iterable[Path], *, on_file=None,
             task = facts.task
             settings[task] = {"task args": facts.task_args, "epochs": facts.epochs}
             statuses.append((facts.status, facts.error, facts.path.name))
-            if (replaced or {}).get(facts.path):
-                notes.append(f"{facts.path.name}: the final log of task {task} in its eval set; older logs of the "
-                             f"task not read: {', '.join(replaced[facts.path])}")
+            notes.extend((log_notes or {}).get(facts.path, []))
             if facts.planned_sample_epochs is not None:
                 planned[task] = facts.planned_sample_epochs
             reducers = facts.reducers or [DEFAULT_REDUCER]
