@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 import orjson
@@ -189,7 +190,7 @@ def test_demo_runs(tmp_path):
 
 
 def test_console_script_subprocess(tmp_path):
-    exe = REPO / ".venv" / "bin" / "benchscore"
+    exe = Path(sys.executable).parent / "benchscore"  # the console script of the venv running the tests
     proc = subprocess.run([str(exe), "swarm", "budget", "--output", str(tmp_path / "l02.json")],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
