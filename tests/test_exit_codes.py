@@ -181,3 +181,8 @@ def test_python_dash_m_benchscore_is_the_console_script(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "benchscore", "compare", str(tmp_path / "missing.json")],
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "missing.json" in bad.stdout + bad.stderr
+    out = tmp_path / "l02.json"  # provenance names the command benchscore, so verify can re-run it
+    made = subprocess.run([sys.executable, "-m", "benchscore", "swarm", "budget", "--output", str(out)],
+                          capture_output=True, text=True, timeout=120)
+    assert made.returncode == 0, made.stderr
+    assert orjson.loads(out.read_bytes())["provenance"]["command"] == "benchscore swarm budget"

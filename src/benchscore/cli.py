@@ -522,7 +522,9 @@ def schema(name: str | None, mode: str) -> None:
 
 
 def main() -> None:
-    cli()
+    # the program's name is benchscore however it was started (console script, python -m benchscore, python -m
+    # benchscore.cli): provenance records `benchscore ...`, the command verify re-runs
+    cli(prog_name="benchscore")
 
 
 if __name__ == "__main__":  # python -m benchscore.cli (as the console script)
