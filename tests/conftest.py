@@ -25,6 +25,14 @@ settings.register_profile(
 settings.load_profile(os.environ.get("BENCHSCORE_HYPOTHESIS", "benchscore"))
 
 
+def _missing(reason: str, switch: str) -> None:
+    """An optional part is missing: fail when ``switch`` (e.g. ``BENCHSCORE_REQUIRE_INSPECT``) is 1 (CI sets
+    it, so a broken install cannot pass silently), skip with the reason otherwise."""
+    if os.environ.get(switch) == "1":
+        pytest.fail(f"{reason} ({switch}=1)")
+    pytest.skip(reason)
+
+
 def _unavailable(what: str, exc: BaseException) -> None:
     reason = f"{what} unreachable: {type(exc).__name__}: {exc}"
     if services_required():
@@ -122,10 +130,8 @@ def inspect_ai_installed():
     try:
         import inspect_ai
     except ImportError as exc:
-        reason = f"inspect_ai is not importable ({exc}); install the extra: pip install -e '.[inspect]'"
-        if os.environ.get("BENCHSCORE_REQUIRE_INSPECT") == "1":
-            pytest.fail(f"{reason} (BENCHSCORE_REQUIRE_INSPECT=1)")
-        pytest.skip(reason)
+        _missing(f"inspect_ai is not importable ({exc}); install the extra: pip install -e '.[inspect]'",
+                 "BENCHSCORE_REQUIRE_INSPECT")
     return inspect_ai
 
 
@@ -140,10 +146,8 @@ def lm_eval_installed():
     try:
         import lm_eval
     except ImportError as exc:
-        reason = f"lm-evaluation-harness is not importable ({exc}); install the extra: pip install -e '.[lmeval]'"
-        if os.environ.get("BENCHSCORE_REQUIRE_LMEVAL") == "1":
-            pytest.fail(f"{reason} (BENCHSCORE_REQUIRE_LMEVAL=1)")
-        pytest.skip(reason)
+        _missing(f"lm-evaluation-harness is not importable ({exc}); install the extra: pip install -e '.[lmeval]'",
+                 "BENCHSCORE_REQUIRE_LMEVAL")
     return lm_eval
 
 
@@ -188,10 +192,7 @@ def browser():
     missing, unless BENCHSCORE_REQUIRE_BROWSER=1 (CI), which makes a missing browser a failure. One for the
     whole session: playwright's sync API refuses a second instance while the first one runs."""
     if not CHROMIUM.exists():
-        reason = f"{CHROMIUM} is not installed (apt-get install chromium)"
-        if os.environ.get("BENCHSCORE_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"{reason}; BENCHSCORE_REQUIRE_BROWSER=1")
-        pytest.skip(reason)
+        _missing(f"{CHROMIUM} is not installed (apt-get install chromium)", "BENCHSCORE_REQUIRE_BROWSER")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:

@@ -195,27 +195,42 @@ COMPARED = ("rxn", "mira", "tcsexam")
 COMPARED_KINDS = "rxn eval-mc / eval-fib, mira score / public projection, tcsexam score / solver-score"
 
 
+def _comparison_options(top_help: str) -> Any:
+    """The options ``compare`` and ``leaderboard`` share (one inference, the same inputs): declared once."""
+    options = [
+        click.option("--intersection", is_flag=True,
+                     help="Compare on the items every output has (and list the items dropped) instead of refusing "
+                          "outputs whose items differ."),
+        click.option("--resamples", type=click.IntRange(min=100), default=10_000, show_default=True,
+                     help="Random sign patterns of the permutation test and its interval (all of them when "
+                          "2^units is fewer)."),
+        click.option("--seed", type=int, default=16, show_default=True,
+                     help="Seed of the random sign patterns (recorded)."),
+        click.option("--alpha", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True), default=0.05,
+                     show_default=True, help="Level at which two results count as distinguishable (Holm-corrected)."),
+        click.option("--top", type=click.IntRange(min=0), default=10, show_default=True, help=top_help),
+        click.option("--metric", "metrics", multiple=True,
+                     help="Results of other tools: a metric to compare (repeatable; default: every numeric one)."),
+        click.option("--cluster", metavar="KEY",
+                     help="Results of other tools: the sample metadata field that is the independent unit (a topic, "
+                          "a passage, a repository; default: each sample)."),
+        click.option("--errors", type=click.Choice(["as-wrong", "exclude-pair", "refuse"]),
+                     help="Results of other tools: an errored or unscored sample counts as wrong (as-wrong, the "
+                          "default), leaves every result (exclude-pair), or is refused (refuse)."),
+    ]
+
+    def apply(f: Any) -> Any:
+        for option in reversed(options):
+            f = option(f)
+        return f
+
+    return apply
+
+
 @cli.command()
 @click.argument("outputs", nargs=-1, required=True, type=click.Path())
 @click.option("--output", type=click.Path(dir_okay=False), help="The comparison JSON to write.")
-@click.option("--intersection", is_flag=True,
-              help="Compare on the items every output has (and list the items dropped) instead of refusing "
-                   "outputs whose items differ.")
-@click.option("--resamples", type=click.IntRange(min=100), default=10_000, show_default=True,
-              help="Random sign patterns of the permutation test and its interval (all of them when 2^units is fewer).")
-@click.option("--seed", type=int, default=16, show_default=True, help="Seed of the random sign patterns (recorded).")
-@click.option("--alpha", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True), default=0.05,
-              show_default=True, help="Level at which two results count as distinguishable (Holm-corrected).")
-@click.option("--top", type=click.IntRange(min=0), default=10, show_default=True,
-              help="Items that differ most, listed per metric and pair.")
-@click.option("--metric", "metrics", multiple=True,
-              help="Results of other tools: a metric to compare (repeatable; default: every numeric one).")
-@click.option("--cluster", metavar="KEY",
-              help="Results of other tools: the sample metadata field that is the independent unit (a topic, a "
-                   "passage, a repository; default: each sample).")
-@click.option("--errors", type=click.Choice(["as-wrong", "exclude-pair", "refuse"]),
-              help="Results of other tools: an errored or unscored sample counts as wrong (as-wrong, the default), "
-                   "leaves every result (exclude-pair), or is refused (refuse).")
+@_comparison_options("Items that differ most, listed per metric and pair.")
 def compare(outputs: tuple[str, ...], output: str | None, intersection: bool, resamples: int, seed: int,
             alpha: float, top: int, metrics: tuple[str, ...], cluster: str | None, errors: str | None) -> None:
     """Compare OUTPUTS of one contract, or results of one evaluation, item by item: one verdict per difference.
@@ -287,20 +302,9 @@ def _compared(outputs: tuple[str, ...], metrics: tuple[str, ...], cluster: str |
 @cli.command()
 @click.argument("outputs", nargs=-1, required=True, type=click.Path())
 @click.option("--output-dir", required=True, type=click.Path(file_okay=False),
-              help="The site folder to write (new, empty, or one an earlier leaderboard wrote): index.html, a page per adjacent pair, "
-                   "leaderboard.json and every_eval_ever/ records.")
-@click.option("--intersection", is_flag=True, help="As compare: rank on the items every result has.")
-@click.option("--resamples", type=click.IntRange(min=100), default=10_000, show_default=True,
-              help="As compare: random sign patterns of the permutation test.")
-@click.option("--seed", type=int, default=16, show_default=True, help="As compare: seed of the sign patterns.")
-@click.option("--alpha", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True), default=0.05,
-              show_default=True, help="As compare: level at which two results count as distinguishable (Holm).")
-@click.option("--top", type=click.IntRange(min=0), default=10, show_default=True,
-              help="Items that separate two adjacent rows, listed on their pair's page.")
-@click.option("--metric", "metrics", multiple=True, help="As compare: a metric of results of other tools.")
-@click.option("--cluster", metavar="KEY", help="As compare: the sample metadata field that is the unit.")
-@click.option("--errors", type=click.Choice(["as-wrong", "exclude-pair", "refuse"]),
-              help="As compare: how an errored or unscored sample counts.")
+              help="The site folder to write (new, empty, or one an earlier leaderboard wrote): index.html, a page "
+                   "per adjacent pair, leaderboard.json and every_eval_ever/ records.")
+@_comparison_options("Items that separate two adjacent rows, listed on their pair's page.")
 def leaderboard(outputs: tuple[str, ...], output_dir: str, intersection: bool, resamples: int, seed: int,
                 alpha: float, top: int, metrics: tuple[str, ...], cluster: str | None, errors: str | None) -> None:
     """Publish OUTPUTS of one benchmark (contract outputs, or logs of many models) as a static leaderboard.

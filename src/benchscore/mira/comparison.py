@@ -10,6 +10,7 @@ Pass@1 / Stable@3 / Complete@3), so a leaderboard can publish it instead of the 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from benchscore.common.compare import Entry, Metric
@@ -25,67 +26,50 @@ def entries(doc: Any, label: str) -> list[Entry] | None:
             or "repetitions" not in doc:
         return None
     reps = {r["id"]: r for r in doc["repetitions"]}
-    cases = [c for c in doc["cases"] if c["scoring_class"] == "automated_scored" and c["status"] == "formal"]
     overall = doc["overall"]
-    why = f"the score is {doc.get('status')}" if doc.get("status") != "complete" else None
-
-    def pooled(field: str) -> dict[str, tuple[float, float]]:
-        out = {}
-        for c in cases:
-            used = [reps[i] for i in c["repetitions_used"]]
-            num = sum(1 for r in used if r["status"] == "pass") if field == "pass" else sum(r[field] for r in used)
-            out[c["case_id"]] = (float(num), float(len(used)))
-        return out
-
-    def ci(name: str) -> dict[str, Any]:
-        return {"ci95": overall[name].get("ci95"), "ci_reason": overall[name].get("ci_reason")}
-
-    metrics = [Metric("task_success", overall["task_success"]["value"], pooled("official_task_success"),
-                      bounds=(0.0, 1.0), **ci("task_success")),
-               Metric("reliability", overall["reliability"]["value"], pooled("pass"), scale=100.0,
-                      bounds=(0.0, 100.0), **ci("reliability"))]
-    for name in ("pass_at_1", "stable_at_3", "complete_at_3"):
-        per_case = {c["case_id"]: (1.0 if c["metrics"][name]["value"] else 0.0, 1.0) for c in cases
-                    if c["metrics"][name]["value"] is not None}
-        metrics.append(Metric(name, overall[name]["value"], per_case, binary=True, scale=100.0,
-                              bounds=(0.0, 100.0), **ci(name)))
-    for m in metrics:
-        if m.value is None:
-            m.null_reason = why or "undefined in a case"
-    same = {"metric id": doc["provenance"]["metric_id"], "contract sha256": doc.get("contract_sha256")}
-    return [Entry(label, "mira score", same, metrics)]
+    return _entry(doc, label, "mira score", used=lambda c: [reps[i] for i in c["repetitions_used"]],
+                  overall_value=lambda name: overall[name]["value"],
+                  case_value=lambda c, name: c["metrics"][name]["value"],
+                  interval=lambda name: {k: overall[name].get(k) for k in ("ci95", "ci_reason")})
 
 
 def _public(doc: dict[str, Any], label: str) -> list[Entry]:
     """The one result of a public projection (the same metrics as a score, from the published fields)."""
-    cases = [c for c in doc["cases"] if c["scoring_class"] == "automated_scored" and c["status"] == "formal"]
     overall = doc["overall"]
     own = (doc.get("intervals") or {}).get("overall") or {}
+    return _entry(doc, label, "mira public projection", used=lambda c: [r for r in c["repetitions"] if r["used"]],
+                  overall_value=lambda name: overall[name], case_value=lambda c, name: c["results"][name],
+                  interval=lambda name: {k: (own.get(name) or {}).get(k) for k in ("ci95", "ci_reason", "ci_method")})
+
+
+def _entry(doc: dict[str, Any], label: str, kind: str, *, used: Callable[[dict[str, Any]], list[dict[str, Any]]],
+           overall_value: Callable[[str], Any], case_value: Callable[[dict[str, Any], str], Any],
+           interval: Callable[[str], dict[str, Any]]) -> list[Entry]:
+    """The one result of a score or a projection: the automated_scored formal cases, Task Success and
+    Reliability pooled over each case's ``used`` repetitions, Pass@1 / Stable@3 / Complete@3 one 0/1
+    outcome per case; how each kind holds these values is what the callables read."""
+    cases = [c for c in doc["cases"] if c["scoring_class"] == "automated_scored" and c["status"] == "formal"]
     why = f"the score is {doc.get('status')}" if doc.get("status") != "complete" else None
 
     def pooled(field: str) -> dict[str, tuple[float, float]]:
         out = {}
         for c in cases:
-            used = [r for r in c["repetitions"] if r["used"]]
-            num = sum(1 for r in used if r["status"] == "pass") if field == "pass" else sum(r[field] for r in used)
-            out[c["case_id"]] = (float(num), float(len(used)))
+            reps = used(c)
+            num = sum(1 for r in reps if r["status"] == "pass") if field == "pass" else sum(r[field] for r in reps)
+            out[c["case_id"]] = (float(num), float(len(reps)))
         return out
 
-    def ci(name: str) -> dict[str, Any]:
-        return {"ci95": (own.get(name) or {}).get("ci95"), "ci_reason": (own.get(name) or {}).get("ci_reason"),
-                "ci_method": (own.get(name) or {}).get("ci_method")}
-
-    metrics = [Metric("task_success", overall["task_success"], pooled("official_task_success"),
-                      bounds=(0.0, 1.0), **ci("task_success")),
-               Metric("reliability", overall["reliability"], pooled("pass"), scale=100.0,
-                      bounds=(0.0, 100.0), **ci("reliability"))]
+    metrics = [Metric("task_success", overall_value("task_success"), pooled("official_task_success"),
+                      bounds=(0.0, 1.0), **interval("task_success")),
+               Metric("reliability", overall_value("reliability"), pooled("pass"), scale=100.0,
+                      bounds=(0.0, 100.0), **interval("reliability"))]
     for name in ("pass_at_1", "stable_at_3", "complete_at_3"):
-        per_case = {c["case_id"]: (1.0 if c["results"][name] else 0.0, 1.0) for c in cases
-                    if c["results"][name] is not None}
-        metrics.append(Metric(name, overall[name], per_case, binary=True, scale=100.0,
-                              bounds=(0.0, 100.0), **ci(name)))
+        per_case = {c["case_id"]: (1.0 if case_value(c, name) else 0.0, 1.0) for c in cases
+                    if case_value(c, name) is not None}
+        metrics.append(Metric(name, overall_value(name), per_case, binary=True, scale=100.0,
+                              bounds=(0.0, 100.0), **interval(name)))
     for m in metrics:
         if m.value is None:
             m.null_reason = why or "undefined in a case"
     same = {"metric id": doc["provenance"]["metric_id"], "contract sha256": doc.get("contract_sha256")}
-    return [Entry(label, "mira public projection", same, metrics)]
+    return [Entry(label, kind, same, metrics)]
