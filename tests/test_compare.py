@@ -21,8 +21,8 @@ from click.testing import CliRunner
 from scipy import stats
 
 from benchscore.cli import cli
-from benchscore.common import paired as P
-from benchscore.common.report import fmt
+from benchscore.common.terminal import fmt
+from benchscore.stats import paired as P
 
 ENV = {"SOURCE_DATE_EPOCH": "1767225600"}
 REPO = Path(__file__).resolve().parents[1]
@@ -348,8 +348,8 @@ def test_five_tasks_a_track_cannot_be_separated_and_nothing_says_otherwise(tmp_p
 def test_three_rxn_evaluations_count_only_what_the_tests_separate(rxn, tmp_path):
     """The audit: good vs a tweak of it (answers changed) had an interval excluding 0 beside p 0.128,
     and the page counted it among the supported differences."""
-    from benchscore.common.compare_figures import summary_rows, verdict_counts
     from benchscore.common.html import Output
+    from benchscore.publish.compare_figures import summary_rows, verdict_counts
 
     root, folder, data = rxn["root"], rxn["folder"], rxn["data"]
     best = json.loads((root / "best.pred.json").read_text())

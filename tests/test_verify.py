@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from benchscore.cli import cli
-from benchscore.common.report import fmt
+from benchscore.common.terminal import fmt
 
 ENV = {"SOURCE_DATE_EPOCH": "1767225600"}
 REPO = Path(__file__).resolve().parents[1]

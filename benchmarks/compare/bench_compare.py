@@ -18,8 +18,8 @@ import argparse
 import time
 from pathlib import Path
 
-from benchscore.common import compare as C
 from benchscore.rxn.comparison import entries
+from benchscore.stats import compare as C
 
 
 def main() -> None:

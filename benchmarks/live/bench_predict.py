@@ -32,7 +32,7 @@ from click.testing import CliRunner
 
 from benchscore.cli import cli
 from benchscore.common.llm import LLMClient, LLMError
-from benchscore.common.report import print_table
+from benchscore.common.terminal import print_table
 from benchscore.rxn.cli import load_inputs, run_build_mc
 from benchscore.rxn.conventions import DEFAULT_MAX_OPTIONS, DEFAULT_SEED
 from benchscore.rxn.prompts import render

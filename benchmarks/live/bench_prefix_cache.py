@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from benchscore.common.llm import LLMClient
-from benchscore.common.report import print_table
+from benchscore.common.terminal import print_table
 from benchscore.rxn.cli import load_inputs, run_build_mc
 from benchscore.rxn.conventions import DEFAULT_MAX_OPTIONS, DEFAULT_SEED
 from benchscore.rxn.predict import answer_format

@@ -19,7 +19,7 @@ interpreter and imports included). Imports are not timed (each probe imports its
 
 - ``bare read``: open the zip, then for each sample member read its bytes, decompress (zstandard) and
   parse (orjson); nothing else (the floor any reader pays);
-- ``reader``: ``benchscore.common.inspect_logs``: header checks, every sample as a ``SampleRecord``
+- ``reader``: ``benchscore.sources.inspect_logs``: header checks, every sample as a ``SampleRecord``
   (CRC checked, errors parsed, approvals, score history, model-graded scorers);
 - ``from-inspect``: `benchscore mira from-inspect` end to end (mapping, contract, sha256 of the log,
   the reader, the conversion, the JSONL written);
@@ -158,7 +158,7 @@ with open({log!r}, "rb") as fp:
 
 PROBES = {
     "bare read": BARE,
-    "reader": ("from benchscore.common.inspect_logs import open_logs\n"
+    "reader": ("from benchscore.sources.inspect_logs import open_logs\n"
                "with open_logs([{log!r}]) as logs:\n    n = sum(1 for _ in logs[0].samples())"),
     "from-inspect": ("from pathlib import Path\nfrom benchscore.mira.cli import run_from_inspect\n"
                      "conv = run_from_inspect([{log!r}], Path({contract!r}), Path({mapping!r}), Path({out!r}))\n"

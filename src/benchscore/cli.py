@@ -36,13 +36,13 @@ def _domain(name: str) -> ModuleType:
 
 
 def _formats() -> dict[str, type]:
-    from benchscore.common.compare import formats as compare_formats
+    from benchscore.stats.compare import formats as compare_formats
 
     out: dict[str, type] = {}
     for name in DOMAINS:
         out.update(getattr(_domain(name), "FORMATS", {}))
     out.update(compare_formats())
-    from benchscore.common.leaderboard import formats as leaderboard_formats
+    from benchscore.publish.leaderboard import formats as leaderboard_formats
 
     out.update(leaderboard_formats())
     return out
@@ -88,7 +88,7 @@ def demo(output_dir: str, only: tuple[str, ...], verbose: bool) -> None:
 
     output_dir = Path(output_dir)
     from benchscore.common.atomic import replaced_directory
-    from benchscore.common.report import console, print_line
+    from benchscore.common.terminal import console, print_line
 
     names = only or tuple(DOMAINS)
     with replaced_directory(output_dir, owner="benchscore demo"):
@@ -99,7 +99,7 @@ def demo(output_dir: str, only: tuple[str, ...], verbose: bool) -> None:
             else:
                 with contextlib.redirect_stdout(io.StringIO()):  # the tables: in the pages, and with --verbose
                     _domain(name).demo(output_dir / name)
-        from benchscore.report import demo_report
+        from benchscore.publish.report import demo_report
 
         rows = demo_report(output_dir, names)
     if verbose:
@@ -163,9 +163,9 @@ def report(outputs: tuple[str, ...], output: str, title: str) -> None:
     from pathlib import Path
 
     from benchscore.common.atomic import atomic_write_text
-    from benchscore.common.report import print_line
+    from benchscore.common.terminal import print_line
     from benchscore.common.verify import outputs_under
-    from benchscore.report import read_outputs, report_page
+    from benchscore.publish.report import read_outputs, report_page
 
     paths: list[tuple[Path, str]] = []
     folders: dict[Path, list[Path]] = {}
@@ -245,10 +245,10 @@ def compare(outputs: tuple[str, ...], output: str | None, intersection: bool, re
     Every Eval Ever records: items are samples, with scored / errored / unscored counts beside every
     number (docs/results.md).
     """
-    from benchscore.common import compare as C
     from benchscore.common.atomic import atomic_write_json
     from benchscore.common.provenance import provenance
-    from benchscore.common.report import print_line
+    from benchscore.common.terminal import print_line
+    from benchscore.stats import compare as C
 
     entries, skipped, inputs, _ = _compared(outputs, metrics, cluster, errors, intersection)
     doc = C.compare(entries, intersection=intersection, resamples=resamples, seed=seed, alpha=alpha, top=top)
@@ -268,8 +268,8 @@ def _compared(outputs: tuple[str, ...], metrics: tuple[str, ...], cluster: str |
     out, the inputs for provenance, and, for contract outputs, each file's label and path."""
     from pathlib import Path
 
-    from benchscore.common import compare as C
     from benchscore.results import reading as R
+    from benchscore.stats import compare as C
 
     paths = [p if R.is_url(p) else Path(p) for p in outputs]  # an fsspec URL stays a URL (inspect_ai logs)
     theirs = [R.recognises(p) for p in paths]
@@ -289,7 +289,7 @@ def _compared(outputs: tuple[str, ...], metrics: tuple[str, ...], cluster: str |
     for p in paths:
         _not_a_sqlite_store(p)
     read = C.read_outputs(paths)
-    from benchscore.report import outputs as known_outputs
+    from benchscore.publish.report import outputs as known_outputs
 
     for (_, doc, _), path in zip(read, paths, strict=True):  # every field typed before any is used
         known_outputs().check(doc, source=path)
@@ -319,12 +319,12 @@ def leaderboard(outputs: tuple[str, ...], output_dir: str, intersection: bool, r
     from pathlib import Path
 
     from benchscore import __version__
-    from benchscore.common import compare as C
-    from benchscore.common import leaderboard as L
     from benchscore.common.atomic import atomic_write_bytes, atomic_write_json, dumps_json, replaced_directory
-    from benchscore.common.every_eval_ever import validate_aggregate
     from benchscore.common.provenance import provenance
-    from benchscore.common.report import print_line
+    from benchscore.common.terminal import print_line
+    from benchscore.publish import leaderboard as L
+    from benchscore.sources.every_eval_ever import validate_aggregate
+    from benchscore.stats import compare as C
 
     entries, skipped, inputs, files = _compared(outputs, metrics, cluster, errors, intersection)
     for path, doc in files.values():
@@ -364,7 +364,7 @@ def _reproduced(entries: list, files: dict[str, Any]) -> dict[str, tuple[bool | 
     if not files:
         return {e.label: (None, "results of another tool: no benchscore command to re-run") for e in entries}
     from benchscore.common import verify as V
-    from benchscore.common.compare import verify_kind
+    from benchscore.stats.compare import verify_kind
 
     kinds = [verify_kind(), *(k for name in DOMAINS for k in _domain(name).verify_kinds())]
     by_file: dict[str, tuple[bool, str]] = {}
@@ -403,7 +403,7 @@ def verify(outputs: tuple[str, ...], search: tuple[str, ...]) -> None:
     from pathlib import Path
 
     from benchscore.common import verify as V
-    from benchscore.common.report import print_line, progress
+    from benchscore.common.terminal import print_line, progress
 
     files: list[tuple[Path, bool]] = []
     folders: list[Path] = []
@@ -414,8 +414,8 @@ def verify(outputs: tuple[str, ...], search: tuple[str, ...]) -> None:
             files.extend((f, False) for f in V.outputs_under(p))
         else:
             files.append((p, True))
-    from benchscore.common.compare import verify_kind
-    from benchscore.common.leaderboard import verify_kind as leaderboard_kind
+    from benchscore.publish.leaderboard import verify_kind as leaderboard_kind
+    from benchscore.stats.compare import verify_kind
 
     kinds = [verify_kind(), leaderboard_kind(), *(k for name in DOMAINS for k in _domain(name).verify_kinds())]
     outcomes = []
@@ -443,7 +443,7 @@ def verify(outputs: tuple[str, ...], search: tuple[str, ...]) -> None:
 def _telling_digits(mine, theirs) -> int:
     """The fewest significant digits (4 at least, as every terminal number) at which two differing values
     still print differently: 0.66666 against 0.66667 needs 5, so a difference is never rounded away."""
-    from benchscore.common.report import DIGITS, rounded
+    from benchscore.common.terminal import DIGITS, rounded
 
     for digits in range(DIGITS, 18):
         if rounded(mine, digits) != rounded(theirs, digits):
@@ -454,7 +454,7 @@ def _telling_digits(mine, theirs) -> int:
 def _shown(value, digits: int) -> str:
     import orjson
 
-    from benchscore.common.report import rounded
+    from benchscore.common.terminal import rounded
 
     text = value if value == "<absent>" else orjson.dumps(rounded(value, digits)).decode()
     return text if len(text) <= 200 else text[:197] + "..."
@@ -464,7 +464,7 @@ def _shown(value, digits: int) -> str:
 def list_() -> None:
     """Print every domain, command, metric id and file format, one per line (each with its whole first
     paragraph of help: never cut mid-sentence)."""
-    from benchscore.common.report import print_line
+    from benchscore.common.terminal import print_line
 
     for name, summary in DOMAINS.items():
         module = _domain(name)

@@ -6,10 +6,11 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from benchscore.common import atomic_directory, atomic_write_json, phi, sample_std
+from benchscore.common import atomic_directory, atomic_write_json
 from benchscore.common.cli import group
 from benchscore.common.errors import BadInput
 from benchscore.common.provenance import provenance
+from benchscore.stats.intervals import phi, sample_std
 
 
 def test_atomic_write_json_replaces_and_leaves_no_temp(tmp_path):

@@ -14,7 +14,7 @@ from benchscore.common.cli import group, refuse_overwriting_inputs
 from benchscore.common.errors import BadInput
 from benchscore.common.guard import inputs_guard
 from benchscore.common.readers import read_json, read_jsonl
-from benchscore.common.report import plain_table, print_table, progress
+from benchscore.common.terminal import plain_table, print_table, progress
 
 
 def test_a_file_read_inside_a_command_cannot_be_replaced(tmp_path):
@@ -164,7 +164,7 @@ def test_a_json_document_given_as_jsonl_says_so(tmp_path):
 
 
 def test_print_table_on_a_narrow_terminal_prints_plain_lines_instead_of_cutting_cells(monkeypatch):
-    import benchscore.common.report as report
+    import benchscore.common.terminal as report
 
     class Tty(io.StringIO):
         def isatty(self):

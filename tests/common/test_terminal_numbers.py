@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from benchscore.cli import cli
-from benchscore.common.report import DIGITS, fmt, interval_cell, metric_cell, number, pct, rounded
+from benchscore.common.terminal import DIGITS, fmt, interval_cell, metric_cell, number, pct, rounded
 
 ROOT = Path(__file__).resolve().parents[2]
 MIRA = ROOT / "examples" / "mira"

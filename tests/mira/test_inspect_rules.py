@@ -12,16 +12,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from benchscore.common.inspect_logs import (
-    Approval,
-    RetriedError,
-    SampleRecord,
-    SampleScore,
-    ScoreEdit,
-    parse_error,
-    scorers_calling_models,
-    version_tuple,
-)
 from benchscore.mira.formats import ApprovalRule, ErrorRule, ErrorRules, InspectMapping, ScoreRule
 from benchscore.mira.inspect_logs import (
     Refused,
@@ -30,6 +20,16 @@ from benchscore.mira.inspect_logs import (
     limit_outcome,
     repetition_record,
     rule_satisfied,
+)
+from benchscore.sources.inspect_logs import (
+    Approval,
+    RetriedError,
+    SampleRecord,
+    SampleScore,
+    ScoreEdit,
+    parse_error,
+    scorers_calling_models,
+    version_tuple,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -256,7 +256,7 @@ def test_records_of_each_outcome():
         repetition_record(facts(scores={}), "A", ["ok"], MAPPING, SOURCE)
     with pytest.raises(Refused, match="called a model while scoring"):
         repetition_record(facts(model_graded=frozenset({"s"})), "A", ["ok"], MAPPING, SOURCE)
-    from benchscore.common.inspect_logs import Invalidation
+    from benchscore.sources.inspect_logs import Invalidation
 
     assert repetition_record(facts(invalidation=Invalidation("t", "hack")), "A", ["ok"], MAPPING,
                              SOURCE)["execution_mode"] == "noncanonical"

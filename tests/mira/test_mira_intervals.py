@@ -7,7 +7,7 @@ from pathlib import Path
 import orjson
 from mira_helpers import DATA, run
 
-from benchscore.common import stats as S
+from benchscore.stats import intervals as S
 
 
 def _score(tmp_path: Path, reps: str = "repetitions.jsonl", *extra: str) -> dict:

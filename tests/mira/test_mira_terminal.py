@@ -17,7 +17,7 @@ import orjson
 import pytest
 from mira_helpers import DATA, run, write_json, write_jsonl
 
-from benchscore.common.report import PERCENT_METRICS, fmt
+from benchscore.common.terminal import PERCENT_METRICS, fmt
 from benchscore.common.testserver import OpenAITestServer
 
 EX = Path(__file__).resolve().parents[2] / "examples" / "mira"
@@ -216,7 +216,7 @@ def test_a_table_too_wide_for_the_terminal_is_printed_plain_not_cut(monkeypatch,
     table is printed as the plain lines instead (the terminal wraps them, nothing is cut)."""
     import sys
 
-    from benchscore.common.report import plain_table
+    from benchscore.common.terminal import plain_table
     from benchscore.mira import terminal
 
     monkeypatch.setenv("COLUMNS", "80")

@@ -12,7 +12,7 @@ import pytest
 from report_helpers import EXAMPLES, invoke
 
 from benchscore.common.errors import BadInput
-from benchscore.report import outputs
+from benchscore.publish.report import outputs
 
 TCS = EXAMPLES / "tcsexam" / "seed-example" / "expected"
 RXN = EXAMPLES / "rxn" / "expected"

@@ -13,7 +13,7 @@ import pytest
 from report_helpers import EXAMPLES, invoke, scalars, visible_text
 
 from benchscore.common import html
-from benchscore.report import read_outputs
+from benchscore.publish.report import read_outputs
 
 TCS = EXAMPLES / "tcsexam" / "seed-example" / "expected"
 MIRA = EXAMPLES / "mira" / "expected"

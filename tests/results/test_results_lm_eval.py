@@ -156,7 +156,7 @@ def test_a_samples_file_that_does_not_give_its_results_is_refused(tmp_path, runs
 def test_the_same_results_as_every_eval_ever_records_compare_alike(tmp_path, runs):
     """Every Eval Ever's lm-eval converter mapping (sample_id = doc_id, sample_hash over prompt and
     target, score = the first metric), written here and validated against the published schema."""
-    from benchscore.common.every_eval_ever import read_instances
+    from benchscore.sources.every_eval_ever import read_instances
 
     paths = []
     for model, out in runs.items():

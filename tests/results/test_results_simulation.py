@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchscore.common.compare import compare
 from benchscore.results.comparison import Options, entries
 from benchscore.results.formats import Evaluation, MetricInfo, SampleResult
+from benchscore.stats.compare import compare
 
 METRIC = "quiz/match"
 

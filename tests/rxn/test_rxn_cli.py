@@ -384,7 +384,7 @@ def test_condition_key_with_a_space_builds_and_evaluates(tmp_path):
 def test_eval_tables_show_every_number_of_the_json(builds, tmp_path, kind, types, command):
     """issue 10 item 2: every count and metric of the output JSON, per question type and overall, is a row
     of the (piped: plain, untruncated) table."""
-    from benchscore.common.report import fmt
+    from benchscore.common.terminal import fmt
 
     folder = _folder(builds["a"], kind)
     merged = {}

@@ -58,7 +58,7 @@ def test_chance_beside_the_headline_and_bad_answers_by_id(tmp_path):
     import json
 
     from benchscore import report
-    from benchscore.common.report import fmt
+    from benchscore.common.terminal import fmt
 
     env = {"SOURCE_DATE_EPOCH": "1767225600"}
     tables = tmp_path / "t.json"

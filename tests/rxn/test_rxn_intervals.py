@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from benchscore.cli import cli
-from benchscore.common import stats as S
 from benchscore.rxn import metrics
+from benchscore.stats import intervals as S
 
 
 def run(*args):

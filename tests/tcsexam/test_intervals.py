@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 from test_index import SUITE, ok, row
 
-from benchscore.common import stats as S
+from benchscore.stats import intervals as S
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tcsexam" / "seed-example"
 BIG_SUITE = {"suite": "mini", "tracks": {"theorem": ["t1", "t2", "t3", "t4"], "solver": ["s1", "s2", "s3"],

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from tcsexam_helpers import ISSUE_REFERENCE, assert_one_line_error, run, write_json
 
-from benchscore.common.report import fmt
+from benchscore.common.terminal import fmt
 from benchscore.tcsexam.formats import SolverScoreOutput
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tcsexam" / "seed-example"

@@ -1,4 +1,5 @@
-"""What every domain shares: errors, strict readers, atomic writes, stats, provenance, rendering.
+"""What every room needs: errors, strict readers, atomic writes, provenance, output models, terminal and HTML
+rendering, the OpenAI-compatible client and its test server, verify's mechanism.
 
 Names are imported on first use (PEP 562), so importing one light piece (``benchscore.common.cli``,
 ``benchscore.common.errors``) does not load pydantic, numpy or rich. The provenance block is built by
@@ -33,9 +34,6 @@ _EXPORTS = {
     "created_at": "provenance",
     "sha256_bytes": "provenance",
     "sha256_file": "provenance",
-    "mean": "stats",
-    "phi": "stats",
-    "sample_std": "stats",
 }
 
 __all__ = [
@@ -51,16 +49,13 @@ __all__ = [
     "created_at",
     "dumps_json",
     "loads_json",
-    "mean",
     "parse_finite_float",
-    "phi",
     "read_bytes",
     "read_csv",
     "read_csv_table",
     "read_json_bytes",
     "read_json",
     "read_jsonl",
-    "sample_std",
     "sha256_bytes",
     "sha256_file",
     "validate",

@@ -315,8 +315,8 @@ class SummaryRow:
 
 def number(value: Any, unit: str = "") -> str:
     """A number for reading: 4 significant digits (integers whole), '-' for None: the terminal's rule
-    (:func:`benchscore.common.report.number`), so a page and the command's output print one value alike."""
-    from .report import number as reading
+    (:func:`benchscore.common.terminal.number`), so a page and the command's output print one value alike."""
+    from .terminal import number as reading
 
     if value is None:
         return "-"

@@ -15,7 +15,7 @@ class Format(BaseModel):
 
 
 class Interval(Format):
-    """A 95 % interval written beside a number (``benchscore.common.stats.beside``; docs/statistics.md)."""
+    """A 95 % interval written beside a number (``benchscore.stats.intervals.beside``; docs/statistics.md)."""
 
     ci95: list[float] | None = Field(min_length=2, max_length=2,
                                      description="[low, high], or null when the data cannot support one")

@@ -98,7 +98,7 @@ def _run_score(contract_path: Path, repetitions_path: Path, output: Path,
                on_phase: Callable[[str], None]) -> dict[str, Any]:
     from benchscore.common.atomic import atomic_write_json
     from benchscore.common.provenance import provenance
-    from benchscore.common.stats import LEVEL
+    from benchscore.stats.intervals import LEVEL
 
     from .judge import merge_verdicts
     from .records import load_contract, load_deviations, load_repetitions, load_verdicts, require_timing
@@ -187,7 +187,7 @@ def run_from_inspect(logs: list[Path | str], contract: Path, mapping: Path, outp
 
 
 def _wrote(what: str) -> None:
-    from benchscore.common.report import print_line
+    from benchscore.common.terminal import print_line
 
     print_line(f"wrote {what}")
 
@@ -216,7 +216,7 @@ def score(contract: Path, repetitions: Path, deviations: Path | None, verdicts: 
     Prints every number of the score (aggregates, cases, repetitions, what is missing, deviations);
     the overall Task Success, Reliability, Pass@1, Stable@3 and Complete@3 carry a 95 % interval.
     """
-    from benchscore.common.report import progress
+    from benchscore.common.terminal import progress
 
     with progress(disable=quiet) as bar:
         task = bar.add_task("scoring", total=len(SCORE_PHASES))
@@ -259,7 +259,7 @@ def from_inspect(logs: tuple[str, ...], contract: Path, mapping: Path, output: P
     """
     from benchscore.common.cli import refuse_overwriting_inputs
     from benchscore.common.errors import ExitCode
-    from benchscore.common.report import progress
+    from benchscore.common.terminal import progress
 
     refuse_overwriting_inputs([Path(p) for p in logs if "://" not in p], [("--output", output)])
     with progress(disable=quiet) as bar:
@@ -394,7 +394,7 @@ def judge(packets_dir: Path, base_url: str, model: str, api_key_env: str, max_re
     from benchscore.common.errors import ServiceUnavailable
     from benchscore.common.llm import LLMError, ModelMismatch, ModelNotFound, connect
     from benchscore.common.provenance import provenance
-    from benchscore.common.report import progress
+    from benchscore.common.terminal import progress
 
     from .judge import ANSWER_RULE, VERDICT_FORMAT, judge_packet, max_tokens
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from benchscore.common.compare import Entry, Metric
+from benchscore.stats.compare import Entry, Metric
 
 
 def entries(doc: Any, label: str) -> list[Entry] | None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from benchscore.common.atomic import atomic_write_json
 from benchscore.common.provenance import provenance, recording
-from benchscore.common.report import print_line
+from benchscore.common.terminal import print_line
 
 from .formats import ScoreOutput
 from .judge import build_packets

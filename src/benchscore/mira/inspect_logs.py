@@ -2,11 +2,11 @@
 
 Every sample x epoch of the logs becomes one repetition of the case its sample id names (or the case
 the mapping's ``case_ids`` maps it to), with the epoch as its repetition index. The logs are read by
-:mod:`benchscore.common.inspect_logs` (files, folders, eval sets, fsspec URLs; no inspect_ai needed).
+:mod:`benchscore.sources.inspect_logs` (files, folders, eval sets, fsspec URLs; no inspect_ai needed).
 
 The rules (pure functions below, each on plain values; seed 003 section named in each docstring):
 
-- **Errors** are typed structurally (:func:`benchscore.common.inspect_logs.parse_error`: the
+- **Errors** are typed structurally (:func:`benchscore.sources.inspect_logs.parse_error`: the
   exception the traceback ends with, qualified and bare class names, every inner exception of a
   group) and classified by the mapping's ``errors`` rules: ``infrastructure`` -> execution mode
   ``invalid`` (never attributed), ``agent`` -> ``failed`` with every criterion unmet. An error that
@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from benchscore.common.errors import BadInput
-from benchscore.common.inspect_logs import (
+from benchscore.sources.inspect_logs import (
     Approval,
     ErrorInfo,
     ExceptionInfo,
@@ -696,8 +696,8 @@ def convert(logs: Sequence[str | os.PathLike[str]], loaded: LoadedContract, mapp
 
 
 def iter_log(header: LogHeader) -> Any:
-    """The samples of one log (:func:`benchscore.common.inspect_logs.iter_samples`)."""
-    from benchscore.common.inspect_logs import iter_samples
+    """The samples of one log (:func:`benchscore.sources.inspect_logs.iter_samples`)."""
+    from benchscore.sources.inspect_logs import iter_samples
 
     return iter_samples(header)
 

@@ -5,7 +5,7 @@ independent; cases are. Every interval therefore takes the case as the unit:
 
 - Task Success, Reliability (and the diagnostic untimed Task Success) pool the used repetitions of
   every formal case: the ratio over cases (numerator and repetitions per case) by
-  :func:`benchscore.common.stats.ratio_interval` (``cluster_wilson``, or ``units_wilson`` when too few
+  :func:`benchscore.stats.intervals.ratio_interval` (``cluster_wilson``, or ``units_wilson`` when too few
   cases pass or fail to estimate their spread);
 - Pass@1, Stable@3, Complete@3 are percentages of cases, one 0/1 outcome per case: ``exact_mid_p``.
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchscore.common import stats as S
+from benchscore.stats import intervals as S
 
 #: overall metric -> (per-repetition field summed per case, or None for a per-case 0/1 metric, scale)
 _POOLED = {

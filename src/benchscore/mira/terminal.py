@@ -1,8 +1,8 @@
 """What the mira commands print: every count and metric of the JSON they write, rounded for reading.
 
-Tables go through :func:`benchscore.common.report.print_table` (rich on a terminal; plain aligned,
+Tables go through :func:`benchscore.common.terminal.print_table` (rich on a terminal; plain aligned,
 untruncated lines when piped or too wide for the terminal), each followed by a blank line. Headers are
-the JSON key names; floats are rounded to 4 significant digits (:func:`benchscore.common.report.fmt`;
+the JSON key names; floats are rounded to 4 significant digits (:func:`benchscore.common.terminal.fmt`;
 the JSON keeps every digit), percentages (Reliability, Pass@1, Stable@3, Complete@3) say ``%``,
 booleans are yes/no, null ``-``, lists joined by ``, `` (``-`` when empty).
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from benchscore.common.report import fmt, metric_cell, print_line, print_table
+from benchscore.common.terminal import fmt, metric_cell, print_line, print_table
 
 
 def cell(value: Any) -> Any:

@@ -16,7 +16,7 @@ Every metric carries its counts (sample x epochs scored, errored, unscored, miss
 excluded; limits hit and retried errors), written beside every number. Before anything is
 compared, the samples' dataset identities are checked: a sample id whose identity differs
 between two results is refused in one line naming it, or left out with ``--intersection``.
-This module holds no statistics: compare's mechanism (``benchscore.common.compare``) does.
+This module holds no statistics: compare's mechanism (``benchscore.stats.compare``) does.
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ from typing import Any
 
 import orjson
 
-from benchscore.common.compare import Entry, Metric, labels_of
 from benchscore.common.errors import BadInput, shown
-from benchscore.common.stats import beside, item_interval
+from benchscore.stats.compare import Entry, Metric, labels_of
+from benchscore.stats.intervals import beside, item_interval
 
 from .formats import TOOL_NAMES, Evaluation, MetricInfo, SampleResult
 from .values import reducer as reducer_of
@@ -305,7 +305,7 @@ def _check_units(entries_: list[Entry], evaluations: Sequence[Evaluation], names
 def compare_inputs(paths: Sequence[str | Path], options: Options) -> tuple[list[Entry], dict[str, str], list[Path]]:
     """Read ``paths`` (logs, folders, URLs, lm-eval output, Every Eval Ever records) and return compare's
     entries, the metrics left out (with why) and every file read."""
-    from benchscore.common.report import print_line, progress
+    from benchscore.common.terminal import print_line, progress
 
     from .reading import read
 

@@ -7,7 +7,7 @@ with its instance-level ``*_samples.jsonl``. Each :class:`SampleResult` is one s
 every metric's value, whether it errored, hit a limit or was retried, the sample's dataset identity
 and its metadata. These are in-memory records (dataclasses with slots: a comparison of ten models of
 10,000 samples x 3 epochs holds 300,000 of them); the files themselves are read by the readers in
-``benchscore.common`` (``inspect_logs``, ``lm_eval_files``, ``every_eval_ever``).
+``benchscore.sources`` (``inspect_logs``, ``lm_eval``, ``every_eval_ever``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The one place this room touches inspect_ai logs: plain facts of a log and of its samples.
 
 Everything inspect_ai-specific that the room reads goes through :func:`log_facts` and
-:func:`sample_facts`, built on benchscore's own streaming reader :mod:`benchscore.common.inspect_logs`
+:func:`sample_facts`, built on benchscore's own streaming reader :mod:`benchscore.sources.inspect_logs`
 (``open_logs``: the checked header; ``InspectLog.samples()``: one record per sample x epoch, read
 one at a time). The rest of the room sees :class:`LogFacts` and :class:`SampleFacts`, which hold
 plain values (strings, numbers, dicts).
@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from benchscore.common.inspect_logs import open_logs
+from benchscore.sources.inspect_logs import open_logs
 
 
 @dataclass
@@ -57,7 +57,7 @@ class SampleFacts:
 
 
 def log_facts(path: Path) -> LogFacts:
-    """Read and check the log's header (refusals: see ``benchscore.common.inspect_logs.read_header``)."""
+    """Read and check the log's header (refusals: see ``benchscore.sources.inspect_logs.read_header``)."""
     with open_logs([path]) as logs:
         if len(logs) != 1:
             raise ValueError(f"{path} is not one log")  # the room gives files one at a time

@@ -2,7 +2,7 @@
 the room takes from it (docs/results.md).
 
 - inspect_ai: a ``.eval`` or ``.json`` log, or a folder of them, or an fsspec URL of either (``s3://``,
-  ``gs://``, ...: copied once to a temporary folder removed at exit, as ``benchscore.common.inspect_logs``
+  ``gs://``, ...: copied once to a temporary folder removed at exit, as ``benchscore.sources.inspect_logs``
   fetches them). An eval-set folder (one holding ``eval-set.json``) gives the final log of each of its
   tasks, as inspect_ai's own listing picks it; the older attempts it keeps are named in a note, not read.
   The logs of one run (``run_id``) and one model form one evaluation, one task per log. Per sample x
@@ -102,7 +102,7 @@ def _fetch_folder() -> Path:
 def _inspect_logs_of(given: str | os.PathLike[str], notes: dict[Path, list[str]]) -> list[Path]:
     """The local paths of the inspect_ai logs an eval-set folder or a URL stands for (remote logs fetched);
     ``notes`` gets, per log picked from an eval set, what the eval set holds that was not read."""
-    from benchscore.common.inspect_logs import fetch_log, resolve_logs
+    from benchscore.sources.inspect_logs import fetch_log, resolve_logs
 
     out = []
     unlogged_said = set()
@@ -157,7 +157,7 @@ def read(paths: Sequence[str | os.PathLike[str]], *, on_file=None) -> list[Evalu
     """The evaluations in ``paths`` (files, folders and URLs, any mix of what the module docstring lists).
 
     ``on_file(path)`` is called as each file is read (for a progress bar)."""
-    from benchscore.common.inspect_logs import EVAL_SET_MANIFEST
+    from benchscore.sources.inspect_logs import EVAL_SET_MANIFEST
 
     found: list[tuple[str, Path]] = []
     notes: dict[Path, list[str]] = {}
@@ -305,7 +305,7 @@ def _number(value: Any) -> float | None:
 
 def from_lm_eval(results_path: Path) -> Evaluation:
     """One lm-evaluation-harness run (see the module docstring)."""
-    from benchscore.common.lm_eval_files import read_run
+    from benchscore.sources.lm_eval import read_run
 
     run = read_run(results_path)
     res = run.results
@@ -398,7 +398,7 @@ def _eee_identity(record: dict[str, Any]) -> str:
 
 def from_eee(path: Path) -> Evaluation:
     """One Every Eval Ever evaluation (see the module docstring)."""
-    from benchscore.common.every_eval_ever import read_evaluation
+    from benchscore.sources.every_eval_ever import read_evaluation
 
     ev = read_evaluation(path)
     agg = ev.aggregate or {}

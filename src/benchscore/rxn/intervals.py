@@ -6,7 +6,7 @@ questions well. Every interval therefore treats the condition table (``meta.sour
 beside each per-sample record as ``table_id``) as the unit of independence:
 
 - ``avg_relative_score`` (in [0, 1]), ``exact_match_accuracy`` and ``hit_rate`` (0/1 outcomes):
-  :func:`benchscore.common.stats.item_interval` with the tables as units (``exact_mid_p`` when every
+  :func:`benchscore.stats.intervals.item_interval` with the tables as units (``exact_mid_p`` when every
   table gives one question, else ``cluster_wilson``, or ``units_wilson`` when too few tables hold a
   success or a failure to estimate their spread);
 - ``avg_yield_ratio`` (a chosen yield over the best condition's yield: it can exceed 1): the
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchscore.common import stats as S
+from benchscore.stats import intervals as S
 
 from . import metrics
 

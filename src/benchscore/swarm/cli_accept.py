@@ -17,7 +17,7 @@ from benchscore.common.cli import AnyCaseChoice, Command
 from benchscore.common.errors import ExitCode
 from benchscore.common.provenance import provenance
 from benchscore.common.readers import check_file
-from benchscore.common.report import console, fmt, note, rounded, table
+from benchscore.common.terminal import console, fmt, note, rounded, table
 
 from .accept.evidence import ScenarioResult, evidence_line, failing_parts, one_line, scenario_verdict
 from .accept.matrix import AcceptanceMatrix, junit_check, render_markdown

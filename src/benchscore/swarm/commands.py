@@ -20,7 +20,7 @@ from benchscore.common.cli import exit_for
 from benchscore.common.errors import BadInput
 from benchscore.common.provenance import provenance
 from benchscore.common.readers import read_bytes, read_json, read_jsonl, validate
-from benchscore.common.report import console, err_console, fmt, print_line, print_table, progress
+from benchscore.common.terminal import console, err_console, fmt, print_line, print_table, progress
 
 from .agents import Agent, SimulatedPayload, simulated_handler
 from .audit import AuditReport, audit_pool

@@ -4,7 +4,7 @@ Only click and light modules are imported at start-up; a command imports :mod:`.
 pydantic, ...) when it runs, so ``tcsexam --help`` stays fast. ``FORMATS`` (read by ``benchscore
 schema``) is computed on first access. Terminal output goes through ``print_table``/``print_line``:
 plain, whole lines when piped, and every number of the JSON output is printed, rounded for reading
-(4 significant digits, :func:`benchscore.common.report.fmt`; the JSON keeps every digit).
+(4 significant digits, :func:`benchscore.common.terminal.fmt`; the JSON keeps every digit).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import click
 from benchscore import __version__
 from benchscore.common.cli import exit_for, refuse_overwriting_inputs
 from benchscore.common.cli import group as _group
-from benchscore.common.report import fmt, interval_cell, print_line, print_table, progress
+from benchscore.common.terminal import fmt, interval_cell, print_line, print_table, progress
 
 from .datafolder import DATA_ENV, resolve
 

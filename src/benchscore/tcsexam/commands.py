@@ -20,8 +20,8 @@ from benchscore.common.cli import refuse_overwriting_inputs
 from benchscore.common.errors import BadInput
 from benchscore.common.provenance import provenance
 from benchscore.common.readers import loads_json, read_bytes, read_json_bytes, validate
-from benchscore.common.report import fmt
-from benchscore.common.stats import LEVEL
+from benchscore.common.terminal import fmt
+from benchscore.stats.intervals import LEVEL
 
 from .formats import Reference
 from .formulas import METRIC_ID

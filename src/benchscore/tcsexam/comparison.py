@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchscore.common.compare import Entry, Metric
+from benchscore.stats.compare import Entry, Metric
 
 from .formulas import METRIC_ID, SOLVER_METRIC_ID, TRACKS, UNBOUNDED_TRACKS, WEIGHTS
 

@@ -1,6 +1,6 @@
 """95 % intervals beside the TCSExam headline numbers.
 
-- Each track mean (the mean of its task means): :func:`benchscore.common.stats.ratio_interval` with
+- Each track mean (the mean of its task means): :func:`benchscore.stats.intervals.ratio_interval` with
   the tasks as units: ``exact_mid_p`` for a 0/1 track with one attempt a task, ``cluster_wilson``
   for other tracks in [0, 1] (theorem and conjecture with several attempts, solver), and the
   ``skew_corrected_t`` interval for construction rewards (no upper bound), which needs 20 tasks:
@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from benchscore.common import stats as S
+from benchscore.stats import intervals as S
 
 from .formulas import TRACKS, UNBOUNDED_TRACKS, WEIGHTS
 

@@ -13,7 +13,7 @@ import orjson
 from benchscore.common.atomic import dumps_json
 from benchscore.common.errors import BadInput
 from benchscore.common.provenance import provenance
-from benchscore.common.stats import LEVEL
+from benchscore.stats.intervals import LEVEL
 
 from .formulas import SOLVER_METRIC_ID, scored_instance_scores, task_score
 from .intervals import relative_score_interval

@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from benchscore.common.cli import group
-from benchscore.common.report import fmt, rounded
+from benchscore.common.terminal import fmt, rounded
 from benchscore.swarm.cli_accept import accept, demo_acceptance
 
 

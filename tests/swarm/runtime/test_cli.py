@@ -221,7 +221,7 @@ def _keys(obj, prefix="", skip=()):
 
 def test_terminal_tables_show_every_count_of_the_json(tmp_path, monkeypatch):
     """Issue 9 item 7: run, status, audit, stress and budget print every key of their JSON."""
-    from benchscore.common.report import console
+    from benchscore.common.terminal import console
 
     monkeypatch.setattr(console, "_width", 300)  # one table row per line
     tasks, agents = write_inputs(tmp_path)

@@ -1,4 +1,4 @@
-"""benchscore's own reader of inspect_ai logs (``benchscore.common.inspect_logs``): what it reads equals what
+"""benchscore's own reader of inspect_ai logs (``benchscore.sources.inspect_logs``): what it reads equals what
 inspect_ai itself reads from the same real logs, and the zip layer (central directory, zip64, deflate and zstd
 members, several zstd frames, a damaged member) is read exactly or refused in one line."""
 
@@ -17,11 +17,17 @@ from pathlib import Path
 import pytest
 
 from benchscore.common.errors import BadInput
-from benchscore.common.inspect_logs import _central_directory, _Member, _member_bytes, open_logs, resolve_logs
+from benchscore.sources.inspect_logs import (
+    _central_directory,
+    _Member,
+    _member_bytes,
+    open_logs,
+    resolve_logs,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENT_LOG = ROOT / "examples" / "mira" / "inspect" / "agent.eval"
-OPS = Path(__file__).resolve().parent / "inspect" / "ops_task.py"
+OPS = Path(__file__).resolve().parents[1] / "mira" / "inspect" / "ops_task.py"
 
 
 def _same(a, b) -> bool:

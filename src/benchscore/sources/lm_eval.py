@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import BadInput, shown
+from benchscore.common.errors import BadInput, shown
 
 _RESULTS = re.compile(r"^results_(?P<stamp>.+)\.json$")
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
@@ -118,7 +118,7 @@ def _line(path: Path, number: int, row: Any) -> SampleLine:
 
 def read_run(results_path: Path) -> LmEvalRun:
     """The results file and every samples file of its run (same timestamp, same folder)."""
-    from .readers import loads_json, read_json, read_json_bytes
+    from benchscore.common.readers import loads_json, read_json, read_json_bytes
 
     results = read_json(results_path)
     if not isinstance(results, dict) or not isinstance(results.get("results"), dict):

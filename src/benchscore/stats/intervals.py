@@ -30,7 +30,7 @@ in docs/statistics.md is generated from them):
 Below the smallest number of units at which a method holds its level (:data:`MIN_UNITS_BOUNDED`,
 :data:`MIN_UNITS_UNBOUNDED`), there is no interval: :class:`NoInterval` says how many units there
 were and how many are needed. No interval is ever a single point. The paired functions of
-``benchscore compare`` live in :mod:`benchscore.common.paired`.
+``benchscore compare`` live in :mod:`benchscore.stats.paired`.
 """
 
 from __future__ import annotations

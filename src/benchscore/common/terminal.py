@@ -151,7 +151,7 @@ def print_table(title: str | None, columns: Sequence[str], rows: Iterable[Sequen
 
 
 def interval_cell(record: dict[str, Any] | None, number: Any = None, *, percent: bool = False) -> str:
-    """A table cell for an interval record (:func:`benchscore.common.stats.beside`):
+    """A table cell for an interval record (:func:`benchscore.stats.intervals.beside`):
     ``[low, high] method``, or ``- (reason)`` when there is none; each bound is rounded like :func:`fmt`
     (``number`` formats a bound instead), with ``%`` after the bracket when ``percent``."""
     if not record:

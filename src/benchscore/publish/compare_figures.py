@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from . import html, plot
-from .compare import VERDICT_WORDS
-from .html import Output
+from benchscore.common import html, plot
+from benchscore.common.html import Output
+from benchscore.stats.compare import VERDICT_WORDS
 
 TITLE = "compare: paired differences between outputs"
 KINDS = {"compare": "benchscore compare"}
@@ -24,7 +24,7 @@ KINDS = {"compare": "benchscore compare"}
 
 def output_formats() -> dict[str, type]:
     """kind -> its format (the report validates an output before drawing it)."""
-    from .compare import formats
+    from benchscore.stats.compare import formats
 
     return {"compare": formats()["benchscore-compare"]}
 

@@ -1,4 +1,4 @@
-"""benchscore.common.paired: one inference per comparison.
+"""benchscore.stats.paired: one inference per comparison.
 
 The permutation p-value must equal scipy.stats.permutation_test's and the McNemar p-value
 scipy.stats.binomtest's; the interval must be exactly the set of shifts the same test keeps (checked
@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from benchscore.common import paired as P
+from benchscore.stats import paired as P
 
 
 def units(a, b, *, den_a=None, den_b=None, stratum=None, weights=(1.0,), scale=1.0, bounds=(0.0, 1.0)) -> P.Units:

@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats as sps
 
-from benchscore.common import paired as P
-from benchscore.common import stats as S
+from benchscore.stats import intervals as S
+from benchscore.stats import paired as P
 
 #: the band a 95 % interval's coverage must meet (a discrete 0/1 share may have to cover more: see verdict)
 BAND = (0.93, 0.97)
@@ -126,7 +126,7 @@ def tcs_construction(rng: np.random.Generator, k: int, attempts: int, sigma: flo
 @dataclass
 class IntervalCell:
     """A single-interval cell: ``draw(rng)`` gives ``(num, den, truth)``; ``method(num, den)`` gives
-    ``(low, high)`` or raises :class:`benchscore.common.stats.NoInterval`. ``binomial = (n, p)``: the
+    ``(low, high)`` or raises :class:`benchscore.stats.intervals.NoInterval`. ``binomial = (n, p)``: the
     data are n independent 0/1 outcomes with rate p, and the coverage is computed exactly."""
 
     domain: str

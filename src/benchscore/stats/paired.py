@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .stats import LEVEL, _t
+from benchscore.stats.intervals import LEVEL, _t
 
 POWER = 0.80
 #: the most cells (sign patterns x units) held at once; table lookups in smaller chunks (cache-sized)

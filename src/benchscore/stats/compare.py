@@ -6,7 +6,7 @@ output holds several models), what must agree for two results to be comparable (
 id, dataset / contract / suite / reference sha256) and, per headline metric, the output's own number
 and its items with their per-item values (:class:`Metric`). This module checks that the outputs are
 comparable (one line naming what differs otherwise, exit 2), pairs the items, runs
-:func:`benchscore.common.paired.infer_pair` on every pair of results and writes one verdict per pair
+:func:`benchscore.stats.paired.infer_pair` on every pair of results and writes one verdict per pair
 and metric from one inference (the test, its inverted interval and its minimum detectable effect);
 with three or more results the verdicts use Holm-adjusted p-values with intervals at the matching
 level, and the leaderboard gives rank intervals and letters; it lists the items that differ most.
@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from . import paired as P
-from .errors import BadInput
-from .stats import LEVEL, cluster_codes, rng_for
+from benchscore.common.errors import BadInput
+from benchscore.stats import paired as P
+from benchscore.stats.intervals import LEVEL, cluster_codes, rng_for
 
 DEFAULT_RESAMPLES = 10_000
 DEFAULT_ALPHA = 0.05
@@ -94,7 +94,7 @@ def formats() -> dict[str, type]:
 
     from pydantic import Field
 
-    from .models import Format
+    from benchscore.common.models import Format
 
     class Counts(Format):
         """The samples behind a number of another tool's results (sample x epochs)."""
@@ -190,7 +190,7 @@ def formats() -> dict[str, type]:
 
 def verify_kind() -> Any:
     """The kind of a compare output for ``benchscore verify`` (told apart by its fields)."""
-    from .verify import Kind
+    from benchscore.common.verify import Kind
 
     return Kind("comparison", frozenset({"format", "comparisons", "results", "not_compared"}),
                 lambda m: m == "benchscore-compare", "benchscore-compare", ("benchscore compare",))
@@ -533,8 +533,8 @@ def labels_of(paths: Sequence[Path]) -> list[str]:
 
 def read_outputs(paths: Sequence[Path]) -> list[tuple[str, Any, str]]:
     """``(label, document, sha256)`` of each output file (strict JSON)."""
-    from .provenance import sha256_bytes
-    from .readers import loads_json, read_json_bytes
+    from benchscore.common.provenance import sha256_bytes
+    from benchscore.common.readers import loads_json, read_json_bytes
 
     out = []
     seen: set[str] = set()
@@ -566,7 +566,7 @@ VERDICT_WORDS = {"differs": "differ", "not_separated": "not separated",
 def print_comparison(doc: dict[str, Any]) -> None:
     """The answer first (each pair's verdict per metric, with the difference and its interval from the
     same test), then the reasons, the leaderboards and the items that differ most; every number of the JSON."""
-    from .report import PERCENT_METRICS, fmt, pct, print_line, print_table
+    from benchscore.common.terminal import PERCENT_METRICS, fmt, pct, print_line, print_table
 
     def num(v: Any, metric: str = "") -> str:  # rounded for reading (4 significant digits), % for percentages
         return pct(v) if metric in PERCENT_METRICS and v is not None else fmt(v)

@@ -1,8 +1,8 @@
 """``benchscore leaderboard RESULTS... --output-dir SITE``: a leaderboard a benchmark can publish.
 
-The table is compare's leaderboard (:func:`benchscore.common.compare.compare`: rank intervals and
+The table is compare's leaderboard (:func:`benchscore.stats.compare.compare`: rank intervals and
 letters from the pairs Holm separates, each result's own 95 % interval) with, per result, its
-standard error (:func:`benchscore.common.stats.standard_error`), its scored / errored / unscored
+standard error (:func:`benchscore.stats.intervals.standard_error`), its scored / errored / unscored
 counts and whether ``benchscore verify`` reproduced it (contract outputs), and, per adjacent pair of
 rows, compare's verdict for that pair and the items that differ most. This module computes no
 statistic of its own: it arranges what compare and ``stats`` computed and writes it three ways:
@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from . import html as H
-from .compare import VERDICT_WORDS, Entry, Metric, counts_text
-from .stats import NoInterval, cluster_codes, standard_error
+from benchscore.common import html as H
+from benchscore.stats.compare import VERDICT_WORDS, Entry, Metric, counts_text
+from benchscore.stats.intervals import NoInterval, cluster_codes, standard_error
 
 FORMAT = "benchscore-leaderboard"
 EEE_VERSION = "0.2.2"
@@ -40,7 +40,7 @@ def formats() -> dict[str, type]:
 
     from pydantic import Field
 
-    from .models import Format
+    from benchscore.common.models import Format
 
     class Differing(Format):
         item: str
@@ -117,7 +117,7 @@ def formats() -> dict[str, type]:
 
 def verify_kind() -> Any:
     """The kind of ``leaderboard.json`` for ``benchscore verify`` (told apart by its fields)."""
-    from .verify import Kind
+    from benchscore.common.verify import Kind
 
     return Kind("leaderboard", frozenset({"format", "metrics", "results", "not_compared"}),
                 lambda m: m == FORMAT, FORMAT, ("benchscore leaderboard",))
@@ -225,7 +225,7 @@ def build(doc: dict[str, Any], entries: Sequence[Entry],
 
 def eee_records(board: dict[str, Any], library: str, library_version: str) -> dict[str, dict[str, Any]]:
     """One Every Eval Ever aggregate record (schema 0.2.2) per result: file name -> record."""
-    from .verify import epoch_of
+    from benchscore.common.verify import epoch_of
 
     created = board["provenance"]["created_at"]
     out: dict[str, dict[str, Any]] = {}

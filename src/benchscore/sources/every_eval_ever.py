@@ -6,7 +6,7 @@ config and score, ``detailed_evaluation_results`` pointing at the samples file w
 and, beside it, ``<uuid>_samples.jsonl``: one instance-level record per sample
 (``instance_level_eval.schema.json``: ``sample_id``, ``sample_hash``, ``evaluation.score`` and
 ``is_correct``, ``error``, ``metadata``). Both are validated against the published JSON Schemas,
-bundled in ``common/data/every_eval_ever`` with their licence, with ``jsonschema`` (imported when a
+bundled in ``sources/data/every_eval_ever`` with their licence, with ``jsonschema`` (imported when a
 record is read). Aggregate records of schema 0.2.2 and 0.3.0 are read; instance records of 0.2.1
 to 0.3.0 (one schema body, only its version string changed). A record that breaks its schema is
 one line naming file, line and the field's JSON path.
@@ -20,7 +20,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from .errors import BadInput
+from benchscore.common.errors import BadInput
 
 _DATA = Path(__file__).resolve().parent / "data" / "every_eval_ever"
 AGGREGATE_SCHEMAS = {"0.2.2": "eval-0.2.2.schema.json", "0.3.0": "eval-0.3.0.schema.json"}
@@ -34,7 +34,7 @@ SAMPLES_SUFFIX = "_samples.jsonl"
 def _validator(name: str) -> Any:
     import jsonschema
 
-    from .readers import read_json
+    from benchscore.common.readers import read_json
 
     schema = read_json(_DATA / name)
     return jsonschema.Draft7Validator(schema)
@@ -71,7 +71,7 @@ def is_aggregate(doc: Any) -> bool:
 
 def read_aggregate(path: Path) -> dict[str, Any]:
     """An aggregate record, validated against the schema of its ``schema_version``."""
-    from .readers import read_json
+    from benchscore.common.readers import read_json
 
     doc = read_json(path)
     if not is_aggregate(doc):
@@ -92,7 +92,7 @@ def validate_aggregate(doc: dict[str, Any], source: Path) -> None:
 
 def read_instances(path: Path) -> list[dict[str, Any]]:
     """Every instance-level record of a samples file, each validated (one line per failure)."""
-    from .readers import loads_json, read_json_bytes
+    from benchscore.common.readers import loads_json, read_json_bytes
 
     data = read_json_bytes(path, lines=True)
     validator = _validator(INSTANCE_SCHEMA)
@@ -140,7 +140,7 @@ def read_evaluation(path: Path) -> EeeEvaluation:
     ``detailed_evaluation_results`` names it), or a samples file with the aggregate beside it if there
     is one. The samples file's sha256 and row count must be what the aggregate record says, and every
     record's ``evaluation_id`` the aggregate's."""
-    from .provenance import sha256_file
+    from benchscore.common.provenance import sha256_file
 
     if path.name.endswith(SAMPLES_SUFFIX):
         samples_path = path

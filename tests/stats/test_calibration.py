@@ -30,9 +30,9 @@ from calibration_grid import (
 )
 from scipy.special import stdtrit
 
-from benchscore.common import compare as C
-from benchscore.common import paired as P
-from benchscore.common import stats as S
+from benchscore.stats import compare as C
+from benchscore.stats import intervals as S
+from benchscore.stats import paired as P
 
 THOROUGH = os.environ.get("BENCHSCORE_CALIBRATION") == "thorough"
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "statistics.md"
@@ -237,7 +237,7 @@ def _write_table(intervals, pairs) -> None:
     stamp = time.strftime("%Y-%m-%d")
     if intervals is not None:
         rows = ["", f"Single intervals (generated {stamp} by `BENCHSCORE_CALIBRATION=thorough pytest "
-                    "tests/common/test_calibration.py`; 1,000 seeded draws a cell, coverage of 0/1 shares of "
+                    "tests/stats/test_calibration.py`; 1,000 seeded draws a cell, coverage of 0/1 shares of "
                     "independent units computed exactly):", "",
                 "| domain | cell | units | methods used (share of draws) | coverage | no interval | meets its claim |",
                 "| --- | --- | --- | --- | --- | --- | --- |"]

@@ -31,7 +31,7 @@ SECTIONS = (*DOMAINS, "compare")
 
 def figures(name: str) -> ModuleType:
     if name == "compare":
-        return importlib.import_module("benchscore.common.compare_figures")
+        return importlib.import_module("benchscore.publish.compare_figures")
     return importlib.import_module(f"benchscore.{name}.figures")
 
 

@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
-from .errors import BadInput
+from benchscore.common.errors import BadInput
 
 #: the log file format read here (``EvalLog.version``)
 LOG_FORMAT_VERSION = 2
@@ -255,7 +255,7 @@ def _eval_set(folder: str, fs: Any, manifest: str, logs: Sequence[tuple[Any, flo
 
 def _read_small(url: str, fs: Any) -> bytes:
     if fs is None:
-        from .readers import read_bytes
+        from benchscore.common.readers import read_bytes
 
         return read_bytes(url)
     with _remote_call(url, "open", fs.open, url, "rb") as f:
@@ -1158,9 +1158,9 @@ class InspectLog:
 
 
 def _local_file(location: LogLocation) -> tuple[Path, str]:
-    from .guard import note_input
-    from .provenance import sha256_file
-    from .readers import check_file
+    from benchscore.common.guard import note_input
+    from benchscore.common.provenance import sha256_file
+    from benchscore.common.readers import check_file
 
     path = Path(location.url)
     if path.is_dir():
@@ -1174,7 +1174,7 @@ def fetch_log(location: LogLocation, folder: Path) -> tuple[Path, str]:
     """Copy a remote log to ``folder`` in one streamed read, hashing as it goes (size limit enforced)."""
     import hashlib
 
-    from .readers import DEFAULT_MAX_BYTES
+    from benchscore.common.readers import DEFAULT_MAX_BYTES
 
     fs, path, _ = _split_url(location.url)
     info = _remote_call(location.url, "reach the log", fs.info, path)

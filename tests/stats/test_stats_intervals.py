@@ -1,4 +1,4 @@
-"""The 95 % intervals of benchscore.common.stats: exact values, the rules of each method, properties.
+"""The 95 % intervals of benchscore.stats.intervals: exact values, the rules of each method, properties.
 
 Their coverage over the grid users have is tested in test_calibration.py; here each formula is
 checked by hand on small cases, each rule the issue lists has a test (no point interval from finite
@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from scipy import optimize
 from scipy import stats as sps
 
-from benchscore.common import stats as S
+from benchscore.stats import intervals as S
 
 
 def _mid_p_by_hand(k: int, n: int) -> tuple[float, float]:
