@@ -136,22 +136,3 @@ def test_no_results_in_a_folder_is_one_line(tmp_path):
     assert res.exit_code == 2 and "holds no inspect_ai log" in res.output
 
 
-def test_the_room_imports_only_common_and_common_imports_no_room():
-    import ast
-
-    src = Path(__file__).resolve().parents[2] / "src" / "benchscore"
-
-    def imports(path: Path) -> set[str]:
-        out: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Import):
-                out.update(a.name for a in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                out.add(node.module)
-        return out
-
-    bad = [f"{p.name} imports {m}" for p in (src / "results").rglob("*.py") for m in imports(p)
-           if m.startswith("benchscore.") and not m.startswith(("benchscore.common", "benchscore.results"))]
-    bad += [f"{p.name} imports {m}" for p in (src / "common").rglob("*.py") for m in imports(p)
-            if m.startswith("benchscore.results")]
-    assert bad == []

@@ -462,7 +462,7 @@ def test_accept_timeout_bounds_each_live_model_call(tmp_path):
 def test_a_replayed_s07_s08_has_one_verdict_with_its_reason_everywhere(tmp_path, capsys):
     # a replay that passed its checks is FAIL (only live counts) in the scenarios, the closed loop, the
     # compliance inputs, the terminal, the Markdown twin, the report's tables, figure and summary
-    from benchscore import report
+    from benchscore.publish import report
 
     demo_acceptance(tmp_path)
     terminal = capsys.readouterr().out
@@ -491,7 +491,7 @@ def test_a_single_scenario_file_holds_the_same_verdict(tmp_path):
     assert r.exit_code == 1 and body["passed"] and body["verdict"] == "FAIL", r.output  # checks pass, replay
     assert "only a live run against a real gateway counts" in body["verdict_reason"]
     assert "S08 (replay): FAIL: replay" in r.output
-    from benchscore import report
+    from benchscore.publish import report
 
     found = report.read_outputs([(out, "s")], strict=True)
     row = report.summary_rows(found)[0]
