@@ -23,7 +23,7 @@ from benchscore.stats import agreement as A
 from benchscore.stats.intervals import DEFAULT_SEED
 from benchscore.stats.ppi import corrected_mean
 
-from .formats import Case, CalibrationPacket
+from .formats import CalibrationPacket, Case
 from .judge import build_packets
 
 NOT_CALIBRATED = "judge not calibrated"

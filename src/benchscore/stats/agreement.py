@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from .intervals import LEVEL, DEFAULT_SEED, Interval, NoInterval, beside, mid_p, rng_for
+from .intervals import DEFAULT_SEED, LEVEL, Interval, NoInterval, beside, mid_p, rng_for
 
 #: the fewest known verdicts for an interval of kappa (the calibration grid starts there)
 MIN_KNOWN = 20
