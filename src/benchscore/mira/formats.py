@@ -784,6 +784,8 @@ class PublicProjection(Format):
     intervals: dict[Literal["overall", "diagnostic_untimed"], dict[str, PublicInterval]] = Field(
         description="the 95 % interval beside each overall number that has one, as in the score (docs/statistics.md)")
     cases: list[PublicCase]
+    judge: ScoreJudge | None = Field(None, description="the judge's status, agreement and corrected numbers (issue 36): "
+                                     "numbers and criterion ids only, no packet text")
     deviations: list[Deviation]
     method: dict[str, Any]
     provenance: dict[str, Any]

@@ -42,33 +42,12 @@ METHOD = {
 }
 
 
-def _share(count: int, total: int) -> float:
-    return count / total if total else 0.0
-
-
 def agreement_of(known: Sequence[str], given: Sequence[str], *, seed: int = DEFAULT_SEED,
                  name: str = "judge") -> dict[str, Any]:
     """The agreement block of known verdicts (``pass``/``fail``) against the judge's (``pass``/``fail``/
-    ``judge_failed``), in the shape of :class:`~benchscore.mira.formats.JudgeAgreement`."""
-    pairs = [(k, g) for k, g in zip(known, given, strict=True) if g != "judge_failed"]
-    table = A.confusion([k for k, _ in pairs], [g for _, g in pairs])
-    stats = A.agreement(table, seed=seed, name=name)
-    total = len(known)
-    return {
-        "known": table.n,
-        "judge_failed": total - table.n,
-        "table": {"true_pass": table.true_pass, "false_fail": table.false_fail, "false_pass": table.false_pass,
-                  "true_fail": table.true_fail},
-        "answers": {a: _share(sum(1 for g in given if g == a), total) for a in ("pass", "fail", "judge_failed")},
-        "known_answers": {a: _share(sum(1 for k in known if k == a), total) for a in ("pass", "fail")},
-        "always_answers": A.always_answers(table),
-        "sensitivity": stats["sensitivity"],
-        "specificity": stats["specificity"],
-        "kappa": stats["kappa"],
-        "percent_agreement": stats["percent_agreement"]["value"],
-        "measured": stats["measured"],
-        "measured_reason": stats["measured_reason"],
-    }
+    ``judge_failed``), in the shape of :class:`~benchscore.mira.formats.JudgeAgreement`
+    (:func:`benchscore.stats.agreement.agreement_block`)."""
+    return A.agreement_block(known, given, seed=seed, name=name)
 
 
 def report(calibration: list[CalibrationPacket], verdicts: list[Any], model: str, source: str,

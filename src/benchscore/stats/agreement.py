@@ -170,6 +170,36 @@ def agreement(c: Confusion, *, seed: int = DEFAULT_SEED, name: str = "judge") ->
     return out
 
 
+def agreement_block(known: Sequence[str], given: Sequence[str], *, seed: int = DEFAULT_SEED,
+                    name: str = "judge") -> dict[str, Any]:
+    """What a judge report says of known verdicts (``pass``/``fail``) against a judge's answers (``pass``,
+    ``fail``, or ``judge_failed``: no verdict, counted apart and never in the table): the table, the share of
+    each answer and of each known verdict, whether the judge always gives one answer, and :func:`agreement`."""
+    pairs = [(k, g) for k, g in zip(known, given, strict=True) if g != "judge_failed"]
+    table = confusion([k for k, _ in pairs], [g for _, g in pairs])
+    stats = agreement(table, seed=seed, name=name)
+    total = len(known)
+
+    def share(count: int) -> float:
+        return count / total if total else 0.0
+
+    return {
+        "known": table.n,
+        "judge_failed": total - table.n,
+        "table": {"true_pass": table.true_pass, "false_fail": table.false_fail, "false_pass": table.false_pass,
+                  "true_fail": table.true_fail},
+        "answers": {a: share(sum(1 for g in given if g == a)) for a in ("pass", "fail", "judge_failed")},
+        "known_answers": {a: share(sum(1 for k in known if k == a)) for a in VERDICTS},
+        "always_answers": always_answers(table),
+        "sensitivity": stats["sensitivity"],
+        "specificity": stats["specificity"],
+        "kappa": stats["kappa"],
+        "percent_agreement": stats["percent_agreement"]["value"],
+        "measured": stats["measured"],
+        "measured_reason": stats["measured_reason"],
+    }
+
+
 def always_answers(c: Confusion) -> str | None:
     """``pass`` (``fail``) when the judge answered ``pass`` (``fail``) to every packet with a known verdict."""
     if c.n and c.judge_fail == 0:
@@ -193,5 +223,5 @@ def judge_measured(kappa: dict[str, Any], c: Confusion) -> tuple[bool, str]:
     return True, f"kappa's 95 % interval [{low:.3g}, {high:.3g}] lies above 0"
 
 
-__all__ = ["DRAWS", "MIN_CLASS", "MIN_KNOWN", "Confusion", "agreement", "always_answers", "cohen_kappa", "confusion",
+__all__ = ["DRAWS", "MIN_CLASS", "MIN_KNOWN", "Confusion", "agreement", "agreement_block", "always_answers", "cohen_kappa", "confusion",
            "judge_measured", "kappa_interval", "kappa_of_cells", "percent_agreement", "sensitivity", "specificity"]
