@@ -124,6 +124,11 @@ def summary_rows(out: Output) -> list[html.SummaryRow]:
     missing = "; ".join(f"case {m.get('case_id')}: {m.get('missing')}" for m in doc.get("missing") or [])
     devs = doc.get("deviations") or []
     note = f"{len(devs)} methodology deviation(s) recorded: {', '.join(str(d.get('id')) for d in devs)}" if devs else None
+    judge = doc.get("judge") if isinstance(doc.get("judge"), dict) else None
+    if judge and judge.get("status") in ("not_calibrated", "not_decided_by_a_measured_judge", "measured"):
+        said = "judge not calibrated" if judge["status"] == "not_calibrated" else (
+            "judge measured" if judge["status"] == "measured" else "judged criteria not decided by a measured judge")
+        note = f"{note}; {said}" if note else said
     status = str(doc.get("status"))
     reason = missing or (f"status {status}" if status != "complete" else None)
     if reason and note:
