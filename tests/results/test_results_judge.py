@@ -132,3 +132,15 @@ def test_bad_calibration_files_are_one_line_exit_2(logs, tmp_path):
     _refused(["compare", logs, "--judge-calibration", file([good, good])], "line 2: field 'sample_id'")
     _refused(["compare", logs, "--judge-calibration", file([{**good, "known_value": 2.0}])],
              "line 1: field 'known_value': known_value 2.0 lies outside")
+
+
+def test_contract_outputs_are_refused_with_where_their_judge_is_measured(tmp_path):
+    public = Path(__file__).resolve().parents[2] / "examples" / "mira" / "expected" / "public.json"
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    for d in ("a", "b"):
+        (tmp_path / d / "public.json").write_bytes(public.read_bytes())
+    known = tmp_path / "k.jsonl"
+    known.write_bytes(b'{"result": "x", "metric": "task_success", "sample_id": "ADV-01", "known_value": 1}\n')
+    _refused(["compare", tmp_path / "a" / "public.json", tmp_path / "b" / "public.json", "--judge-calibration", known],
+             "benchscore mira score --judge-calibration")
