@@ -67,12 +67,16 @@ for m in $MODELS; do
     "$BS" rxn eval-fib --dataset "$ds" --prediction "$mdir/pred_fib_$q.json" --output "$mdir/eval_fib_$q.json" >/dev/null
     outputs+=("$mdir/eval_fib_$q.json")
   done
-  # 3. the mira judge on the demo packets (exit 1 when a packet is judge_failed: reported, not fatal)
-  "$BS" mira judge --packets "$OUT/packets" --base-url "$URL" --model "$m" --timeout 600 \
-    --output "$mdir/verdicts.json" >"$mdir/judge.log" 2>&1 || echo "  $m: mira judge exit $? (judge_failed packets; see $mdir/judge.log)"
-  # the verdicts scored with the demo's repetitions: the report draws that score (incomplete where judge_failed)
+  # 3. the mira judge on the demo packets, measured against the bundled calibration set (the verdicts a careful
+  # reader gives the same 8 packets): exit 1 when a packet is judge_failed (reported, not fatal)
+  "$BS" mira judge --calibration examples/mira/judge_calibration.jsonl --base-url "$URL" --model "$m" --timeout 600 \
+    --output "$mdir/verdicts.json" --report "$mdir/judge_report.json" >"$mdir/judge.log" 2>&1 ||
+    echo "  $m: mira judge exit $? (judge_failed packets; see $mdir/judge.log)"
+  # the verdicts scored with the demo's repetitions, the judge beside the score: the report draws that score
+  # (incomplete where judge_failed)
   "$BS" mira score --contract examples/mira/contract.json --repetitions examples/mira/repetitions_unjudged.jsonl \
-    --verdicts "$mdir/verdicts.json" --output "$mdir/mira_score.json" --quiet ||
+    --verdicts "$mdir/verdicts.json" --judge-calibration examples/mira/judge_calibration.jsonl \
+    --output "$mdir/mira_score.json" --quiet ||
     [ $? -eq 1 ]  # exit 1: the score is incomplete (judge_failed packets), still written and drawn
   outputs+=("$mdir/mira_score.json")
   echo "$m: $(( $(date +%s) - ts )) s"
@@ -100,8 +104,15 @@ for m in models:
                     f"{em} | {mode} |")
     v = json.loads((out / m / "verdicts.json").read_text())["verdicts"] if (out / m / "verdicts.json").exists() else []
     counts = {k: sum(x["verdict"] == k for x in v) for k in ("pass", "fail", "judge_failed")}
+    rep = out / m / "judge_report.json"
+    kappa = "-"
+    if rep.exists():
+        k = json.loads(rep.read_text())["agreement"]["kappa"]
+        kappa = f"kappa {k['value']:.3g} " + (f"[{k['ci95'][0]:.3g}, {k['ci95'][1]:.3g}]" if k["ci95"] else
+                                              f"(no interval: {k.get('ci_reason')})") if k["value"] is not None else \
+            f"kappa undefined ({k.get('ci_reason')})"
     rows.append(f"| {m} | mira judge (demo packets) | {len(v)} | {counts['judge_failed']} judge_failed | "
-                f"pass {counts['pass']}, fail {counts['fail']} | | "
+                f"pass {counts['pass']}, fail {counts['fail']}; {kappa} | | "
                 f"{v[0]['call'].get('constraint', '?') if v and v[0].get('call') else '?'} |")
 (out / "leaderboard.md").write_text("\n".join(rows) + "\n")
 print("\n".join(rows))

@@ -26,7 +26,7 @@ cp "$MC/multiple_choice_all_varying.json" "$FIB/fill_in_blank_all_blank_referenc
 # mira (docs/mira.md, Quick start)
 M=examples/mira
 $B mira score --contract $M/contract.json --repetitions $M/repetitions.jsonl --deviations $M/deviations.json \
-    --output $M/expected/score.json --quiet
+    --judge-calibration $M/judge_calibration.jsonl --output $M/expected/score.json --quiet
 $B mira score --contract $M/contract.json --repetitions $M/repetitions_incomplete.jsonl \
     --deviations $M/deviations.json --output $M/expected/score_incomplete.json --quiet || [ $? -eq 1 ]  # incomplete
 $B mira project --score $M/expected/score.json --output $M/expected/public.json --quiet

@@ -115,6 +115,9 @@ SPECS: dict[str, Spec] = {
         setup=[["mira", "judge-packets", "--contract", "{contract}", "--repetitions", "{reps}", "--output-dir",
                 "{out}/../packets"]],
         no_sigint="its input is a folder of packets; a blocked read is caught the same way in the other commands (one reader)"),
+    "mira judge-report": Spec(
+        ["--calibration", "{cal}", "--verdicts", "{verdicts}", "--output", "{out}/r.json"],
+        {"cal": MIRA / "judge_calibration.jsonl", "verdicts": MIRA / "verdicts_stand_in.json"}, blocked="cal"),
     "mira from-inspect": Spec(
         ["{log}", "--contract", "{contract}", "--mapping", "{mapping}", "--output", "{out}/r.jsonl"],
         {"log": MIRA / "inspect" / "agent.eval", "contract": MIRA / "inspect" / "contract.json",

@@ -148,6 +148,12 @@ TARGETS = [
     _t("mira score", "--contract {contract} --repetitions {reps} --verdicts {verdicts} --output {out}/s.json",
        {"contract": "mira/contract.json", "reps": "mira/repetitions_unjudged.jsonl", "verdicts": "mira/verdicts.json"},
        {"verdicts": "json"}),
+    _t("mira score", "--contract {contract} --repetitions {reps} --judge-calibration {cal} --output {out}/s.json",
+       {"contract": "mira/contract.json", "reps": "mira/repetitions.jsonl", "cal": "mira/judge_calibration.jsonl"},
+       {"cal": "jsonl"}),
+    _t("mira judge-report", "--calibration {cal} --verdicts {verdicts} --output {out}/r.json",
+       {"cal": "mira/judge_calibration.jsonl", "verdicts": "mira/verdicts_cal.json"},
+       {"cal": "jsonl", "verdicts": "json"}),
     _t("mira calibrate", "--contract {contract} --observations {obs} --policy {policy} --output {out}/c.json",
        {"contract": "mira/contract.json", "obs": "mira/observations.jsonl", "policy": "mira/policy.json"},
        {"obs": "jsonl", "policy": "json"}),
@@ -275,7 +281,7 @@ def _build_corpus(root: Path, url: str) -> None:
                 *(TCS_DEMO / r for r in task["runs"]))
     m = EX / "mira"
     for name in ("contract.json", "repetitions.jsonl", "repetitions_unjudged.jsonl", "deviations.json",
-                 "observations.jsonl"):
+                 "observations.jsonl", "judge_calibration.jsonl"):
         shutil.copyfile(m / name, root / "mira" / name)
     shutil.copyfile(m / "expected" / "score.json", root / "mira/score.json")
     shutil.copyfile(m / "expected" / "public.json", root / "mira/public.json")
@@ -293,6 +299,8 @@ def _build_corpus(root: Path, url: str) -> None:
             root / "mira/repetitions_unjudged.jsonl", "--output-dir", root / "mira/packets")
     _invoke("mira", "judge", "--packets", root / "mira/packets", "--base-url", url, "--model", "judge", "--output",
             root / "mira/verdicts.json")
+    _invoke("mira", "judge", "--calibration", root / "mira/judge_calibration.jsonl", "--base-url", url, "--model",
+            "judge", "--output", root / "mira/verdicts_cal.json")
     shutil.copyfile(root / "tcsexam/score/index.json", root / "tcsexam/score/index_b.json")
     r = EX / "rxn"
     for name in ("literature_tables.json", "literature_tables.csv"):

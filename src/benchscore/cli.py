@@ -45,6 +45,9 @@ def _formats() -> dict[str, type]:
     from benchscore.publish.leaderboard import formats as leaderboard_formats
 
     out.update(leaderboard_formats())
+    from benchscore.results.judged import CalibrationEntry
+
+    out["benchscore-judge-calibration"] = CalibrationEntry
     return out
 
 
@@ -217,6 +220,10 @@ def _comparison_options(top_help: str) -> Any:
         click.option("--errors", type=click.Choice(["as-wrong", "exclude-pair", "refuse"]),
                      help="Results of other tools: an errored or unscored sample counts as wrong (as-wrong, the "
                           "default), leaves every result (exclude-pair), or is refused (refuse)."),
+        click.option("--judge-calibration", "judge_calibration", type=click.Path(dir_okay=False),
+                     help="Results of other tools graded by a model: known values of some samples (JSON Lines: "
+                          "result, metric, sample_id, known_value); each result's value corrected for the grader's "
+                          "errors, the grader's agreement, and the pairs on corrected values (docs/results.md)."),
     ]
 
     def apply(f: Any) -> Any:
@@ -232,7 +239,8 @@ def _comparison_options(top_help: str) -> Any:
 @click.option("--output", type=click.Path(dir_okay=False), help="The comparison JSON to write.")
 @_comparison_options("Items that differ most, listed per metric and pair.")
 def compare(outputs: tuple[str, ...], output: str | None, intersection: bool, resamples: int, seed: int,
-            alpha: float, top: int, metrics: tuple[str, ...], cluster: str | None, errors: str | None) -> None:
+            alpha: float, top: int, metrics: tuple[str, ...], cluster: str | None, errors: str | None,
+            judge_calibration: str | None) -> None:
     """Compare OUTPUTS of one contract, or results of one evaluation, item by item: one verdict per difference.
 
     Pairs the items (rxn: question, mira: case, tcsexam: task or instance) and writes per metric a, b,
@@ -250,16 +258,37 @@ def compare(outputs: tuple[str, ...], output: str | None, intersection: bool, re
     from benchscore.common.terminal import print_line
     from benchscore.stats import compare as C
 
-    entries, skipped, inputs, _ = _compared(outputs, metrics, cluster, errors, intersection)
+    entries, skipped, inputs, files = _compared(outputs, metrics, cluster, errors, intersection)
     doc = C.compare(entries, intersection=intersection, resamples=resamples, seed=seed, alpha=alpha, top=top)
     doc["not_compared"].update(skipped)
+    _judged(doc, entries, files, inputs, judge_calibration, alpha)
     doc["provenance"] = provenance("benchscore-compare", inputs, seed=seed, extra={"resamples": resamples})
     C.formats()["benchscore-compare"].model_validate(doc)  # the output is what its schema says
     if output is not None:
         atomic_write_json(output, doc)
     C.print_comparison(doc)
+    if doc.get("judge"):
+        from benchscore.results.judged import print_judge
+
+        print_judge(doc["judge"])
     if output is not None:
         print_line(f"wrote {output}")
+
+
+def _judged(doc: dict[str, Any], entries: list, files: dict[str, Any], inputs: dict[str, Any],
+            judge_calibration: str | None, alpha: float) -> None:
+    """``--judge-calibration``: the comparison's ``judge`` block (results of other tools only)."""
+    if judge_calibration is None:
+        return
+    from pathlib import Path
+
+    if files:
+        raise BadInput("--judge-calibration applies to model-graded results of other tools (inspect_ai logs, ...); a mira "
+                       "score measures its judge itself: benchscore mira score --judge-calibration")
+    from benchscore.results.judged import judge_block
+
+    doc["judge"] = judge_block(entries, doc, Path(judge_calibration), alpha=alpha)
+    inputs["judge_calibration"] = Path(judge_calibration)
 
 
 def _compared(outputs: tuple[str, ...], metrics: tuple[str, ...], cluster: str | None, errors: str | None,
@@ -306,7 +335,8 @@ def _compared(outputs: tuple[str, ...], metrics: tuple[str, ...], cluster: str |
                    "per adjacent pair, leaderboard.json and every_eval_ever/ records.")
 @_comparison_options("Items that separate two adjacent rows, listed on their pair's page.")
 def leaderboard(outputs: tuple[str, ...], output_dir: str, intersection: bool, resamples: int, seed: int,
-                alpha: float, top: int, metrics: tuple[str, ...], cluster: str | None, errors: str | None) -> None:
+                alpha: float, top: int, metrics: tuple[str, ...], cluster: str | None, errors: str | None,
+                judge_calibration: str | None) -> None:
     """Publish OUTPUTS of one benchmark (contract outputs, or logs of many models) as a static leaderboard.
 
     Writes into --output-dir one self-contained page (no script, no network) with, per result, the score
@@ -335,6 +365,7 @@ def leaderboard(outputs: tuple[str, ...], output_dir: str, intersection: bool, r
     doc = C.compare(entries, intersection=intersection, resamples=resamples, seed=seed, alpha=alpha, top=top,
                     standings=True, detectable_effects=False)
     doc["not_compared"].update(skipped)
+    _judged(doc, entries, files, inputs, judge_calibration, alpha)
     reproduced = _reproduced(entries, files)
     board = L.build(doc, entries, reproduced)
     board["provenance"] = provenance(L.FORMAT, inputs, seed=seed, extra={"resamples": resamples})
@@ -356,6 +387,10 @@ def leaderboard(outputs: tuple[str, ...], output_dir: str, intersection: bool, r
             f"{r['letters']}" + (" reproduced" if r["reproduced"] else "") for r in metric["rows"]))
     for name, why in board["not_compared"].items():
         print_line(f"not compared: {name} ({why})")
+    if doc.get("judge"):
+        from benchscore.results.judged import print_judge
+
+        print_judge(doc["judge"])
     print_line(f"leaderboard: {target / 'index.html'}")
 
 

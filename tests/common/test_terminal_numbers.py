@@ -86,7 +86,7 @@ def test_mira_score_prints_rounded_numbers_and_percentages_and_the_json_keeps_ev
     out = tmp_path / "score.json"
     r = CliRunner().invoke(cli, ["mira", "score", "--contract", str(MIRA / "contract.json"), "--repetitions",
                                  str(MIRA / "repetitions.jsonl"), "--deviations", str(MIRA / "deviations.json"),
-                                 "--output", str(out)])
+                                 "--judge-calibration", str(MIRA / "judge_calibration.jsonl"), "--output", str(out)])
     assert r.exit_code == 0, r.output
     doc = orjson.loads(out.read_bytes())
     assert doc["overall"]["reliability"]["value"] == 33.33333333333333  # full precision in the JSON

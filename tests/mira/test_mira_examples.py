@@ -15,7 +15,7 @@ EX = Path(__file__).resolve().parents[2] / "examples" / "mira"
 
 def test_examples_match_bundled_demo_data() -> None:
     for name in ("contract.json", "repetitions.jsonl", "repetitions_incomplete.jsonl", "deviations.json",
-                 "observations.jsonl"):
+                 "observations.jsonl", "judge_calibration.jsonl"):
         assert (EX / name).read_bytes() == (DATA / name).read_bytes(), name
 
 
@@ -23,8 +23,9 @@ def test_expected_outputs_reproduce(tmp_path: Path, pinned_time) -> None:
     out = tmp_path / "expected"
     out.mkdir()
     for reps, name in (("repetitions.jsonl", "score.json"), ("repetitions_incomplete.jsonl", "score_incomplete.json")):
+        calibrated = ("--judge-calibration", EX / "judge_calibration.jsonl") if name == "score.json" else ()
         res = run("score", "--contract", EX / "contract.json", "--repetitions", EX / reps,
-                  "--deviations", EX / "deviations.json", "--output", out / name, "--quiet")
+                  "--deviations", EX / "deviations.json", *calibrated, "--output", out / name, "--quiet")
         assert res.exit_code == (1 if "incomplete" in name else 0), res.output  # 1: incomplete, still written
     assert run("project", "--score", out / "score.json", "--output", out / "public.json").exit_code == 0
     assert run("calibrate", "--contract", EX / "contract.json", "--observations", EX / "observations.jsonl",

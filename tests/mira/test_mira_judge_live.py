@@ -96,3 +96,30 @@ def test_mira_judge_on_the_demo_packets_against_the_live_model(live_gateway, tmp
     print(f"\nlive judge {model} at {base_url}: {dict(counts)}; latency s min {latencies[0]:.3f} "
           f"median {latencies[len(latencies) // 2]:.3f} max {latencies[-1]:.3f}; "
           f"answers {[v['answer'] for v in verdicts]}; score status {score['status']}")
+
+
+@pytest.mark.live
+def test_each_live_model_is_measured_against_the_bundled_calibration_set(live_gateway, tmp_path: Path) -> None:
+    """Issue 36: every served model judges the bundled calibration set (the verdicts a careful reader gives the 8
+    demo packets); the report's table holds every packet the model answered, kappa is the formula's, and the
+    model's status says what 8 known verdicts can support. Prints each model's kappa and its interval."""
+    from benchscore.common.llm import LLMClient
+    from benchscore.stats import agreement as A
+
+    base_url, _ = live_gateway
+    with LLMClient(base_url) as client:
+        models = client.list_models()
+    for model in models:
+        res = run("judge", "--calibration", EX / "judge_calibration.jsonl", "--base-url", base_url, "--model", model,
+                  "--timeout", "600", "--output", tmp_path / f"v-{model}.json", "--report", tmp_path / f"r-{model}.json")
+        assert res.exit_code in (0, 1), res.output
+        report = orjson.loads((tmp_path / f"r-{model}.json").read_bytes())
+        a = report["agreement"]
+        assert a["known"] + a["judge_failed"] == 8 and sum(a["table"].values()) == a["known"]
+        assert a["kappa"]["value"] == A.cohen_kappa(A.Confusion(**a["table"]))
+        assert a["measured"] is False  # 8 known verdicts: no kappa interval, so never a measured judge
+        kappa = a["kappa"]
+        print(f"\nlive judge {model} on the bundled calibration set: table {a['table']}, judge_failed "
+              f"{a['judge_failed']}, answers {a['answers']}, kappa {kappa['value']} "
+              f"{kappa['ci95'] or kappa.get('ci_reason')}; always answers {a['always_answers']}; "
+              f"{a['measured_reason']}")

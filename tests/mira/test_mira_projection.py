@@ -76,7 +76,9 @@ def test_projection_keys_are_the_allowlist(tmp_path: Path) -> None:
     run("project", "--score", tmp_path / "s.json", "--output", tmp_path / "p.json")
     public = orjson.loads((tmp_path / "p.json").read_bytes())
     assert set(public) == {"benchmark_id", "contract_version", "contract_sha256", "status", "overall",
-                           "diagnostic_untimed", "intervals", "cases", "deviations", "method", "provenance"}
+                           "diagnostic_untimed", "intervals", "cases", "judge", "deviations", "method", "provenance"}
+    # the judge's status, agreement and corrected numbers: numbers and criterion ids, no packet text
+    assert set(public["judge"]) == {"status", "words", "model", "judged_criteria", "agreement", "corrected"}
     score = orjson.loads((tmp_path / "s.json").read_bytes())  # the intervals of its public numbers (issue 29)
     for key in ("overall", "diagnostic_untimed"):
         for name, rec in public["intervals"][key].items():

@@ -24,6 +24,12 @@ grammar generates :func:`first_sentence` of it (one token per whitespace-led wor
 
     with OpenAITestServer(models=["m1", "m2"], responder=lambda model, msgs: "pass") as srv:
         client = LLMClient(srv.base_url)
+
+A judge with a known confusion matrix: :class:`ConfusionJudge` answers each packet (found by a text its
+message holds) with its known verdict, except for exactly ``round((1 - sensitivity) x known passes)`` known
+passes it fails and ``round((1 - specificity) x known fails)`` known fails it passes (chosen by a seeded
+permutation), so a test knows the 2 x 2 table the judge will produce; ``responder=judge`` answers in free
+text, ``constrained_responder=judge.constrained`` as ``{"verdict": ...}``.
 """
 
 from __future__ import annotations
@@ -42,6 +48,46 @@ ConstrainedResponder = Callable[[str, list[dict[str, Any]], dict[str, Any]], str
 TokenLogprob = Callable[[str, str, str], float]
 
 _TOKEN = re.compile(r"\s*\S+|\s+$")
+
+
+class ConfusionJudge:
+    """A judge whose errors are known in advance (see the module docstring).
+
+    ``known`` maps a text that appears in exactly one packet's message (its evidence, say) to that packet's
+    known verdict. The judge's answer to each packet is fixed when it is built: ``answers`` (text -> the
+    verdict it gives) and ``table`` ((known, given) -> count) say what it will answer. A message holding no
+    known text, or several, is answered ``unknown`` (a judge_failed for the caller).
+    """
+
+    def __init__(self, known: dict[str, str], *, sensitivity: float = 1.0, specificity: float = 1.0,
+                 seed: int = 0) -> None:
+        import random
+
+        if not (0.0 <= sensitivity <= 1.0 and 0.0 <= specificity <= 1.0):
+            raise ValueError("sensitivity and specificity lie in [0, 1]")
+        rng = random.Random(seed)
+        self.known = dict(known)
+        self.answers: dict[str, str] = {}
+        for verdict, keep in (("pass", sensitivity), ("fail", specificity)):
+            texts = sorted(t for t, v in self.known.items() if v == verdict)
+            rng.shuffle(texts)
+            flipped = round((1.0 - keep) * len(texts))
+            other = "fail" if verdict == "pass" else "pass"
+            for i, text in enumerate(texts):
+                self.answers[text] = other if i < flipped else verdict
+        self.table = {(k, g): sum(1 for t, v in self.known.items() if v == k and self.answers[t] == g)
+                      for k in ("pass", "fail") for g in ("pass", "fail")}
+
+    def verdict_for(self, messages: list[dict[str, Any]]) -> str:
+        text = str(messages[-1].get("content", "")) if messages else ""
+        hits = [t for t in self.known if t in text]
+        return self.answers[hits[0]] if len(hits) == 1 else "unknown"
+
+    def __call__(self, model: str, messages: list[dict[str, Any]]) -> str:
+        return self.verdict_for(messages)
+
+    def constrained(self, model: str, messages: list[dict[str, Any]], schema: dict[str, Any]) -> str:
+        return orjson.dumps({"verdict": self.verdict_for(messages)}).decode()
 
 
 def first_allowed(model: str, messages: list[dict[str, Any]], schema: dict[str, Any]) -> str:

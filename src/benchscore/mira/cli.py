@@ -31,6 +31,8 @@ def _formats() -> dict[str, type]:
         "mira-calibration-policy": F.CalibrationPolicy,
         "mira-judge-packet": F.JudgePacket,
         "mira-judge-verdicts": F.JudgeVerdicts,
+        "mira-judge-calibration": F.CalibrationPacket,
+        "mira-judge-report": F.JudgeReport,
         "mira-score": F.ScoreOutput,
         "mira-public": F.PublicProjection,
         "mira-inspect-mapping": F.InspectMapping,
@@ -44,6 +46,7 @@ METRIC_IDS = {
     "mira:{benchmark_id}@{contract_version}/calibrate": "mira calibrate: a contract with calibrated T_soft",
     "mira:{benchmark_id}@{contract_version}/judge-packets": "mira judge-packets: the judge's packet index",
     "mira:judge/{model}": "mira judge: the verdicts of one judge model",
+    "mira:judge-report/{model}": "mira judge-report: one judge model measured against known verdicts",
 }
 
 #: format name -> pydantic model, for `benchscore schema`; built on first access (see __getattr__)
@@ -84,23 +87,25 @@ SCORE_PHASES = ("reading the contract", "reading repetitions", "scoring", "writi
 
 def run_score(contract_path: Path, repetitions_path: Path, output: Path,
               deviations_path: Path | None = None, verdicts_path: Path | None = None,
-              on_phase: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Read, validate, score and write; returns the output dict. ``on_phase`` hears each of SCORE_PHASES."""
+              on_phase: Callable[[str], None] | None = None, calibration_path: Path | None = None) -> dict[str, Any]:
+    """Read, validate, score and write; returns the output dict. ``on_phase`` hears each of SCORE_PHASES.
+    ``calibration_path``: known verdicts of this run's judge packets (the judge measured, the numbers corrected)."""
     from .records import no_gc
 
     with no_gc():
         return _run_score(contract_path, repetitions_path, output, deviations_path, verdicts_path,
-                          on_phase or (lambda phase: None))
+                          on_phase or (lambda phase: None), calibration_path)
 
 
 def _run_score(contract_path: Path, repetitions_path: Path, output: Path,
                deviations_path: Path | None, verdicts_path: Path | None,
-               on_phase: Callable[[str], None]) -> dict[str, Any]:
+               on_phase: Callable[[str], None], calibration_path: Path | None = None) -> dict[str, Any]:
     from benchscore.common.atomic import atomic_write_json
     from benchscore.common.provenance import provenance
-    from benchscore.stats.intervals import LEVEL
+    from benchscore.stats.intervals import DEFAULT_SEED, LEVEL
 
     from .judge import merge_verdicts
+    from .judged import METHOD as JUDGE_METHOD
     from .records import load_contract, load_deviations, load_repetitions, load_verdicts, require_timing
     from .scoring import score as score_all
     from .sources import score_edit_deviations, sources
@@ -115,14 +120,27 @@ def _run_score(contract_path: Path, repetitions_path: Path, output: Path,
                                if d["id"] not in {x["id"] for x in deviations}]
     judge_failed: dict[tuple[str, int, str], str] = {}
     inputs: dict[str, Path] = {"contract": contract_path, "repetitions": repetitions_path}
+    model = None
     if verdicts_path is not None:
         verdicts, _ = load_verdicts(verdicts_path)
         judge_failed = merge_verdicts(loaded.sha256, loaded.cases, reps.records, verdicts.verdicts, str(verdicts_path))
         inputs["verdicts"] = verdicts_path
+        model = verdicts.model
     if deviations_path is not None:
         inputs["deviations"] = deviations_path
+    calibration = None
+    if calibration_path is not None:
+        from .records import load_calibration
+
+        packets, lines = load_calibration(calibration_path)
+        calibration = (packets, lines, str(calibration_path))
+        inputs["judge_calibration"] = calibration_path
     on_phase(SCORE_PHASES[2])
     result = score_all(loaded.contract.cases, reps.records, judge_failed)
+    from .judged import score_judge
+
+    judge_block = score_judge(result, loaded.cases, reps.records, judge_failed, contract_sha256=loaded.sha256,
+                              model=model, calibration=calibration)
     on_phase(SCORE_PHASES[3])
     c = loaded.contract
     policy = c.calibration_policy.model_dump(mode="json") if c.calibration_policy else None
@@ -131,10 +149,12 @@ def _run_score(contract_path: Path, repetitions_path: Path, output: Path,
         "contract_version": c.contract_version,
         "contract_sha256": loaded.sha256,
         **result,
+        "judge": judge_block,
         "deviations": deviations,
-        "method": {**METHOD, "calibration_policy": policy},
-        "provenance": provenance(_metric_id(c, "score"), inputs, extra={
-            **(sources(reps.records) or {}), "intervals": {"level": LEVEL}}),
+        "method": {**METHOD, "calibration_policy": policy,
+                   **({"judge_" + k: v for k, v in JUDGE_METHOD.items()} if calibration is not None else {})},
+        "provenance": provenance(_metric_id(c, "score"), inputs, seed=DEFAULT_SEED if calibration is not None else None,
+                                 extra={**(sources(reps.records) or {}), "intervals": {"level": LEVEL}}),
     }
     atomic_write_json(output, out)
     return out
@@ -207,14 +227,20 @@ _quiet = click.option("--quiet", is_flag=True, help="Print nothing on success.")
 @click.option("--repetitions", required=True, type=_file, help="Repetition records JSONL.")
 @click.option("--deviations", type=_file, help="Methodology deviations JSON, carried into the report unchanged.")
 @click.option("--verdicts", type=_file, help="Verdicts JSON written by `mira judge` to merge in.")
+@click.option("--judge-calibration", "judge_calibration", type=_file,
+              help="Known verdicts of some of this run's judge packets (mira-judge-calibration JSONL): the judge's "
+                   "agreement is measured and Task Success and Reliability are corrected for its errors, beside the "
+                   "contract's own numbers.")
 @click.option("--output", required=True, type=_file, help="Score JSON to write.")
 @_quiet
-def score(contract: Path, repetitions: Path, deviations: Path | None, verdicts: Path | None, output: Path,
-          quiet: bool) -> None:
+def score(contract: Path, repetitions: Path, deviations: Path | None, verdicts: Path | None,
+          judge_calibration: Path | None, output: Path, quiet: bool) -> None:
     """Score repetitions against a contract: per repetition, per case and overall, each number with its derivation.
 
     Prints every number of the score (aggregates, cases, repetitions, what is missing, deviations);
-    the overall Task Success, Reliability, Pass@1, Stable@3 and Complete@3 carry a 95 % interval.
+    the overall Task Success, Reliability, Pass@1, Stable@3 and Complete@3 carry a 95 % interval. Beside
+    them, the judge: its agreement with known verdicts (--judge-calibration) and the corrected Task Success
+    and Reliability, or "judge not calibrated".
     """
     from benchscore.common.terminal import progress
 
@@ -226,7 +252,7 @@ def score(contract: Path, repetitions: Path, deviations: Path | None, verdicts: 
                 bar.advance(task)
             bar.update(task, description=phase)
 
-        out = run_score(contract, repetitions, output, deviations, verdicts, on_phase)
+        out = run_score(contract, repetitions, output, deviations, verdicts, on_phase, judge_calibration)
         bar.advance(task)
     if not quiet:
         from .terminal import print_score
@@ -364,8 +390,13 @@ def read_packets(folder: Path) -> tuple[list[F.JudgePacket], str]:
 
 
 @group.command()
-@click.option("--packets", "packets_dir", required=True, type=_folder,
+@click.option("--packets", "packets_dir", type=_folder,
               help="Folder written by `mira judge-packets` (one packet per judge criterion and repetition).")
+@click.option("--calibration", "calibration", type=_file,
+              help="A judge calibration set (mira-judge-calibration JSONL) to judge instead of a packets folder; "
+                   "the judge's agreement with its known verdicts is printed (and written with --report).")
+@click.option("--report", "report_path", type=_file,
+              help="With --calibration: also write the judge report (as `mira judge-report` would).")
 @click.option("--base-url", required=True, help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
 @click.option("--model", required=True, help="Model id the endpoint lists at GET /v1/models (checked first).")
 @click.option("--api-key-env", default="MIRA_JUDGE_API_KEY", show_default=True,
@@ -379,8 +410,8 @@ def read_packets(folder: Path) -> tuple[list[F.JudgePacket], str]:
               help="auto: ask for {\"verdict\": ...} under the schema constraint the endpoint enforces (probed "
                    "once), free text where it enforces none; none: free text (one word).")
 @_quiet
-def judge(packets_dir: Path, base_url: str, model: str, api_key_env: str, max_retries: int, timeout: float,
-          output: Path, constraint: str, quiet: bool) -> None:
+def judge(packets_dir: Path | None, calibration: Path | None, report_path: Path | None, base_url: str, model: str,
+          api_key_env: str, max_retries: int, timeout: float, output: Path, constraint: str, quiet: bool) -> None:
     """Judge every packet in a fresh conversation; answers other than pass/fail are judge_failed.
 
     Where the endpoint enforces a JSON schema (probed once: response_format json_schema, json_object with
@@ -388,7 +419,8 @@ def judge(packets_dir: Path, base_url: str, model: str, api_key_env: str, max_re
     it is asked for exactly one word (at most 4 tokens), and `pass` or `fail`, after stripping
     surrounding whitespace and one trailing period, is a verdict. Anything else is judge_failed (never
     repaired). Exit 0 when every packet got a pass/fail verdict, 1 when any is judge_failed (the
-    verdicts file is still written), 2 on bad input or an unreachable endpoint.
+    verdicts file is still written), 2 on bad input or an unreachable endpoint. With --calibration, the
+    packets are a calibration set's and the judge's agreement with their known verdicts is printed.
     """
     from benchscore.common.atomic import atomic_write_json
     from benchscore.common.errors import ServiceUnavailable
@@ -398,7 +430,21 @@ def judge(packets_dir: Path, base_url: str, model: str, api_key_env: str, max_re
 
     from .judge import ANSWER_RULE, VERDICT_FORMAT, judge_packet, max_tokens
 
-    packets, contract_sha256 = read_packets(packets_dir)
+    if (packets_dir is None) == (calibration is None):
+        raise click.UsageError("give the packets to judge once: --packets DIR or --calibration FILE")
+    if report_path is not None and calibration is None:
+        raise click.UsageError("--report needs --calibration (a report measures the judge against known verdicts)")
+    if calibration is not None:
+        from .records import load_calibration
+
+        known_packets, _ = load_calibration(calibration)
+        packets = list(known_packets)
+        shas = {p.contract_sha256 for p in packets}
+        contract_sha256 = shas.pop() if len(shas) == 1 else sorted(shas)
+        read_from: dict[str, Path] = {"calibration": calibration}
+    else:
+        packets, contract_sha256 = read_packets(packets_dir)
+        read_from = {"packets_index": packets_dir / "index.json"}
     client = connect(base_url, model, api_key_env=api_key_env, role="judge", max_retries=max_retries,
                      timeout=timeout)
     verdicts = []
@@ -431,7 +477,7 @@ def judge(packets_dir: Path, base_url: str, model: str, api_key_env: str, max_re
     out = {
         "model": model,
         "verdicts": verdicts,
-        "provenance": provenance(f"mira:judge/{model}", {"packets_index": packets_dir / "index.json"},
+        "provenance": provenance(f"mira:judge/{model}", read_from,
                                  extra={"endpoint": client.endpoint, "contract_sha256": contract_sha256,
                                         "temperature": 0.0, "max_tokens": max_tokens(mode), "constraint": mode,
                                         "constraint_probe": probe.tried if probe is not None else "not probed "
@@ -444,11 +490,68 @@ def judge(packets_dir: Path, base_url: str, model: str, api_key_env: str, max_re
 
         print_verdicts(out)
         _wrote(f"{len(verdicts)} verdicts of {model} ({failed} judge_failed) to {output}")
+    if calibration is not None:
+        from benchscore.common.provenance import recording
+
+        with recording("benchscore mira judge-report", judge_report, calibration=calibration, verdicts=output,
+                       output=report_path):
+            rep = run_judge_report(calibration, output, report_path)
+        if not quiet:
+            from .terminal import print_judge_report
+
+            print_judge_report(rep)
+            if report_path is not None:
+                _wrote(str(report_path))
     if failed:
         # the verdicts file is written (it records every call and reason); the exit code says the
         # judging is not complete, so a script cannot mistake failed calls for a finished judge
         click.echo(f"{failed} of {len(verdicts)} packets are judge_failed; see {output}", err=True)
         exit_for(False)
+
+
+def run_judge_report(calibration: Path, verdicts_path: Path, output: Path | None) -> dict[str, Any]:
+    """Read a calibration set and a judge's verdicts on it, measure the judge, write the report (when
+    ``output``); returns it."""
+    from benchscore.common.atomic import atomic_write_json
+    from benchscore.common.provenance import provenance
+    from benchscore.common.readers import validate
+    from benchscore.stats.intervals import DEFAULT_SEED
+
+    from . import formats as F
+    from .judged import report
+    from .records import load_calibration, load_verdicts
+
+    packets, _ = load_calibration(calibration)
+    verdicts, _ = load_verdicts(verdicts_path)
+    out = report(packets, verdicts.verdicts, verdicts.model, str(verdicts_path), seed=DEFAULT_SEED)
+    out["provenance"] = provenance(f"mira:judge-report/{verdicts.model}",
+                                   {"calibration": calibration, "verdicts": verdicts_path}, seed=DEFAULT_SEED)
+    validate(F.JudgeReport, out, source="judge report")
+    if output is not None:
+        atomic_write_json(output, out)
+    return out
+
+
+@group.command("judge-report")
+@click.option("--calibration", required=True, type=_file,
+              help="The calibration set: judge packets with the verdict a person decided (mira-judge-calibration JSONL).")
+@click.option("--verdicts", required=True, type=_file,
+              help="The judge's verdicts on those packets (`mira judge --calibration` writes them).")
+@click.option("--output", required=True, type=_file, help="Judge report JSON to write.")
+@_quiet
+def judge_report(calibration: Path, verdicts: Path, output: Path, quiet: bool) -> None:
+    """Measure a judge against known verdicts: sensitivity, specificity, Cohen's kappa with 95 % intervals.
+
+    Prints the 2 x 2 table, the share of each answer, each statistic with its interval (or why it has
+    none), "this judge always answers pass" when it does, and whether the judge is measured (kappa's
+    interval above 0) or its criteria are not decided by a measured judge.
+    """
+    out = run_judge_report(calibration, verdicts, output)
+    if not quiet:
+        from .terminal import print_judge_report
+
+        print_judge_report(out)
+        _wrote(str(output))
 
 
 @group.command()
@@ -502,6 +605,8 @@ def verify_kinds() -> list[Any]:
              mira("/calibrate"), "mira:ID@VERSION/calibrate", ("benchscore mira calibrate",)),
         Kind("mira judge packet index", frozenset({"contract_sha256", "packets"}), mira("/judge-packets"),
              "mira:ID@VERSION/judge-packets", ("benchscore mira judge-packets",)),
+        Kind("mira judge report", frozenset({"model", "agreement", "packets"}),
+             lambda m: m.startswith("mira:judge-report/"), "mira:judge-report/MODEL", ("benchscore mira judge-report",)),
         Kind("mira judge verdicts", frozenset({"model", "verdicts"}), lambda m: m.startswith("mira:judge/"),
              "mira:judge/MODEL", ("benchscore mira judge",),
              live="mira judge asks a live model for each verdict: they are not a function of its input files "

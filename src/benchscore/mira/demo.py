@@ -23,18 +23,20 @@ def data_path(name: str) -> Path:
 
 
 def run_demo(out_dir: Path) -> None:
-    """Score the bundled demo and its incomplete variant, project it, calibrate it; print the whole score."""
+    """Score the bundled demo (its judge measured against the bundled calibration set) and its incomplete
+    variant, project it, calibrate it; print the whole score."""
     from . import cli
     from .cli import run_calibrate, run_score
 
     out_dir.mkdir(parents=True, exist_ok=True)
     for name in ("contract.json", "repetitions.jsonl", "repetitions_incomplete.jsonl", "deviations.json",
-                 "observations.jsonl"):
+                 "observations.jsonl", "judge_calibration.jsonl"):
         shutil.copyfile(data_path(name), out_dir / name)
     c, r, d = out_dir / "contract.json", out_dir / "repetitions.jsonl", out_dir / "deviations.json"
-    with recording("benchscore mira score", cli.score, contract=c, repetitions=r, deviations=d,
+    k = out_dir / "judge_calibration.jsonl"  # the verdicts a careful reader gives the demo's judge packets
+    with recording("benchscore mira score", cli.score, contract=c, repetitions=r, deviations=d, judge_calibration=k,
                    output=out_dir / "score.json"):
-        out = run_score(c, r, out_dir / "score.json", d)
+        out = run_score(c, r, out_dir / "score.json", d, calibration_path=k)
     with recording("benchscore mira score", cli.score, contract=c, repetitions=out_dir / "repetitions_incomplete.jsonl",
                    deviations=d, output=out_dir / "score_incomplete.json"):
         inc = run_score(c, out_dir / "repetitions_incomplete.jsonl", out_dir / "score_incomplete.json", d)

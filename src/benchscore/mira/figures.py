@@ -124,6 +124,11 @@ def summary_rows(out: Output) -> list[html.SummaryRow]:
     missing = "; ".join(f"case {m.get('case_id')}: {m.get('missing')}" for m in doc.get("missing") or [])
     devs = doc.get("deviations") or []
     note = f"{len(devs)} methodology deviation(s) recorded: {', '.join(str(d.get('id')) for d in devs)}" if devs else None
+    judge = doc.get("judge") if isinstance(doc.get("judge"), dict) else None
+    if judge and judge.get("status") in ("not_calibrated", "not_decided_by_a_measured_judge", "measured"):
+        said = "judge not calibrated" if judge["status"] == "not_calibrated" else (
+            "judge measured" if judge["status"] == "measured" else "judged criteria not decided by a measured judge")
+        note = f"{note}; {said}" if note else said
     status = str(doc.get("status"))
     reason = missing or (f"status {status}" if status != "complete" else None)
     if reason and note:
@@ -166,6 +171,7 @@ def _one(out: Output) -> str:
     overall = doc.get("overall") or {}
     blocks.append(html.table(["metric", "overall (automated_scored, pooled)", "95 % interval (cases are the unit)"],
                              [(k, _value(v), _interval(v)) for k, v in overall.items()], caption="overall"))
+    blocks.extend(_judge_blocks(doc.get("judge")))
     if doc.get("repetitions") is not None:
         timed = [c for c in cases if c["t_soft"] and any(r.get("elapsed_s") is not None for r in c["reps"])]
         if timed:
@@ -192,6 +198,40 @@ def _one(out: Output) -> str:
     blocks.append(_repetition_table(doc, cases))
     blocks.append(html.numbers(out, omit=OMIT, note=OMIT_NOTE))
     return html.article(f"{out.label}: {out.kind} ({KINDS[out.kind]})", blocks, sources=[out])
+
+
+def _judge_blocks(judge: Any) -> list[Any]:
+    """The judge beside the score (issue 36): its status in words, its agreement with known verdicts, and the
+    corrected Task Success and Reliability beside the contract's own numbers."""
+    if not isinstance(judge, dict):
+        return []
+    status = judge.get("status")
+    model = f" {judge['model']}" if judge.get("model") else ""
+    level = "info" if status in ("measured", "no_judge_criteria") else "warn"
+    blocks: list[Any] = [html.heading("The judge"), html.banner(f"judge{model}: {judge.get('words')}", level)]
+    agreement = judge.get("agreement")
+    if isinstance(agreement, dict):
+        if agreement.get("always_answers"):
+            blocks.append(html.banner(f"this judge always answers {agreement['always_answers']}", "warn"))
+        t = agreement.get("table") or {}
+        blocks.append(html.table(["known verdict", "judged pass", "judged fail"],
+                                 [("pass", t.get("true_pass"), t.get("false_fail")),
+                                  ("fail", t.get("false_pass"), t.get("true_fail"))],
+                                 caption=f"{agreement.get('known')} known verdicts against the judge's "
+                                         f"({agreement.get('judge_failed')} judge_failed apart)"))
+        blocks.append(html.table(
+            ["statistic", "value", "95 % interval"],
+            [*((name, _value(agreement.get(name)), _interval(agreement.get(name)))
+               for name in ("sensitivity", "specificity", "kappa")),
+             ("percent agreement", agreement.get("percent_agreement"), "-")], caption="agreement with known verdicts"))
+    corrected = judge.get("corrected")
+    if isinstance(corrected, dict):
+        blocks.append(html.table(
+            ["metric", "contract's number", "corrected for the judge's errors", "95 % interval", "known", "judge only"],
+            [(name, c.get("contract_value"), c.get("value"), _interval(c), c.get("known"), c.get("judge_only"))
+             for name, c in corrected.items()],
+            caption="corrected beside the contract's numbers (which stay as the contract computes them)"))
+    return blocks
 
 
 def _repetition_table(doc: dict[str, Any], cases: list[dict[str, Any]]) -> str:

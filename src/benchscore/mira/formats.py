@@ -448,6 +448,101 @@ class JudgeVerdicts(Format):
     provenance: dict[str, Any]
 
 
+# --------------------------------------------------------------------------- judge calibration (issue 36)
+
+
+class CalibrationPacket(JudgePacket):
+    """One packet of a judge calibration set (JSON Lines, one per line): a packet as `mira judge-packets` writes it,
+    with the verdict a person decided and a line of reason. ``sha256`` is the packet's own (without these two)."""
+
+    known_verdict: Verdict = Field(description="The verdict a careful reader gives the packet.")
+    reason: Text = Field(description="One line: why.")
+
+
+class AgreementStat(Format):
+    """One statistic of a judge's agreement with known verdicts, with its 95 % interval (or none, and why)."""
+
+    value: float | None
+    ci95: list[float] | None = Field(min_length=2, max_length=2)
+    ci_method: Literal["exact_mid_p", "dirichlet_split"] | None
+    ci_reason: str | None = None
+
+
+class ConfusionTable(Format):
+    """Known verdicts (pass / fail) against the judge's."""
+
+    true_pass: int = Field(ge=0, description="known pass, judged pass")
+    false_fail: int = Field(ge=0, description="known pass, judged fail")
+    false_pass: int = Field(ge=0, description="known fail, judged pass")
+    true_fail: int = Field(ge=0, description="known fail, judged fail")
+
+
+class JudgeAgreement(Format):
+    """How a judge agrees with known verdicts (docs/mira.md, "Judges measured before their verdicts count")."""
+
+    known: int = Field(ge=0, description="packets with a known verdict and a judge's pass or fail")
+    judge_failed: int = Field(ge=0, description="packets with a known verdict the judge gave no verdict (not in the table)")
+    table: ConfusionTable
+    answers: dict[Literal["pass", "fail", "judge_failed"], float] = Field(
+        description="the share of each answer of the judge over the calibration packets")
+    known_answers: dict[Literal["pass", "fail"], float] = Field(description="the share of each known verdict")
+    always_answers: Literal["pass", "fail"] | None = Field(
+        description="the judge gave this answer to every packet with a known verdict")
+    sensitivity: AgreementStat
+    specificity: AgreementStat
+    kappa: AgreementStat
+    percent_agreement: float | None
+    measured: bool = Field(description="kappa's 95 % interval lies above 0: the judge is shown to beat chance")
+    measured_reason: str
+
+
+class JudgeReportPacket(Format):
+    packet_id: str
+    case_id: str
+    repetition: int
+    criterion_id: str
+    known_verdict: Verdict
+    verdict: Literal["pass", "fail", "judge_failed"]
+    agrees: bool | None = Field(description="null when the judge gave no verdict")
+    known_reason: str
+
+
+class JudgeReport(Format):
+    """The output of `benchscore mira judge-report`: a judge measured against a calibration set."""
+
+    model: str
+    agreement: JudgeAgreement
+    packets: list[JudgeReportPacket]
+    method: dict[str, str]
+    provenance: dict[str, Any]
+
+
+class CorrectedValue(Format):
+    """A prediction-powered estimate beside a contract number (never instead of it)."""
+
+    value: float | None = Field(description="the corrected estimate")
+    contract_value: float | None = Field(description="the contract's own number, unchanged")
+    ci95: list[float] | None = Field(min_length=2, max_length=2)
+    ci_method: Literal["ppi_plus_plus", "exact_mid_p", "cluster_wilson", "units_wilson"] | None
+    ci_reason: str | None = None
+    lam: float | None = Field(description="PPI++'s power-tuning parameter (1: plain PPI; 0: known values alone)")
+    known: int = Field(ge=0, description="judged repetitions whose every judge criterion has a known verdict")
+    judge_only: int = Field(ge=0, description="judged repetitions decided by the judge alone")
+    fixed: int = Field(ge=0, description="repetitions of cases without judge criteria (their values are known)")
+
+
+class ScoreJudge(Format):
+    """The judge beside the score: its measured agreement (or that it was not calibrated) and the corrected
+    Task Success and Reliability."""
+
+    status: Literal["no_judge_criteria", "not_calibrated", "measured", "not_decided_by_a_measured_judge"]
+    words: str = Field(description="the status in words, with its reason")
+    model: str | None = Field(description="the judge model (from the verdicts file), when known")
+    judged_criteria: list[str] = Field(description="CASE:CRITERION of every judge criterion of the contract")
+    agreement: JudgeAgreement | None
+    corrected: dict[Literal["task_success", "reliability"], CorrectedValue] | None
+
+
 # --------------------------------------------------------------------------- score output
 
 
@@ -622,6 +717,7 @@ class ScoreOutput(Format):
     cases: list[CaseResult]
     repetitions: list[RepetitionResult]
     infrastructure_invalid_count: Metric
+    judge: ScoreJudge | None = Field(None, description="the judge's measured agreement and the corrected numbers")
     formulas: dict[str, str]
     exclusion_reasons: dict[str, str]
     deviations: list[Deviation]
@@ -688,6 +784,8 @@ class PublicProjection(Format):
     intervals: dict[Literal["overall", "diagnostic_untimed"], dict[str, PublicInterval]] = Field(
         description="the 95 % interval beside each overall number that has one, as in the score (docs/statistics.md)")
     cases: list[PublicCase]
+    judge: ScoreJudge | None = Field(None, description="the judge's status, agreement and corrected numbers (issue 36): "
+                                     "numbers and criterion ids only, no packet text")
     deviations: list[Deviation]
     method: dict[str, Any]
     provenance: dict[str, Any]

@@ -82,6 +82,7 @@ def project(score: ScoreOutput, deviations: list[dict[str, Any]] | None = None) 
         "diagnostic_untimed": _values(score.diagnostic_untimed),
         "intervals": {"overall": _intervals(score.overall), "diagnostic_untimed": _intervals(score.diagnostic_untimed)},
         "cases": cases,
+        **({"judge": score.judge.model_dump(mode="json")} if score.judge is not None else {}),
         "deviations": deviations if deviations is not None else [d.model_dump(mode="json") for d in score.deviations],
         "method": method,
     }

@@ -355,3 +355,26 @@ def load_verdicts(path: str | Path) -> tuple[JudgeVerdicts, bytes]:
         for i, v in enumerate(parsed["verdicts"]):
             validate(JudgeVerdict, v, source=path, record=f"verdicts[{i}]")
     return validate(JudgeVerdicts, parsed, source=path), data
+
+
+def load_calibration(path: str | Path) -> tuple[list[Any], list[int]]:
+    """A judge calibration set (JSON Lines of :class:`~benchscore.mira.formats.CalibrationPacket`): each packet
+    validated, its sha256 recomputed (without ``known_verdict`` and ``reason``), and no packet given twice."""
+    from .formats import CalibrationPacket
+    from .judge import packet_sha256
+
+    values, numbers, _ = read_records_file(path, what="calibration packet")
+    out = []
+    seen: dict[str, int] = {}
+    for value, line in zip(values, numbers, strict=True):
+        packet = validate(CalibrationPacket, value, source=path, record=f"line {line}")
+        body = {k: v for k, v in value.items() if k not in ("known_verdict", "reason")}
+        if packet_sha256(body) != packet.sha256:
+            raise BadInput("packet content does not match its sha256 (the sha256 of the packet without sha256, "
+                           "known_verdict and reason)", source=path, record=f"line {line}", field="sha256")
+        if packet.packet_id in seen:
+            raise BadInput(f"packet {packet.packet_id!r} appears twice (first on line {seen[packet.packet_id]})",
+                           source=path, record=f"line {line}", field="packet_id")
+        seen[packet.packet_id] = line
+        out.append(packet)
+    return out, numbers

@@ -74,6 +74,8 @@ def print_score(out: dict[str, Any]) -> None:
            ([key, name, *(metric_cell(name, v) for v in (m["value"], *(m["ci95"] or (None, None)))), m["ci_method"],
              m.get("ci_reason")]
             for key in ("overall", "diagnostic_untimed") for name, m in out[key].items() if "ci_method" in m))
+    if out.get("judge"):
+        print_score_judge(out["judge"])
     _cases(out["cases"], lambda c: {k: m["value"] for k, m in c["metrics"].items()})
     _table("repetitions", ["id", *_REPETITION_FIELDS, "governance_violations", "derivation"], (
         [r["id"], *(r[k] for k in _REPETITION_FIELDS),
@@ -124,6 +126,58 @@ def print_verdicts(out: dict[str, Any]) -> None:
         [v["packet_id"], v["verdict"], repr(v["answer"]) if v["answer"] is not None else None, v["reason"],
          *((v["call"] or {}).get(k) for k in _CALL_FIELDS)]
         for v in verdicts))
+
+
+def _interval(stat: dict[str, Any], metric: str = "") -> str:
+    if stat.get("ci95"):
+        low, high = stat["ci95"]
+        return f"[{metric_cell(metric, low)}, {metric_cell(metric, high)}]"
+    return f"none ({stat.get('ci_reason')})" if stat.get("ci_reason") else "-"
+
+
+def _agreement(agreement: dict[str, Any], title: str) -> None:
+    t = agreement["table"]
+    _table(f"{title}: {agreement['known']} known verdicts against the judge's ({agreement['judge_failed']} judge_failed "
+           "apart)", ["known \\ judged", "pass", "fail"],
+           [("pass", t["true_pass"], t["false_fail"]), ("fail", t["false_pass"], t["true_fail"])])
+    _table("answers (share of the calibration packets)", ["answer", "judge", "known"],
+           ([a, agreement["answers"][a], agreement["known_answers"].get(a)] for a in ("pass", "fail", "judge_failed")))
+    _table("agreement (95 % intervals)", ["statistic", "value", "ci95", "ci_method"], [
+        *((name, agreement[name]["value"], _interval(agreement[name]), agreement[name]["ci_method"])
+          for name in ("sensitivity", "specificity", "kappa")),
+        ("percent_agreement", agreement["percent_agreement"], "-", "-")])
+
+
+def print_judge_report(out: dict[str, Any]) -> None:
+    """``mira judge-report``: the answer first (measured or not, and why), then the table, the shares, each
+    statistic with its interval, and every packet with its known verdict and reason."""
+    a = out["agreement"]
+    word = "measured" if a["measured"] else "not a measured judge"
+    print_line(f"judge {out['model']}: {word}: {a['measured_reason']}")
+    if a["always_answers"]:
+        print_line(f"this judge always answers {a['always_answers']}")
+    print_line("")
+    _agreement(a, f"judge {out['model']}")
+    _table("packets", ["packet_id", "known_verdict", "verdict", "agrees", "known_reason"],
+           ([p["packet_id"], p["known_verdict"], p["verdict"], p["agrees"], p["known_reason"]] for p in out["packets"]))
+
+
+def print_score_judge(judge: dict[str, Any]) -> None:
+    """The judge beside the score: its status in words, its agreement, and the corrected numbers beside the
+    contract's."""
+    print_line(f"judge{' ' + judge['model'] if judge.get('model') else ''}: {judge['words']}")
+    if judge["agreement"] and judge["agreement"]["always_answers"]:
+        print_line(f"this judge always answers {judge['agreement']['always_answers']}")
+    print_line("")
+    if judge["agreement"]:
+        _agreement(judge["agreement"], "judge calibration")
+    if judge["corrected"]:
+        _table("corrected for the judge's errors (beside the contract's numbers, which stay as the contract computes "
+               "them)", ["metric", "contract_value", "corrected", "ci95", "ci_method", "lam", "known", "judge_only",
+                         "fixed"],
+               ([name, metric_cell(name, c["contract_value"]), metric_cell(name, c["value"]), _interval(c, name),
+                 c["ci_method"], c["lam"], c["known"], c["judge_only"], c["fixed"]]
+                for name, c in judge["corrected"].items()))
 
 
 def print_conversion(conv: Any, output: str) -> None:

@@ -110,6 +110,8 @@ def formats() -> dict[str, type]:
         metrics: list[Board]
         not_compared: dict[str, str]
         intersection: dict[str, Any] | None
+        judge: dict[str, Any] | None = Field(None, description="--judge-calibration: values corrected for a grader's "
+                                             "errors, the grader's agreement and the pairs on corrected values")
         provenance: dict[str, Any]
 
     return {FORMAT: LeaderboardOutput}
@@ -218,7 +220,8 @@ def build(doc: dict[str, Any], entries: Sequence[Entry],
                        "rows": rows, "adjacent_pairs": pairs})
     return {"format": FORMAT, "kind": doc["kind"], "same": doc["same"], "results": doc["results"],
             "alpha": doc["alpha"], "level": doc["level"], "metrics": boards,
-            "not_compared": doc["not_compared"], "intersection": doc["intersection"]}
+            "not_compared": doc["not_compared"], "intersection": doc["intersection"],
+            **({"judge": doc["judge"]} if doc.get("judge") else {})}
 
 
 # ---- Every Eval Ever ---------------------------------------------------------------------------------
@@ -397,9 +400,43 @@ def render(board: dict[str, Any]) -> dict[str, str]:
               f"the same {H.esc(', '.join(board['same']))}. Data: <a href=\"leaderboard.json\">leaderboard.json</a>, "
               "Every Eval Ever records under <code>every_eval_ever/</code>.</p></header>")
     extra = f"<section><h2>Not compared</h2><ul>{notes}</ul></section>" if notes else ""
+    extra += _judge_section(board.get("judge"))
     pages["index.html"] = _doc(f"Leaderboard: {board['kind']}",
                                f"{header}<main>{''.join(sections)}{extra}</main>{H._footer()}")
     return pages
+
+
+def _judge_section(judge: dict[str, Any] | None) -> str:
+    """The graders measured (``--judge-calibration``): per metric, each result's value corrected for its grader's
+    errors with the grader's agreement, and the pairs on corrected values."""
+    if not judge:
+        return ""
+
+    def ci(v: dict[str, Any]) -> str:
+        return (f"[{_num(v['ci95'][0])}, {_num(v['ci95'][1])}]" if v.get("ci95") else
+                f"none: {v.get('ci_reason') or v.get('verdict_reason') or '-'}")
+
+    parts = [f"<section><h2>The grader, measured against known values ({H.esc(judge['calibration'])})</h2>"
+             f"<p>{H.esc(judge['method'])}.</p>"]
+    for name, m in judge["metrics"].items():
+        rows = []
+        for label, r in m["results"].items():
+            a = r.get("agreement")
+            grader = ("-" if a is None else
+                      f"kappa {_num(a['kappa']['value'])} {ci(a['kappa'])}; sensitivity {_num(a['sensitivity']['value'])}, "
+                      f"specificity {_num(a['specificity']['value'])}; "
+                      + ("measured" if a["measured"] else f"not decided by a measured grader ({a['measured_reason']})"))
+            rows.append(f"<tr><td>{H.esc(label)}</td><td class=\"num\">{_num(r['value'])}</td>"
+                        f"<td class=\"num\">{_num(r['corrected'])}</td><td>{H.esc(ci(r))}</td>"
+                        f"<td class=\"num\">{r['known']}</td><td>{H.esc(grader if a else r.get('agreement_reason'))}</td></tr>")
+        pairs = "".join(f"<tr><td>{H.esc(p['a'])} vs {H.esc(p['b'])}</td><td>{H.esc(VERDICT_WORDS[p['verdict']])}</td>"
+                        f"<td class=\"num\">{_num(p['corrected_difference'])}</td><td>{H.esc(ci(p))}</td>"
+                        f"<td>{H.esc(p['verdict_reason'])}</td></tr>" for p in m["pairs"])
+        parts.append(f"<h3>{H.esc(name)}</h3><table class=\"board\"><tr><th>result</th><th>grader's value</th>"
+                     "<th>corrected</th><th>95 % interval</th><th>known</th><th>grader's agreement</th></tr>"
+                     f"{''.join(rows)}</table><table class=\"board\"><tr><th>pair</th><th>verdict</th>"
+                     f"<th>corrected difference</th><th>interval</th><th>why</th></tr>{pairs}</table>")
+    return "".join(parts) + "</section>"
 
 
 def _pair_page(board: dict[str, Any], metric: dict[str, Any], p: dict[str, Any]) -> str:

@@ -183,6 +183,8 @@ def formats() -> dict[str, type]:
         not_compared: dict[str, str]
         intersection: dict[str, Intersection] | None = Field(
             description="--intersection: per metric, the items compared and those dropped (null without it)")
+        judge: dict[str, Any] | None = Field(None, description="--judge-calibration: values corrected for a grader's "
+                                             "errors (benchscore.results.judged)")
         provenance: dict[str, Any]
 
     return {"benchscore-compare": CompareOutput}

@@ -48,7 +48,8 @@ LEVEL = 0.95
 #: the seed of the comparisons' random sign patterns when a command is not told otherwise
 DEFAULT_SEED = 16
 #: the ``ci_method`` names (docs/statistics.md explains each)
-METHODS = ("exact_mid_p", "cluster_wilson", "units_wilson", "skew_corrected_t", "mover")
+METHODS = ("exact_mid_p", "cluster_wilson", "units_wilson", "skew_corrected_t", "mover", "dirichlet_split",
+           "ppi_plus_plus")
 #: the fewest units for an interval of values in [0, 1] (the calibration grid starts here)
 MIN_UNITS_BOUNDED = 3
 #: the fewest units for an interval of unbounded values (skewed rewards: docs/statistics.md)
