@@ -110,7 +110,7 @@ def test_the_small_case_matches_the_hand_computation(hand):
 def test_the_every_eval_ever_records_follow_the_published_schema(hand):
     import jsonschema
 
-    schema = json.loads((Path(__file__).resolve().parents[2] / "src" / "benchscore" / "common" / "data" /
+    schema = json.loads((Path(__file__).resolve().parents[2] / "src" / "benchscore" / "sources" / "data" /
                          "every_eval_ever" / "eval-0.2.2.schema.json").read_text())
     doc = orjson.loads((hand / "leaderboard.json").read_bytes())
     rows = {r["label"]: r for r in doc["metrics"][0]["rows"]}
