@@ -102,9 +102,10 @@ def no_usable_sample(e: Evaluation, task: str) -> str | None:
     missing), in words with the counts; None when one of its samples has a value."""
     if task not in e.settings:
         return None
+    for s in e.samples:
+        if s.task == task and any(v is not None for v in s.values.values()):
+            return None
     mine = [s for s in e.samples if s.task == task]
-    if any(v is not None for s in mine for v in s.values.values()):
-        return None
     errored = sum(s.error is not None for s in mine)
     unscored = len(mine) - errored
     planned = e.planned_ids.get(task)
@@ -191,7 +192,7 @@ def _edits(evaluations: Sequence[Evaluation], chosen: list[str], indexes: list[d
             info = e.metrics[name]
             for sid, eps in index.get(info.task, {}).items():
                 for s in eps:
-                    edit = next((x for x in s.edits if x.scorer == info.scorer), None)
+                    edit = next((x for x in s.edits if x.scorer == info.scorer), None) if s.edits else None
                     if edit is not None:
                         raise BadInput(
                             f"score {edit.scorer!r} was edited after the run by {edit.author or '(no author recorded)'}"
@@ -392,7 +393,7 @@ def _metric(e: Evaluation, info: MetricInfo, by_id: dict[str, list[SampleResult]
                 counts[_why(s, info.key, options.retries) or "scored"] += 1
                 counts["limited"] += s.limit is not None
                 counts["retried"] += bool(s.retried_errors)
-                for x in s.edits:
+                for x in s.edits or ():
                     if x.scorer == info.scorer:
                         counts["edited"] += 1
                         edits.append({"sample": sid, "epoch": s.epoch, "scorer": x.scorer, "author": x.author,

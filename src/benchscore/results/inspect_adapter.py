@@ -103,10 +103,7 @@ def identity(sample_input: Any, target: Any, choices: Any) -> str:
 def edits_of(scorer: str, score: Any) -> tuple[ScoreEdit, ...]:
     """The edits made after the run of one score (``inspect_ai.log.edit_score``; the history's first entry,
     without provenance, is the scorer's own value): who, why, when, the scorer's value and the value now."""
-    if not score.history:
-        return ()
-    original = score.history[0].value if score.history[0].author is None else None
-    return tuple(ScoreEdit(scorer, e.author, e.reason, e.timestamp, original, score.value) for e in score.edits)
+    return tuple(ScoreEdit(scorer, e.author, e.reason, e.timestamp, score.original, score.value) for e in score.edits)
 
 
 def sample_facts(path: Path) -> Iterator[SampleFacts]:

@@ -414,8 +414,8 @@ def _eee_identity(record: dict[str, Any]) -> str:
 
 
 def from_eee(path: Path, *, reducer: str | None = None) -> Evaluation:
-    """One Every Eval Ever evaluation (see the module docstring). Each task's epochs are the most any of its
-    samples has: a sample with fewer misses the others (counted ``missing``, under ``--errors``)."""
+    """One Every Eval Ever evaluation (see the module docstring). Each task's epochs are the most epoch records
+    any of its samples has: a sample with fewer misses the others (counted ``missing``, under ``--errors``)."""
     from benchscore.sources.every_eval_ever import read_evaluation
 
     ev = read_evaluation(path)
@@ -426,7 +426,7 @@ def from_eee(path: Path, *, reducer: str | None = None) -> Evaluation:
     settings: dict[str, dict[str, Any]] = {}
     seen: dict[tuple[str, str, int], int] = {}
     values_of: dict[str, list[float]] = {}
-    epochs: dict[str, int] = {}
+    held: dict[tuple[str, str], int] = {}  # epoch records per sample
     for r in ev.records:
         task = r.get("evaluation_result_id") or r["evaluation_name"]
         meta = dict(r.get("metadata") or {})
@@ -437,7 +437,7 @@ def from_eee(path: Path, *, reducer: str | None = None) -> Evaluation:
             raise BadInput(f"sample {r['sample_id']!r} of {task!r} (epoch {epoch}) appears twice (first on line "
                            f"{seen[key]})", source=ev.samples_path, record=f"line {r['__line__']}", field="sample_id")
         seen[key] = r["__line__"]
-        epochs[task] = max(epochs.get(task, 1), epoch)
+        held[(task, r["sample_id"])] = held.get((task, r["sample_id"]), 0) + 1
         if task not in settings:
             result = results.get(task) or {}
             config = result.get("metric_config") or {}
@@ -456,6 +456,9 @@ def from_eee(path: Path, *, reducer: str | None = None) -> Evaluation:
         samples.append(SampleResult(task, r["sample_id"], epoch, values, _eee_identity(r), meta, r.get("error") or None))
     for name, vs in values_of.items():
         metrics[name].values_in_unit_interval = all(0.0 <= v <= 1.0 for v in vs)
+    epochs: dict[str, int] = {}
+    for (task, _), n in held.items():
+        epochs[task] = max(epochs.get(task, 1), n)
     library = agg.get("eval_library") or {}
     for s in settings.values():
         s["eval library"] = library.get("name")

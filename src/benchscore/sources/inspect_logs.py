@@ -848,6 +848,11 @@ class SampleScore:
             return self.history[1:] or self.history[:0]
         return self.history
 
+    @property
+    def original(self) -> Any:
+        """The value the scorer gave, before any edit (None for a score an edit added)."""
+        return self.history[0].value if self.history and self.history[0].author is None else None
+
 
 @dataclass(frozen=True)
 class Approval:
