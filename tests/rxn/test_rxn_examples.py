@@ -57,8 +57,8 @@ def test_chance_beside_the_headline_and_bad_answers_by_id(tmp_path):
     # the terminal names the invalid and unhit answers by sample id (as per_sample does)
     import json
 
-    from benchscore import report
     from benchscore.common.terminal import fmt
+    from benchscore.publish import report
 
     env = {"SOURCE_DATE_EPOCH": "1767225600"}
     tables = tmp_path / "t.json"
