@@ -218,8 +218,20 @@ def _comparison_options(top_help: str) -> Any:
                      help="Results of other tools: the sample metadata field that is the independent unit (a topic, "
                           "a passage, a repository; default: each sample)."),
         click.option("--errors", type=click.Choice(["as-wrong", "exclude-pair", "refuse"]),
-                     help="Results of other tools: an errored or unscored sample counts as wrong (as-wrong, the "
-                          "default), leaves every result (exclude-pair), or is refused (refuse)."),
+                     help="Results of other tools: an errored, unscored or missing sample counts as wrong (as-wrong, "
+                          "the default), leaves every result (exclude-pair), or is refused (refuse)."),
+        click.option("--reducer", metavar="NAME",
+                     help="Results of other tools: the epoch reducer of every task in place of each task's own, one "
+                          "inspect_ai ships (mean, median, mode, majority, max, at_least_K, pass_at_K, pass_k_K); a "
+                          "task declaring a custom reducer is refused without it."),
+        click.option("--retries", type=click.Choice(["last-attempt", "first-attempt"]),
+                     help="Results of other tools: a sample epoch inspect_ai retried after an error counts as its "
+                          "last attempt ended (last-attempt, inspect_ai's rule, the default) or as its first did: "
+                          "errored, under --errors (first-attempt)."),
+        click.option("--accept-score-edits", is_flag=True,
+                     help="Results of other tools: take scores edited after the run (inspect_ai's edit_score) and "
+                          "list each edit (sample, epoch, scorer, who, why) beside the numbers; without it an edited "
+                          "score is refused."),
         click.option("--judge-calibration", "judge_calibration", type=click.Path(dir_okay=False),
                      help="Results of other tools graded by a model: known values of some samples (JSON Lines: "
                           "result, metric, sample_id, known_value); each result's value corrected for the grader's "
@@ -240,6 +252,7 @@ def _comparison_options(top_help: str) -> Any:
 @_comparison_options("Items that differ most, listed per metric and pair.")
 def compare(outputs: tuple[str, ...], output: str | None, intersection: bool, resamples: int, seed: int,
             alpha: float, top: int, metrics: tuple[str, ...], cluster: str | None, errors: str | None,
+            reducer: str | None, retries: str | None, accept_score_edits: bool,
             judge_calibration: str | None) -> None:
     """Compare OUTPUTS of one contract, or results of one evaluation, item by item: one verdict per difference.
 
@@ -250,15 +263,17 @@ def compare(outputs: tuple[str, ...], output: str | None, intersection: bool, re
     intervals and letters. Outputs of different contracts or items are refused in one line (exit 2). OUTPUTS
     may also be inspect_ai logs (files, folders, eval-set folders, fsspec URLs such as s3://), lm-evaluation-harness
     --log_samples output or
-    Every Eval Ever records: items are samples, with scored / errored / unscored counts beside every
-    number (docs/results.md).
+    Every Eval Ever records: items are samples, with scored / errored / unscored / retried counts beside every
+    number (docs/results.md). A score edited after the run is refused unless --accept-score-edits; a log whose
+    run did not end success is compared on what it holds and marked NOT FINAL (exit 1, after writing).
     """
     from benchscore.common.atomic import atomic_write_json
     from benchscore.common.provenance import provenance
     from benchscore.common.terminal import print_line
     from benchscore.stats import compare as C
 
-    entries, skipped, inputs, files = _compared(outputs, metrics, cluster, errors, intersection)
+    entries, skipped, inputs, files = _compared(outputs, metrics, cluster, errors, intersection, reducer, retries,
+                                            accept_score_edits)
     doc = C.compare(entries, intersection=intersection, resamples=resamples, seed=seed, alpha=alpha, top=top)
     doc["not_compared"].update(skipped)
     _judged(doc, entries, files, inputs, judge_calibration, alpha)
@@ -273,6 +288,20 @@ def compare(outputs: tuple[str, ...], output: str | None, intersection: bool, re
         print_judge(doc["judge"])
     if output is not None:
         print_line(f"wrote {output}")
+    _not_final(entries)
+
+
+def _not_final(entries: list) -> None:
+    """Say which results of other tools come from a run that did not finish and exit 1 (after the output is
+    written), as every command does with a result that is not final."""
+    from benchscore.common.cli import exit_for
+    from benchscore.common.terminal import print_line
+    from benchscore.results.comparison import unfinished
+
+    lines = unfinished(entries)
+    for line in lines:
+        print_line(f"{line}: its numbers stand on what its log holds")
+    exit_for(not lines)
 
 
 def _judged(doc: dict[str, Any], entries: list, files: dict[str, Any], inputs: dict[str, Any],
@@ -292,7 +321,8 @@ def _judged(doc: dict[str, Any], entries: list, files: dict[str, Any], inputs: d
 
 
 def _compared(outputs: tuple[str, ...], metrics: tuple[str, ...], cluster: str | None, errors: str | None,
-              intersection: bool) -> tuple[list, dict[str, str], dict[str, Any], dict[str, Any]]:
+              intersection: bool, reducer: str | None = None, retries: str | None = None,
+              accept_score_edits: bool = False) -> tuple[list, dict[str, str], dict[str, Any], dict[str, Any]]:
     """compare's entries of OUTPUTS (contract outputs, or results of other tools), the metrics left
     out, the inputs for provenance, and, for contract outputs, each file's label and path."""
     from pathlib import Path
@@ -310,11 +340,14 @@ def _compared(outputs: tuple[str, ...], metrics: tuple[str, ...], cluster: str |
             ours = paths[theirs.index(False)]
             raise BadInput(f"{ours} is a benchscore output and {paths[theirs.index(True)]} results of another tool: "
                            "compare needs results of one evaluation")
-        entries, skipped, files = compare_inputs(paths, Options(metrics, cluster, errors or "as-wrong", intersection))
+        entries, skipped, files = compare_inputs(paths, Options(metrics, cluster, errors or "as-wrong", intersection,
+                                                                reducer, retries or "last-attempt",
+                                                                accept_score_edits))
         return entries, skipped, {f"input{i}": f for i, f in enumerate(files, 1)}, {}
-    if metrics or cluster or errors:
-        raise BadInput("--metric, --cluster and --errors apply to results of other tools (inspect_ai logs, "
-                       "lm-evaluation-harness output, Every Eval Ever records), not to benchscore outputs")
+    if metrics or cluster or errors or reducer or retries or accept_score_edits:
+        raise BadInput("--metric, --cluster, --errors, --reducer, --retries and --accept-score-edits apply to results "
+                       "of other tools (inspect_ai logs, lm-evaluation-harness output, Every Eval Ever records), not "
+                       "to benchscore outputs")
     for p in paths:
         _not_a_sqlite_store(p)
     read = C.read_outputs(paths)
@@ -336,6 +369,7 @@ def _compared(outputs: tuple[str, ...], metrics: tuple[str, ...], cluster: str |
 @_comparison_options("Items that separate two adjacent rows, listed on their pair's page.")
 def leaderboard(outputs: tuple[str, ...], output_dir: str, intersection: bool, resamples: int, seed: int,
                 alpha: float, top: int, metrics: tuple[str, ...], cluster: str | None, errors: str | None,
+                reducer: str | None, retries: str | None, accept_score_edits: bool,
                 judge_calibration: str | None) -> None:
     """Publish OUTPUTS of one benchmark (contract outputs, or logs of many models) as a static leaderboard.
 
@@ -356,7 +390,8 @@ def leaderboard(outputs: tuple[str, ...], output_dir: str, intersection: bool, r
     from benchscore.sources.every_eval_ever import validate_aggregate
     from benchscore.stats import compare as C
 
-    entries, skipped, inputs, files = _compared(outputs, metrics, cluster, errors, intersection)
+    entries, skipped, inputs, files = _compared(outputs, metrics, cluster, errors, intersection, reducer, retries,
+                                                accept_score_edits)
     for path, doc in files.values():
         metric_id = str((doc.get("provenance") or {}).get("metric_id", "")) if isinstance(doc, dict) else ""
         if metric_id.startswith("mira:") and metric_id.endswith("/score"):
@@ -384,7 +419,8 @@ def leaderboard(outputs: tuple[str, ...], output_dir: str, intersection: bool, r
     for metric in board["metrics"]:
         print_line(f"{metric['name']}: " + "; ".join(
             f"{r['position']}. {r['label']} {r['value']:.4g} rank {r['rank_range'][0]}-{r['rank_range'][1]} "
-            f"{r['letters']}" + (" reproduced" if r["reproduced"] else "") for r in metric["rows"]))
+            f"{r['letters']}" + (" reproduced" if r["reproduced"] else "")
+            + (f" ({C.counts_text(r['counts'])})" if r["counts"] else "") for r in metric["rows"]))
     for name, why in board["not_compared"].items():
         print_line(f"not compared: {name} ({why})")
     if doc.get("judge"):
@@ -392,6 +428,7 @@ def leaderboard(outputs: tuple[str, ...], output_dir: str, intersection: bool, r
 
         print_judge(doc["judge"])
     print_line(f"leaderboard: {target / 'index.html'}")
+    _not_final(entries)
 
 
 def _reproduced(entries: list, files: dict[str, Any]) -> dict[str, tuple[bool | None, str]]:

@@ -124,7 +124,9 @@ def test_a_folder_of_logs_is_compared_sample_by_sample_with_errors_counted_as_wr
         assert row["difference"] == pytest.approx(mean["strong"] - mean["weak"])
         assert row["n_items"] == 8 and row["n_units"] == 8
         assert row["counts"]["a"] == {"samples": 8, "sample_epochs": 24, "scored": 23, "errored": 1, "unscored": 0,
-                                      "missing": 0, "limited": 0, "retried": 0, "excluded": 0, "errors": "as-wrong"}
+                                      "missing": 0, "limited": 0, "retried": 0, "edited": 0, "undefined": 0,
+                                      "excluded": 0, "errors": "as-wrong", "retries": "last-attempt",
+                                      "status": "success"}
         assert row["counts"]["b"]["scored"] == 21 and row["counts"]["b"]["errored"] == 3
         differ = {r["item"]: (r["a"], r["b"]) for r in row["items_that_differ_most"]}
         for sid, (x, y) in differ.items():
@@ -221,12 +223,25 @@ def test_results_of_another_dataset_are_refused_naming_the_sample(tmp_path, logs
 
 
 def test_a_run_that_ended_in_error_is_not_final(tmp_path, logs):
+    """Issue 35: a log whose status is not success makes the output not final (exit 1, written, marked beside
+    every number), with --intersection as without it; the samples its run planned and never logged are
+    missing, under --errors."""
+    from inspect_ai.log import read_eval_log
+
     strong, broken = log_of(logs["main"], "strong"), log_of(logs["error"], "broken")
-    code, text, _ = compare(strong, broken)
-    assert code == 2 and "status 'error'" in text and "HTTP 503" in text
-    code, text, doc = compare(strong, broken, "--intersection", "--resamples", "200", "--output", tmp_path / "c.json")
-    assert code == 0, text
-    assert doc["comparisons"][0]["metrics"][0]["n_items"] >= 1
+    held = len(read_eval_log(str(broken)).samples)
+    assert held < 24  # the run stopped at the error
+    for extra in ((), ("--intersection",)):
+        out = tmp_path / f"c{len(extra)}.json"
+        code, text, doc = compare(strong, broken, *extra, "--resamples", "200", "--output", out)
+        assert code == 1, text
+        row = metric(doc, "strong", "broken", "quiz/match")
+        assert row["n_items"] == 8  # every planned sample, the unlogged ones missing (as-wrong: 0)
+        counts = row["counts"]["b"]
+        assert counts["status"] == "error" and "HTTP 503" in counts["status_error"]
+        assert counts["sample_epochs"] == held and counts["missing"] == 24 - held
+        assert "NOT FINAL: the run ended with status error" in text and "HTTP 503" in text
+        assert "mockllm/broken: NOT FINAL" in text
 
 
 def test_a_benchscore_output_and_a_log_are_refused_together(tmp_path, logs):

@@ -184,3 +184,21 @@ def test_the_same_results_as_every_eval_ever_records_compare_alike(tmp_path, run
     score = next(m for m in doc["comparisons"][0]["metrics"] if m["name"] == "quiz_mc/score")
     assert (score["a"], score["b"]) == (pytest.approx(10 / 12), pytest.approx(6 / 12))
     assert score["n_units"] == 4
+
+
+def test_lm_eval_runs_carry_what_they_record_and_nothing_they_do_not(tmp_path, runs):
+    """Issue 35: the counts beside every number say what a run's files record. lm_eval records no run status,
+    no retried request and no edited score: its results are final (exit 0), the counts say status unknown
+    with nothing retried or edited, and the epoch reducer asked for with --reducer is named (one epoch per
+    document: any reducer gives the value itself)."""
+    code, text, doc = compare(runs["strong"], runs["weak"], "--metric", "quiz_mc/acc,none", "--reducer", "max",
+                              "--resamples", "200", "--output", tmp_path / "c.json")
+    assert code == 0, text
+    acc = row(doc, "quiz_mc/acc,none")
+    assert (acc["a"], acc["b"]) == (pytest.approx(10 / 12), pytest.approx(6 / 12))
+    counts = acc["counts"]["a"]
+    assert (counts["status"], counts["retried"], counts["edited"], counts["missing"]) == ("unknown", 0, 0, 0)
+    assert doc["same"]["epoch reducers"] == {"quiz_mc/acc,none": "max"}
+    assert "NOT FINAL" not in text and "retried" not in text
+    code, text, _ = compare(runs["strong"], runs["weak"], "--metric", "quiz_mc/nope")
+    assert code == 2 and "no such metric; the results have quiz_gen/exact_match,none" in text

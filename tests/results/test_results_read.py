@@ -41,8 +41,10 @@ def test_inspect_values_read_as_inspect_ai_reads_them():
     assert V.flatten("quiz/graded", {"right": True, "length": 4}) == {"quiz/graded/right": 1.0,
                                                                       "quiz/graded/length": 4.0}
     assert V.flatten("quiz/match", "C") == {"quiz/match": 1.0}
-    with pytest.raises(ValueError, match="not one benchscore knows"):
+    with pytest.raises(V.UnknownReducer, match="not one inspect_ai ships"):
         V.reducer("best_of_3")
+    with pytest.raises(V.UnknownReducer, match="no number per sample"):
+        V.reducer("collect")
 
 
 @given(st.lists(st.sampled_from([0.0, 0.5, 1.0]), min_size=1, max_size=8), st.integers(1, 4))
@@ -56,6 +58,23 @@ def test_reducers_equal_inspect_ai_reducers(values, k):
         want = theirs(scores).value
         got = V.reducer(name)(values)
         assert (math.isnan(got) and math.isnan(want)) or got == pytest.approx(want), name
+
+
+@given(st.lists(st.sampled_from(["C", "I", "P", "N", 1.0, 0.0, 0.5, True]), min_size=1, max_size=8), st.integers(1, 4))
+def test_every_shipped_reducer_reduces_values_as_written_like_inspect_ai(values, k):
+    """Issue 35: the reducers inspect_ai ships, applied as it applies them. mode and majority count the values
+    as the scorer wrote them ("I" and "N" are two values, both 0), the others read them as numbers; a
+    majority without a strict majority is NaN (inspect_ai's unscored) in both."""
+    from inspect_ai.scorer import Score, value_to_float
+    from inspect_ai.scorer._reducer.registry import create_reducers
+
+    to_float = value_to_float()
+    numbers = [V.scalar(v) for v in values]
+    names = ["mean", "median", "mode", "majority", "max", f"at_least_{k}", f"pass_at_{k}", f"pass_k_{k}"]
+    for name, theirs in zip(names, create_reducers(names), strict=True):
+        want = to_float(theirs([Score(value=v) for v in values]).value)
+        got = V.reducer(name)(values if name in V.COUNTING else numbers)
+        assert (math.isnan(got) and math.isnan(want)) or got == pytest.approx(want), (name, values)
 
 
 # --- files written by others ------------------------------------------------------------------------
@@ -121,12 +140,15 @@ def test_inspect_ai_logs_of_others_are_compared_on_the_samples_they_share(inspec
     # worked out from the log: match is C, C, I on samples 1, 2, 3
     assert {s.sample_id: s.values["popularity/match"] for s in evaluations[0].samples} == {"1": 1.0, "2": 1.0,
                                                                                           "3": 0.0}
-    # the run was cancelled: its number is not final
+    # the two runs planned different samples (3 and 1): refused without --intersection; with it, the cancelled
+    # run's number is not final (exit 1, said beside it)
     res = compare(a, b)
-    assert res.exit_code == 2 and "status 'cancelled'" in res.output
+    assert res.exit_code == 2 and "not on the same items" in res.output
+    res = compare(a, b, "--intersection", "--resamples", "200")
+    assert res.exit_code == 1 and "NOT FINAL: the run ended with status cancelled" in res.output, res.output
     got, _ = entries(evaluations, Options(intersection=True))
     (m_a,), (m_b,) = got[0].metrics, got[1].metrics
-    assert m_a.value is None and "cancelled" in m_a.null_reason
+    assert m_a.counts["status"] == "cancelled" and m_b.counts["status"] == "success"
     assert m_a.items["1"] == m_b.items["1"] == (1.0, 1.0)  # the shared sample is one dataset sample
     assert m_a.counts["samples"] == 1 and m_a.counts["scored"] == 1
 
@@ -134,5 +156,3 @@ def test_inspect_ai_logs_of_others_are_compared_on_the_samples_they_share(inspec
 def test_no_results_in_a_folder_is_one_line(tmp_path):
     res = compare(tmp_path, tmp_path / "x.eval")
     assert res.exit_code == 2 and "holds no inspect_ai log" in res.output
-
-

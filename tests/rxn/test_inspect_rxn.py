@@ -294,6 +294,35 @@ def test_a_log_whose_run_ended_in_error_is_not_final(builds, tmp_path):
     assert "incomplete" in html and f"inspect_ai log {log.name} ended with status error" in html
 
 
+def test_retried_samples_are_counted_with_the_policy_named(builds, tmp_path):
+    """Issue 35: a sample inspect_ai retried after an error (retry_on_error) is answered by its last attempt;
+    each log's entry counts the retried samples and names the policy, in the output, the terminal and the
+    report row."""
+    mc, _ = builds
+    dataset = mc / "multiple_choice_all_varying.json"
+    samples = samples_of(dataset)
+    retried = {s["id"] for s in samples[:3]}
+    answers = {prompt_of(dataset, s): ({"fail_once": str(s["answer"][0])} if s["id"] in retried
+                                       else str(s["answer"][0])) for s in samples}
+    log = run_task(tmp_path, "rxn_mc", dataset, answers)
+    from inspect_ai.log import read_eval_log
+
+    assert {str(s.id) for s in read_eval_log(str(log)).samples if s.error_retries} == retried
+    out = tmp_path / "eval.json"
+    r = rxn("eval-mc", "--dataset", dataset, "--from-inspect", log, "--output", out)
+    assert r.exit_code == 0, r.output
+    result = json.loads(out.read_text())
+    (entry,) = result["provenance"]["from_inspect"]
+    assert (entry["retried_samples"], entry["retries"], entry["answers"]) == (3, "last-attempt", len(samples))
+    assert result["overall"]["exact_match_accuracy"] == 1.0  # the retries' answers stand
+    said = "3 retried samples (the last attempt's answer stands: inspect_ai's rule)"
+    assert said in r.output
+    report = tmp_path / "report.html"
+    assert CliRunner().invoke(cli, ["report", str(out), "--output", str(report)]).exit_code == 0
+    html = report.read_text().replace("<wbr>", "").replace("&#x27;", "'")
+    assert said in html
+
+
 # --------------------------------------------------------------------------- bad input
 
 

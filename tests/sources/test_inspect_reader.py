@@ -12,9 +12,12 @@ import subprocess
 import sys
 import zipfile
 import zlib
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from benchscore.common.errors import BadInput
 from benchscore.sources.inspect_logs import (
@@ -172,3 +175,19 @@ def test_resolving_what_the_user_gave(tmp_path):
     assert resolve_logs([f"file://{tmp_path}/logs/b.eval"])[0].url == f"{tmp_path}/logs/b.eval"
     with pytest.raises(BadInput, match="cannot open this URL"):
         resolve_logs(["nosuchprotocol://bucket/x.eval"])
+
+
+@given(st.lists(st.tuples(st.datetimes(min_value=datetime(2020, 1, 1), max_value=datetime(2030, 1, 1)),
+                          st.integers(-12 * 60, 14 * 60)), min_size=2, max_size=6, unique_by=lambda t: t[0]))
+def test_the_attempt_order_follows_the_instants_the_logs_record_in_any_offset(times):
+    """An eval set's final log is chosen by ``eval.created`` (issue 35): written in any UTC offset (or none:
+    UTC), the order of the attempts is the order of the instants, never of how the times are written."""
+    from benchscore.sources.inspect_logs import attempt_order
+
+    headers = []
+    for when, minutes in times:
+        zone = timezone(timedelta(minutes=minutes))
+        text = when.replace(tzinfo=UTC).astimezone(zone).isoformat() if minutes else when.isoformat()
+        headers.append(({"eval": {"created": text}}, when))
+    ranked = sorted(headers, key=lambda h: attempt_order(h[0]))
+    assert [w for _, w in ranked] == sorted(w for _, w in headers)

@@ -21,6 +21,20 @@ TOOL_NAMES: dict[str, str] = {"inspect_ai": "inspect_ai", "lm-evaluation-harness
                               "every_eval_ever": "Every Eval Ever"}
 
 
+@dataclass(frozen=True, slots=True)
+class ScoreEdit:
+    """A score changed after the run (inspect_ai's ``edit_score``): the scorer, who changed it
+    (``author``), why (``reason``), when, the value the scorer gave (``original``) and the value now in the
+    log (``value``)."""
+
+    scorer: str
+    author: str | None
+    reason: str | None
+    timestamp: str | None
+    original: Any
+    value: Any
+
+
 @dataclass(slots=True)
 class SampleResult:
     """One sample in one epoch (1 when the tool has no epochs).
@@ -28,7 +42,11 @@ class SampleResult:
     ``values`` maps a metric name (as :class:`MetricInfo` names it) to the value read, ``None`` when
     the sample was not scored on it. ``error`` is the error that ended the sample (its message);
     ``limit`` the limit it hit (``"token"``, ``"time"``, ...: the sample was still scored);
-    ``retried_errors`` the errors of earlier attempts the tool retried (the last attempt stands).
+    ``retried_errors`` the errors of earlier attempts the tool retried (inspect_ai's rule: the last
+    attempt stands; ``--retries first-attempt`` counts the sample as the first attempt ended).
+    ``edits`` are the scores edited after the run, by scorer. ``raw`` holds, for the metrics whose
+    epochs a counting reducer reduces (``mode``, ``majority``: they count the values as the scorer
+    wrote them, ``"I"`` and ``"N"`` apart), the value as written; None otherwise.
     ``identity`` is what says which dataset sample this is (a sha256: see
     :attr:`Evaluation.identity_method`); two results of one sample id with different identities are
     results of different datasets.
@@ -43,6 +61,8 @@ class SampleResult:
     error: str | None = None
     limit: str | None = None
     retried_errors: tuple[str, ...] = ()
+    edits: tuple[ScoreEdit, ...] = ()
+    raw: dict[str, Any] | None = None
 
 
 @dataclass
@@ -55,12 +75,14 @@ class MetricInfo:
     lm-evaluation-harness corpus metric such as BLEU), None when it is. ``values_in_unit_interval``:
     every value read lies in [0, 1] (then an errored sample has a "wrong" value, 0). ``key``: the key
     of its values in :attr:`SampleResult.values` (the name without the reducer, when a task declared
-    several reducers and each is a metric).
+    several reducers and each is a metric). ``scorer``: the scorer whose scores give its values (an edit of
+    that scorer's score changes them).
     """
 
     name: str
     task: str
     key: str = ""
+    scorer: str | None = None
     reducer: str = "mean"
     higher_is_better: bool | None = None
     reported: float | None = None
@@ -79,9 +101,13 @@ class Evaluation:
     ``settings`` holds, per task, what must agree for two evaluations to be comparable (inspect_ai:
     the task's arguments; lm-evaluation-harness: the task's version, n-shot and filters; Every Eval
     Ever: the evaluation's name). ``planned_samples``: per task, how many samples the tool says it
-    ran, when it says it (a samples file holding fewer was cut). ``status`` is the run's own status
-    (``success``, ``error``, ``cancelled``; ``unknown`` when the format records none) and
-    ``status_error`` its error text. ``files`` lists every file read, for provenance.
+    ran, when it says it (a samples file holding fewer was cut). ``planned_ids``: per task, the sample
+    ids the run planned, when the tool records them (inspect_ai's ``eval.dataset.sample_ids``): a planned
+    sample the files do not hold is missing, every epoch of it. ``planned_epochs``: per task, the epochs
+    each sample should have (inspect_ai: ``eval.config.epochs``; Every Eval Ever: the most any sample
+    of the task has). ``status`` is the run's own status (``success``, ``error``, ``cancelled``;
+    ``unknown`` when the format records none) and ``status_error`` its error text. ``files`` lists every
+    file read, for provenance.
     """
 
     tool: Tool
@@ -97,6 +123,8 @@ class Evaluation:
     status: str = "unknown"
     status_error: str | None = None
     planned_samples: dict[str, int] = field(default_factory=dict)
+    planned_ids: dict[str, list[str]] = field(default_factory=dict)
+    planned_epochs: dict[str, int] = field(default_factory=dict)
     run: str | None = None
     notes: list[str] = field(default_factory=list)
 
@@ -104,5 +132,14 @@ class Evaluation:
     def tasks(self) -> list[str]:
         return list(self.settings)
 
+    def epochs_of(self, task: str) -> int:
+        """The epochs each sample of ``task`` should have."""
+        return self.planned_epochs.get(task, self.epochs)
 
-__all__ = ["TOOL_NAMES", "Evaluation", "MetricInfo", "SampleResult", "Tool"]
+    @property
+    def final(self) -> bool:
+        """The run ended as planned (status ``success``, or a format that records no status)."""
+        return self.status in ("success", "unknown")
+
+
+__all__ = ["TOOL_NAMES", "Evaluation", "MetricInfo", "SampleResult", "ScoreEdit", "Tool"]

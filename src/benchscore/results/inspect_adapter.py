@@ -19,6 +19,8 @@ import orjson
 
 from benchscore.sources.inspect_logs import open_logs
 
+from .formats import ScoreEdit
+
 
 @dataclass
 class LogFacts:
@@ -40,11 +42,14 @@ class LogFacts:
     reported: dict[tuple[str, str | None], dict[str, Any]] = field(default_factory=dict)
     #: sample x epochs the run planned (``results.total_samples``), when the log has results
     planned_sample_epochs: int | None = None
+    #: the sample ids the run planned (``eval.dataset.sample_ids``), when the log records them
+    sample_ids: list[str] | None = None
 
 
 @dataclass(slots=True)
 class SampleFacts:
-    """One sample x epoch: raw score values by scorer, the dataset identity, what happened."""
+    """One sample x epoch: raw score values by scorer, the dataset identity, what happened (its error, the
+    limit it hit, the errors of the attempts inspect_ai retried, the scores edited after the run)."""
 
     sample_id: str
     epoch: int
@@ -54,6 +59,7 @@ class SampleFacts:
     error: str | None
     limit: str | None
     retried_errors: tuple[str, ...]
+    edits: tuple[ScoreEdit, ...] = ()
 
 
 def log_facts(path: Path) -> LogFacts:
@@ -72,7 +78,8 @@ def log_facts(path: Path) -> LogFacts:
         run_id=header.run_id, task=header.task, model=header.model, task_args=dict(header.task_args or {}),
         epochs=header.epochs, reducers=list(header.epochs_reducer) if header.epochs_reducer else None,
         status=header.status, error=header.error.message if header.error else None, reported=reported,
-        planned_sample_epochs=results.get("total_samples"))
+        planned_sample_epochs=results.get("total_samples"),
+        sample_ids=[str(i) for i in header.sample_ids] if header.sample_ids is not None else None)
 
 
 def _message(m: Any) -> dict[str, Any]:
@@ -93,15 +100,22 @@ def identity(sample_input: Any, target: Any, choices: Any) -> str:
     return hashlib.sha256(orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
+def edits_of(scorer: str, score: Any) -> tuple[ScoreEdit, ...]:
+    """The edits made after the run of one score (``inspect_ai.log.edit_score``; the history's first entry,
+    without provenance, is the scorer's own value): who, why, when, the scorer's value and the value now."""
+    return tuple(ScoreEdit(scorer, e.author, e.reason, e.timestamp, score.original, score.value) for e in score.edits)
+
+
 def sample_facts(path: Path) -> Iterator[SampleFacts]:
     """Every sample x epoch of the log, as plain facts, read one at a time."""
     with open_logs([path]) as logs:
         for s in logs[0].samples():
+            edits = tuple(e for name, sc in s.scores.items() if sc.history for e in edits_of(name, sc))
             yield SampleFacts(
                 sample_id=str(s.id), epoch=int(s.epoch), scores={name: sc.value for name, sc in s.scores.items()},
                 identity=identity(s.input, s.target, s.choices), metadata=dict(s.metadata or {}),
                 error=s.error.message if s.error else None, limit=s.limit,
-                retried_errors=tuple(r.error.message for r in s.retries))
+                retried_errors=tuple(r.error.message for r in s.retries), edits=edits)
 
 
-__all__ = ["LogFacts", "SampleFacts", "identity", "log_facts", "sample_facts"]
+__all__ = ["LogFacts", "SampleFacts", "edits_of", "identity", "log_facts", "sample_facts"]

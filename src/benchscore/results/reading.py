@@ -4,7 +4,8 @@ the room takes from it (docs/results.md).
 - inspect_ai: a ``.eval`` or ``.json`` log, or a folder of them, or an fsspec URL of either (``s3://``,
   ``gs://``, ...: copied once to a temporary folder removed at exit, as ``benchscore.sources.inspect_logs``
   fetches them). An eval-set folder (one holding ``eval-set.json``) gives the final log of each of its
-  tasks, as inspect_ai's own listing picks it; the older attempts it keeps are named in a note, not read.
+  tasks, the last attempt by what the logs record (``eval.created``, then ``stats``: never file times,
+  which a copy loses); the older attempts it keeps are named in a note, not read.
   The logs of one run (``run_id``) and one model form one evaluation, one task per log. Per sample x
   epoch: every scorer's value read by inspect_ai's conventions (``values``), the error, the limit,
   the retried errors, the metadata; the dataset identity is a sha256 of the input, target and
@@ -37,7 +38,7 @@ import orjson
 from benchscore.common.errors import BadInput, shown
 
 from .formats import Evaluation, MetricInfo, SampleResult
-from .values import DEFAULT_REDUCER, NotNumeric, flatten
+from .values import COUNTING, DEFAULT_REDUCER, NotNumeric, flatten, written
 
 INSPECT, LM_EVAL, EEE = "inspect_ai", "lm-evaluation-harness", "every_eval_ever"
 _HEAD = 4096
@@ -153,10 +154,11 @@ def _results_of_samples(path: Path) -> Path:
                    "the model and how each metric is aggregated)", source=path)
 
 
-def read(paths: Sequence[str | os.PathLike[str]], *, on_file=None) -> list[Evaluation]:
+def read(paths: Sequence[str | os.PathLike[str]], *, on_file=None, reducer: str | None = None) -> list[Evaluation]:
     """The evaluations in ``paths`` (files, folders and URLs, any mix of what the module docstring lists).
 
-    ``on_file(path)`` is called as each file is read (for a progress bar)."""
+    ``on_file(path)`` is called as each file is read (for a progress bar). ``reducer``: the epoch reducer of
+    every metric in place of the one each task declares (``--reducer``)."""
     from benchscore.sources.inspect_logs import EVAL_SET_MANIFEST
 
     found: list[tuple[str, Path]] = []
@@ -191,12 +193,12 @@ def read(paths: Sequence[str | os.PathLike[str]], *, on_file=None) -> list[Evalu
     out: list[Evaluation] = []
     logs = [p for kind, p in unique if kind == INSPECT]
     if logs:
-        out.extend(from_inspect(logs, on_file=on_file, log_notes=notes))
+        out.extend(from_inspect(logs, on_file=on_file, log_notes=notes, reducer=reducer))
     for kind, p in unique:
         if kind == LM_EVAL:
-            out.append(from_lm_eval(p))
+            out.append(from_lm_eval(p, reducer=reducer))
         elif kind == EEE:
-            out.append(from_eee(p))
+            out.append(from_eee(p, reducer=reducer))
         if kind != INSPECT and on_file is not None:
             on_file(p)
     return out
@@ -205,11 +207,12 @@ def read(paths: Sequence[str | os.PathLike[str]], *, on_file=None) -> list[Evalu
 # --- inspect_ai ---------------------------------------------------------------------------------
 
 
-def from_inspect(logs: Iterable[Path], *, on_file=None,
-                 log_notes: dict[Path, list[str]] | None = None) -> list[Evaluation]:
+def from_inspect(logs: Iterable[Path], *, on_file=None, log_notes: dict[Path, list[str]] | None = None,
+                 reducer: str | None = None) -> list[Evaluation]:
     """The evaluations of inspect_ai logs: one per run and model (its logs' tasks together); ``log_notes``: per
     log picked from an eval set, what the eval set holds that was not read (older attempts, tasks without a
-    log), carried into the evaluation's notes."""
+    log), carried into the evaluation's notes. ``reducer``: the epoch reducer of every metric in place of the
+    tasks' own (``--reducer``; said in a note where it replaces another)."""
     from .inspect_adapter import log_facts, sample_facts
 
     groups: dict[tuple[str, str], list[Any]] = {}
@@ -229,19 +232,30 @@ def from_inspect(logs: Iterable[Path], *, on_file=None,
         statuses = []
         notes: list[str] = []
         planned: dict[str, int] = {}
+        planned_ids: dict[str, list[str]] = {}
+        planned_epochs: dict[str, int] = {}
         for facts in group:
             task = facts.task
             settings[task] = {"task args": facts.task_args, "epochs": facts.epochs}
+            planned_epochs[task] = facts.epochs
             statuses.append((facts.status, facts.error, facts.path.name))
             notes.extend((log_notes or {}).get(facts.path, []))
             if facts.planned_sample_epochs is not None:
                 planned[task] = facts.planned_sample_epochs
-            reducers = facts.reducers or [DEFAULT_REDUCER]
+            if facts.sample_ids is not None:
+                planned_ids[task] = facts.sample_ids
+            declared = facts.reducers or [DEFAULT_REDUCER]
+            reducers = [reducer] if reducer else declared
+            if reducer and declared != [reducer]:
+                notes.append(f"{facts.path.name}: task {task}'s epochs reduced with {reducer} (--reducer), not with "
+                             f"{', '.join(declared)} that the task declares")
+            keep_raw = any(r in COUNTING for r in reducers)  # mode, majority: count the values as written
             bad: dict[str, str] = {}
             keys: dict[str, None] = {}
             values_of: dict[str, list[float]] = {}
             for s in sample_facts(facts.path):
                 values: dict[str, float | None] = {}
+                raw_values: dict[str, Any] | None = {} if keep_raw else None
                 for scorer, raw in s.scores.items():
                     base = f"{task}/{scorer}"
                     try:
@@ -256,8 +270,10 @@ def from_inspect(logs: Iterable[Path], *, on_file=None,
                         values[k] = v
                         if v is not None:
                             values_of.setdefault(k, []).append(v)
+                    if raw_values is not None:
+                        raw_values.update(written(base, raw))
                 samples.append(SampleResult(task, s.sample_id, s.epoch, values, s.identity, s.metadata, s.error,
-                                            s.limit, s.retried_errors))
+                                            s.limit, s.retried_errors, s.edits, raw_values or None))
             for key in keys:
                 scorer = key.split("/", 2)[1]
                 for red in reducers:
@@ -267,7 +283,8 @@ def from_inspect(logs: Iterable[Path], *, on_file=None,
                     shown_value = report.get("accuracy", report.get("mean")) if key.count("/") == 1 else None
                     vs = values_of.get(key, [])
                     metrics[name] = MetricInfo(
-                        name, task, reducer=red, key=key, higher_is_better=True if shown_value is not None else None,
+                        name, task, reducer=red, key=key, scorer=scorer,
+                        higher_is_better=True if shown_value is not None else None,
                         reported=shown_value, not_per_sample=bad.get(key) or bad.get(f"{task}/{scorer}"),
                         values_in_unit_interval=all(0.0 <= v <= 1.0 for v in vs))
         worst = next((s for s in statuses if s[0] == "error"), None) or \
@@ -281,7 +298,7 @@ def from_inspect(logs: Iterable[Path], *, on_file=None,
             metrics=metrics, samples=samples, files=[f.path for f in group],
             identity_method="sha256 of each sample's input, target and choices (inspect_ai records no dataset hash)",
             epochs=max(f.epochs for f in group), status=status, status_error=error, planned_samples=planned,
-            run=run_id, notes=notes))
+            planned_ids=planned_ids, planned_epochs=planned_epochs, run=run_id, notes=notes))
         if on_file is not None:
             for f in group:
                 on_file(f.path)
@@ -303,7 +320,7 @@ def _number(value: Any) -> float | None:
     return None
 
 
-def from_lm_eval(results_path: Path) -> Evaluation:
+def from_lm_eval(results_path: Path, *, reducer: str | None = None) -> Evaluation:
     """One lm-evaluation-harness run (see the module docstring)."""
     from benchscore.sources.lm_eval import read_run
 
@@ -351,7 +368,7 @@ def from_lm_eval(results_path: Path) -> Evaluation:
                     key = f"{metric},{line.filter}"
                     agg = declared.get(metric)
                     metrics[name] = MetricInfo(
-                        name, task, key=name, higher_is_better=better.get(metric),
+                        name, task, key=name, reducer=reducer or DEFAULT_REDUCER, higher_is_better=better.get(metric),
                         reported=_number(reported.get(key)) if key in reported else None,
                         aggregation=agg if isinstance(agg, str) else None)
         for name, info in metrics.items():
@@ -396,8 +413,9 @@ def _eee_identity(record: dict[str, Any]) -> str:
     return "benchscore:" + hashlib.sha256(orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
-def from_eee(path: Path) -> Evaluation:
-    """One Every Eval Ever evaluation (see the module docstring)."""
+def from_eee(path: Path, *, reducer: str | None = None) -> Evaluation:
+    """One Every Eval Ever evaluation (see the module docstring). Each task's epochs are the most epoch records
+    any of its samples has: a sample with fewer misses the others (counted ``missing``, under ``--errors``)."""
     from benchscore.sources.every_eval_ever import read_evaluation
 
     ev = read_evaluation(path)
@@ -408,6 +426,7 @@ def from_eee(path: Path) -> Evaluation:
     settings: dict[str, dict[str, Any]] = {}
     seen: dict[tuple[str, str, int], int] = {}
     values_of: dict[str, list[float]] = {}
+    held: dict[tuple[str, str], int] = {}  # epoch records per sample
     for r in ev.records:
         task = r.get("evaluation_result_id") or r["evaluation_name"]
         meta = dict(r.get("metadata") or {})
@@ -418,6 +437,7 @@ def from_eee(path: Path) -> Evaluation:
             raise BadInput(f"sample {r['sample_id']!r} of {task!r} (epoch {epoch}) appears twice (first on line "
                            f"{seen[key]})", source=ev.samples_path, record=f"line {r['__line__']}", field="sample_id")
         seen[key] = r["__line__"]
+        held[(task, r["sample_id"])] = held.get((task, r["sample_id"]), 0) + 1
         if task not in settings:
             result = results.get(task) or {}
             config = result.get("metric_config") or {}
@@ -427,15 +447,18 @@ def from_eee(path: Path) -> Evaluation:
             better = None if "lower_is_better" not in config else not config["lower_is_better"]
             reported = (result.get("score_details") or {}).get("score")
             metrics[f"{task}/score"] = MetricInfo(f"{task}/score", task, key=f"{task}/score", higher_is_better=better,
-                                                  reported=_number(reported))
+                                                  reported=_number(reported), reducer=reducer or DEFAULT_REDUCER)
             metrics[f"{task}/is_correct"] = MetricInfo(f"{task}/is_correct", task, key=f"{task}/is_correct",
-                                                       higher_is_better=True)
+                                                       higher_is_better=True, reducer=reducer or DEFAULT_REDUCER)
         score = float(r["evaluation"]["score"])
         values = {f"{task}/score": score, f"{task}/is_correct": 1.0 if r["evaluation"]["is_correct"] else 0.0}
         values_of.setdefault(f"{task}/score", []).append(score)
         samples.append(SampleResult(task, r["sample_id"], epoch, values, _eee_identity(r), meta, r.get("error") or None))
     for name, vs in values_of.items():
         metrics[name].values_in_unit_interval = all(0.0 <= v <= 1.0 for v in vs)
+    epochs: dict[str, int] = {}
+    for (task, _), n in held.items():
+        epochs[task] = max(epochs.get(task, 1), n)
     library = agg.get("eval_library") or {}
     for s in settings.values():
         s["eval library"] = library.get("name")
@@ -446,7 +469,8 @@ def from_eee(path: Path) -> Evaluation:
         tool=EEE, tool_version=str(agg.get("schema_version") or ev.records[0]["schema_version"]), model=str(model),
         source=files[0], settings=settings, metrics=metrics, samples=samples, files=files,
         identity_method="Every Eval Ever sample_hash of each record (sha256 of input.raw and input.reference "
-                        "computed by benchscore where it is null)", notes=notes)
+                        "computed by benchscore where it is null)", notes=notes, epochs=max(epochs.values(), default=1),
+        planned_epochs=epochs)
 
 
 __all__ = ["EEE", "INSPECT", "LM_EVAL", "files_in", "from_eee", "from_inspect", "from_lm_eval", "kind_of_file", "read",

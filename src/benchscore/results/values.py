@@ -9,9 +9,13 @@ Any other value is not a number: :class:`NotNumeric` (inspect_ai would warn and 
 does not guess).
 
 The epochs of a sample are reduced as the task declared (``mean`` when it declared nothing), with
-inspect_ai's formulas (``inspect_ai/scorer/_reducer/reducer.py``): ``mean``, ``median``, ``mode``,
-``max``, ``at_least_k`` (1 when at least k epochs score >= 1), ``pass_at_k`` (Chen et al. 2021: 1 -
-C(n - c, k) / C(n, k) with c epochs scoring >= 1 of n) and ``pass_k_k`` (C(c, k) / C(n, k)).
+the formulas of the reducers inspect_ai ships (``inspect_ai/scorer/_reducer/reducer.py``): ``mean``,
+``median``, ``max``, ``mode`` (the most frequent value as the scorer wrote it, ties to the first
+epoch), ``majority`` (a value more than half the epochs carry; none: undefined), ``at_least_k`` (1
+when at least k epochs score >= 1), ``pass_at_k`` (Chen et al. 2021: 1 - C(n - c, k) / C(n, k) with c
+epochs scoring >= 1 of n) and ``pass_k_k`` (C(c, k) / C(n, k)). inspect_ai's ``collect`` keeps every
+epoch's value as a list (no number per sample) and a custom reducer (``@score_reducer`` in the task)
+cannot be known from its name: :func:`reducer` refuses both (:class:`UnknownReducer`).
 """
 
 from __future__ import annotations
@@ -33,6 +37,10 @@ DEFAULT_REDUCER = "mean"
 
 class NotNumeric(ValueError):
     """A score value that inspect_ai's conventions do not read as a number."""
+
+
+class UnknownReducer(ValueError):
+    """An epoch reducer benchscore cannot apply: a custom one, or one that gives no number per sample."""
 
 
 def scalar(value: Any) -> float | None:
@@ -71,6 +79,16 @@ def flatten(name: str, value: Any) -> dict[str, float | None]:
     return {name: scalar(value)}
 
 
+def written(name: str, value: Any) -> dict[str, Any]:
+    """A scorer's value as :func:`flatten` keys it, each value as the scorer wrote it (``"C"``, ``True``, 3):
+    what a counting reducer (``mode``, ``majority``) counts. Call after :func:`flatten` accepted the value."""
+    if isinstance(value, Mapping):
+        return {f"{name}/{k}": v for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return {f"{name}/{i}": v for i, v in enumerate(value)}
+    return {name: value}
+
+
 def _k_of(name: str, prefix: str) -> int | None:
     m = re.fullmatch(re.escape(prefix) + r"_(\d+)", name)
     return int(m.group(1)) if m else None
@@ -97,31 +115,51 @@ def _at_least(values: Sequence[float], k: int) -> float:
     return 1.0 if sum(1 for v in values if v >= 1.0) >= k else 0.0
 
 
-def _mode(values: Sequence[float]) -> float:
-    return Counter(values).most_common(1)[0][0]
+def _mode(values: Sequence[Any]) -> float:
+    """inspect_ai's ``mode``: the most frequent value as written (``"I"`` and ``"N"`` are two values), ties
+    to the one seen first."""
+    return scalar(Counter(values).most_common(1)[0][0])  # type: ignore[return-value]
 
 
-_PLAIN: dict[str, Callable[[Sequence[float]], float]] = {
-    "mean": statistics.fmean, "median": statistics.median, "mode": _mode, "max": max,
+def _majority(values: Sequence[Any]) -> float:
+    """inspect_ai's ``majority``: the value more than half of the epochs carry (as written), else undefined
+    (NaN: no strict majority)."""
+    value, count = Counter(values).most_common(1)[0]
+    return scalar(value) if 2 * count > len(values) else math.nan  # type: ignore[return-value]
+
+
+_PLAIN: dict[str, Callable[[Sequence[Any]], float]] = {
+    "mean": statistics.fmean, "median": statistics.median, "mode": _mode, "majority": _majority, "max": max,
 }
+#: the reducers that count values as the scorer wrote them (they get raw values, not numbers)
+COUNTING = frozenset({"mode", "majority"})
 _WITH_K: dict[str, Callable[[Sequence[float], int], float]] = {
     "at_least": _at_least, "pass_at": _pass_at, "pass_k": _pass_k,
 }
+#: reducers inspect_ai ships that give no number per sample
+_NOT_A_NUMBER = {"collect": "it keeps every epoch's value as a list, not one number per sample"}
 
 
-def reducer(name: str) -> Callable[[Sequence[float]], float]:
-    """The reduction inspect_ai names ``name`` (see the module docstring); ValueError for another name."""
+def reducer(name: str) -> Callable[[Sequence[Any]], float]:
+    """The reduction inspect_ai names ``name`` (see the module docstring): a function of the epochs' values
+    (numbers; for :data:`COUNTING` reducers the values as written) giving the sample's value, NaN where the
+    reducer is undefined. Raises :class:`UnknownReducer` for any other name."""
     if name in _PLAIN:
         return _PLAIN[name]
     for prefix, fn in _WITH_K.items():
         k = _k_of(name, prefix)
         if k is not None and k >= 1:
             return lambda values, fn=fn, k=k: fn(values, k)
-    raise ValueError(f"epoch reducer {name!r} is not one benchscore knows (known: {', '.join(known_reducers())})")
+    if name in _NOT_A_NUMBER:
+        raise UnknownReducer(f"epoch reducer {name!r} gives no number per sample: {_NOT_A_NUMBER[name]}")
+    raise UnknownReducer(f"epoch reducer {name!r} is not one inspect_ai ships (a custom reducer: benchscore "
+                         f"cannot know what it computes; the reducers it applies: {', '.join(known_reducers())})")
 
 
 def known_reducers() -> list[str]:
+    """The epoch reducers benchscore applies (K: any k >= 1), those inspect_ai ships that give a number."""
     return [*_PLAIN, *(f"{p}_K" for p in _WITH_K)]
 
 
-__all__ = ["DEFAULT_REDUCER", "NotNumeric", "flatten", "known_reducers", "reducer", "scalar"]
+__all__ = ["COUNTING", "DEFAULT_REDUCER", "NotNumeric", "UnknownReducer", "flatten", "known_reducers", "reducer",
+           "scalar", "written"]

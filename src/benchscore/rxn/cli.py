@@ -321,12 +321,14 @@ def _evaluate(task: str, datasets: tuple[Path, ...], prediction: Path | None, ou
     print_histogram(per_sample, unhit=task == "fill_in_blank")
     for line in answer_lines(per_sample):
         print_line(line)
+    from .from_inspect import retried_text
+
     for log in logs:
         ended = "" if log["status"] == "success" else (
             f"; NOT FINAL: the run ended with status {log['status']}"
             + (f": {' '.join(str(log['error']).split())}" if log.get("error") else ""))
         print_line(f"from inspect_ai log {log['log']}: task {log['task']}, model {log['model']}, {log['answers']} "
-                   f"answers, {log['errored_samples']} errored samples (missing){ended}")
+                   f"answers, {log['errored_samples']} errored samples (missing), {retried_text(log)}{ended}")
     if save_prediction is not None:
         print_line(f"wrote the predictions to {save_prediction}")
     if output is not None:

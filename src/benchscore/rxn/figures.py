@@ -74,8 +74,14 @@ def summary_rows(out: Output) -> list[html.SummaryRow]:
     prediction = (inputs.get("prediction") or {}).get("name") if isinstance(inputs.get("prediction"), dict) else None
     bad = {k: overall.get(k) for k in ("num_invalid", "num_missing", "num_unhit") if overall.get(k)}
     note = ", ".join(f"{k} {v}" for k, v in bad.items()) + " (scored 0 or left out as the metric says)" if bad else None
-    unfinished = [e for e in (d.get("provenance") or {}).get("from_inspect") or ()
-                  if isinstance(e, dict) and e.get("status", "success") != "success"]
+    logs = [e for e in (d.get("provenance") or {}).get("from_inspect") or () if isinstance(e, dict)]
+    retried = [e for e in logs if isinstance(e.get("retried_samples"), int) and e["retried_samples"]]
+    if retried:  # the answers of samples inspect_ai retried: their last attempt's (said beside the numbers)
+        from .from_inspect import retried_text
+
+        note = "; ".join(f"inspect_ai log {e.get('log')}: {retried_text(e)}" for e in retried) + (
+            f"; {note}" if note else "")
+    unfinished = [e for e in logs if e.get("status", "success") != "success"]
     status = "complete"
     if unfinished:  # an inspect_ai run that did not finish: its answers are scored, the result is not final
         status = "incomplete"

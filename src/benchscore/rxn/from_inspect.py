@@ -8,9 +8,12 @@ errored: the model call failed after inspect_ai's retries) has no prediction, so
 exactly as a failed call of ``rxn predict``. The log must be of the dataset given with
 ``--dataset`` (the task records the dataset's sha256 in the log), of the task that matches the
 command (``rxn_mc`` for ``eval-mc``), and of one epoch. The logs are read by
-:mod:`benchscore.sources.inspect_logs` (files, folders, eval sets, fsspec URLs). A log whose run did
-not finish (status ``cancelled`` or ``error``) is scored all the same, but the evaluation is not
-final: its entry carries the status and the run's error, and the command exits 1.
+:mod:`benchscore.sources.inspect_logs` (files, folders, eval sets, fsspec URLs). A sample inspect_ai
+retried after an error (``retry_on_error``) is answered by its last attempt (inspect_ai's rule, the
+policy ``last-attempt``); each log's entry counts them (``retried_samples``) and names the policy
+(``retries``). A log whose run did not finish (status ``cancelled`` or ``error``) is scored all the
+same, but the evaluation is not final: its entry carries the status and the run's error, and the
+command exits 1.
 """
 
 from __future__ import annotations
@@ -25,7 +28,15 @@ from benchscore.common.errors import BadInput
 TASK_FORMATS = {"rxn_mc": "rxn-multiple-choice", "rxn_fib": "rxn-fill-in-blank"}
 #: the key of the task metadata (``EvalSpec.metadata``) that identifies the dataset and the prompt
 METADATA_KEY = "rxn_dataset"
+#: how a retried sample is answered (the ``retries`` policy of compare's counts, in its words)
+RETRIES = "last-attempt"
+RETRIES_WORDS = "the last attempt's answer stands: inspect_ai's rule"
 _COMMAND = {"rxn-multiple-choice": "eval-mc", "rxn-fill-in-blank": "eval-fib"}
+
+
+def retried_text(entry: dict[str, Any]) -> str:
+    """How many samples of a log inspect_ai retried, and which attempt answers them (terminal and report)."""
+    return f"{entry.get('retried_samples', 0)} retried samples ({RETRIES_WORDS})"
 
 
 @dataclass(frozen=True)
@@ -50,7 +61,9 @@ def predictions_from_logs(logs: list[str | Path], datasets: list[Dataset], fmt: 
     """The prediction file of the logs (see the module docstring); raises :class:`BadInput`.
 
     Each log's entry records how its run ended (``status``; ``error``, the run's error message, when it
-    ended in error): a log whose status is not ``success`` makes the evaluation not final."""
+    ended in error): a log whose status is not ``success`` makes the evaluation not final; and how many of
+    its samples inspect_ai retried after an error (``retried_samples``, answered by their last attempt:
+    ``retries``)."""
     from benchscore.sources.inspect_logs import open_logs
 
     from .predict import read_answer
@@ -79,7 +92,7 @@ def predictions_from_logs(logs: list[str | Path], datasets: list[Dataset], fmt: 
             if header.epochs != 1:
                 raise BadInput(f"the log has {header.epochs} epochs; V6 scores one answer per question: run the task "
                                "with --epochs 1", source=source, field="eval.config.epochs")
-            answered = errored = 0
+            answered = errored = retried = 0
             for sample in log.samples():
                 sid = str(sample.id)
                 record = f"sample {sample.id!r}"
@@ -91,13 +104,15 @@ def predictions_from_logs(logs: list[str | Path], datasets: list[Dataset], fmt: 
                     raise BadInput(f"{sid!r} is answered in {where[sid]} too; one answer per question", source=source,
                                    record=record, field="id")
                 where[sid] = header.name
+                retried += bool(sample.retries)
                 if sample.error is not None:  # no answer: missing, like a call rxn predict could not make
                     errored += 1
                     continue
                 predictions[sid] = read_answer(question, sample.output)[1]
                 answered += 1
             entry = header.identity() | {"dataset": dataset.path.name, "dataset_sha256": dataset.sha256,
-                                         "answers": answered, "errored_samples": errored, "status": header.status}
+                                         "answers": answered, "errored_samples": errored, "retried_samples": retried,
+                                         "retries": RETRIES, "status": header.status}
             if header.error is not None:
                 entry["error"] = header.error.message
             out.append(entry)
@@ -105,4 +120,5 @@ def predictions_from_logs(logs: list[str | Path], datasets: list[Dataset], fmt: 
     return FromInspect(ordered, out)
 
 
-__all__ = ["METADATA_KEY", "TASK_FORMATS", "Dataset", "FromInspect", "predictions_from_logs"]
+__all__ = ["METADATA_KEY", "RETRIES", "RETRIES_WORDS", "TASK_FORMATS", "Dataset", "FromInspect",
+           "predictions_from_logs", "retried_text"]

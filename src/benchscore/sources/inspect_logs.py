@@ -19,8 +19,8 @@ Public API
 ``resolve_logs(given) -> list[LogLocation]``
     What the user gave (log files, log folders, eval-set folders, fsspec URLs of any of them) ->
     the logs to read, in a stable order. A folder gives every log in it (recursively); an eval-set
-    folder (one holding ``eval-set.json``) gives the final log of each of its tasks, as inspect_ai's
-    own listing picks it (the newest log of each ``eval.task_id``).
+    folder (one holding ``eval-set.json``) gives the final log of each of its tasks: of the logs of each
+    ``eval.task_id``, the last attempt by what the logs record (:func:`attempt_order`), never by file times.
 ``open_logs(given)`` (a context manager) -> ``list[InspectLog]``
     Resolves, fetches and reads the header of each log, checked (:func:`read_header`); remote
     copies are removed on exit. ``InspectLog.header`` is the :class:`LogHeader`,
@@ -159,25 +159,22 @@ def resolve_logs(given: Iterable[str | os.PathLike[str]]) -> list[LogLocation]:
 def _resolve_local(path: Path) -> list[LogLocation]:
     if path.is_dir():
         if (path / EVAL_SET_MANIFEST).is_file():
-            return _eval_set(str(path), None, str(path / EVAL_SET_MANIFEST), _local_listing(path))
+            return _eval_set(str(path), None, str(path / EVAL_SET_MANIFEST), [str(p) for p in _local_listing(path)])
         found = _local_listing(path)
         if not found:
             raise BadInput("a folder holding no inspect_ai log (.eval or .json)", source=path)
-        return [LogLocation(str(p), p.name, False) for p, _ in found]
+        return [LogLocation(str(p), p.name, False) for p in found]
     if not path.exists() and not path.is_symlink():
         raise BadInput("file not found", source=path)
     return [LogLocation(str(path), path.name, False)]
 
 
-def _local_listing(folder: Path) -> list[tuple[Path, float]]:
+def _local_listing(folder: Path) -> list[Path]:
     found = []
     for root, dirs, files in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for f in files:
-            if _is_log_name(f):
-                p = Path(root) / f
-                found.append((p, p.stat().st_mtime))
-    return sorted(found, key=lambda t: str(t[0]))
+        found.extend(Path(root) / f for f in files if _is_log_name(f))
+    return sorted(found, key=str)
 
 
 def _resolve_remote(url: str, fs: Any, path: str) -> list[LogLocation]:
@@ -192,35 +189,46 @@ def _resolve_remote(url: str, fs: Any, path: str) -> list[LogLocation]:
                    if info.get("type", "file") == "file"]
         manifest = [u for u, _ in listing if u.rstrip("/").endswith("/" + EVAL_SET_MANIFEST)
                     and u.rstrip("/").rsplit("/", 1)[0] == full(path).rstrip("/")]
-        logs = sorted(((u, _mtime(info)) for u, info in listing if _is_log_name(u)), key=lambda t: t[0])
+        logs = sorted(u for u, _ in listing if _is_log_name(u))
         if manifest:
             return _eval_set(url, fs, manifest[0], logs)
         if not logs:
             raise BadInput("a folder holding no inspect_ai log (.eval or .json)", source=url)
-        return [LogLocation(u, u.rsplit("/", 1)[-1], True) for u, _ in logs]
+        return [LogLocation(u, u.rsplit("/", 1)[-1], True) for u in logs]
     if not _remote_call(url, "reach the log", fs.exists, path):
         raise BadInput("not found", source=url)
     return [LogLocation(url, path.rsplit("/", 1)[-1], True)]
 
 
-def _mtime(info: Mapping[str, Any]) -> float:
-    for key in ("mtime", "LastModified", "last_modified", "updated", "created"):
-        value = info.get(key)
-        if isinstance(value, int | float):
-            return float(value)
-        if hasattr(value, "timestamp"):
-            return float(value.timestamp())
-        if isinstance(value, str):
-            from datetime import datetime
+def _instant(value: Any) -> float | None:
+    """An ISO 8601 time a log records (``2025-05-12T20:28:13-04:00``) as seconds since the epoch (a time
+    without an offset is UTC); None when it is not one."""
+    if not isinstance(value, str) or not value:
+        return None
+    from datetime import UTC, datetime
 
-            with contextlib.suppress(ValueError):
-                return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-    return 0.0
+    try:
+        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
 
 
-def _eval_set(folder: str, fs: Any, manifest: str, logs: Sequence[tuple[Any, float]]) -> list[LogLocation]:
-    """The final log of each task of an eval set: the newest log (file time, then name) of each task id the
-    manifest lists, as inspect_ai's own eval-set listing picks it."""
+def attempt_order(header: Mapping[str, Any]) -> tuple[float, float, float]:
+    """Where a log stands among the attempts of its task, from what the log itself records: ``eval.created``
+    (each attempt of an eval set, and each retry, is created after the one it follows: inspect_ai gives a
+    retry a new ``created`` and moves it past any existing log of the task), then ``stats.completed_at``,
+    then ``stats.started_at``; a time the log does not record sorts first. File times never count: a folder
+    copied with ``cp -r`` loses them (inspect_ai's own eval-set listing orders by file time)."""
+    ev = header.get("eval") if isinstance(header.get("eval"), dict) else {}
+    stats = header.get("stats") if isinstance(header.get("stats"), dict) else {}
+    order = (_instant(ev.get("created")), _instant(stats.get("completed_at")), _instant(stats.get("started_at")))
+    return tuple(float("-inf") if t is None else t for t in order)  # type: ignore[return-value]
+
+
+def _eval_set(folder: str, fs: Any, manifest: str, logs: Sequence[str]) -> list[LogLocation]:
+    """The final log of each task of an eval set: of the logs of each task id the manifest lists, the last
+    attempt by what the logs record (:func:`attempt_order`; then the file name), never by file times."""
     raw = _read_small(manifest, fs)
     try:
         doc = json.loads(raw)
@@ -231,12 +239,11 @@ def _eval_set(folder: str, fs: Any, manifest: str, logs: Sequence[tuple[Any, flo
     except (ValueError, KeyError, TypeError) as exc:
         raise BadInput(f"not an inspect_ai eval-set manifest ({type(exc).__name__}: {exc})", source=manifest,
                        field="tasks") from None
-    by_task: dict[str, list[tuple[str, float]]] = {}
-    for loc, mtime in logs:
-        url = str(loc)
-        header = _peek_task_id(url, fs)
-        if header in tasks:
-            by_task.setdefault(header, []).append((url, mtime))
+    by_task: dict[str, list[tuple[str, tuple[float, float, float]]]] = {}
+    for url in logs:
+        task_id, order = _peek_attempt(url, fs)
+        if task_id in tasks:
+            by_task.setdefault(task_id, []).append((url, order))
     out = []
     unlogged = tuple(t for t in tasks if t not in by_task)
     for task_id in tasks:
@@ -262,15 +269,16 @@ def _read_small(url: str, fs: Any) -> bytes:
         return f.read(1 << 24)
 
 
-def _peek_task_id(url: str, fs: Any) -> str | None:
-    """A log's ``eval.task_id``, read from its header alone (None when it has none to read)."""
+def _peek_attempt(url: str, fs: Any) -> tuple[str | None, tuple[float, float, float]]:
+    """A log's ``eval.task_id`` and :func:`attempt_order`, read from its header alone (task id None when it
+    has none to read)."""
     try:
         with (open(url, "rb") if fs is None else fs.open(url, "rb")) as f:
             doc = _header_document(f, url, url.endswith(".eval"))
     except BadInput:
-        return None
+        return None, attempt_order({})
     ev = doc.get("eval") if isinstance(doc, dict) else None
-    return ev.get("task_id") if isinstance(ev, dict) else None
+    return (ev.get("task_id") if isinstance(ev, dict) else None), attempt_order(doc)
 
 
 # --------------------------------------------------------------------------- the raw members
@@ -840,6 +848,11 @@ class SampleScore:
             return self.history[1:] or self.history[:0]
         return self.history
 
+    @property
+    def original(self) -> Any:
+        """The value the scorer gave, before any edit (None for a score an edit added)."""
+        return self.history[0].value if self.history and self.history[0].author is None else None
+
 
 @dataclass(frozen=True)
 class Approval:
@@ -1222,5 +1235,6 @@ __all__ = [
     "EVAL_SET_MANIFEST", "FINISHED", "INSTALL_HINT", "LOG_FORMAT_VERSION", "MIN_WRITER_VERSION", "Approval",
     "ErrorInfo", "ExceptionInfo", "InspectLog", "Invalidation", "LogError", "LogHeader", "LogLocation",
     "RetriedError", "SampleRecord", "SampleScore", "ScoreEdit", "fetch_log", "iter_samples", "open_logs",
-    "parse_error", "read_header", "require_reader", "resolve_logs", "sample_record", "scorers_calling_models", "version_tuple",
+    "attempt_order", "parse_error", "read_header", "require_reader", "resolve_logs", "sample_record",
+    "scorers_calling_models", "version_tuple",
 ]

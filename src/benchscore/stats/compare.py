@@ -96,6 +96,18 @@ def formats() -> dict[str, type]:
 
     from benchscore.common.models import Format
 
+    class ScoreEdit(Format):
+        """A score edited after the run (inspect_ai's edit_score), taken with --accept-score-edits."""
+
+        sample: str
+        epoch: int
+        scorer: str
+        author: str | None = Field(description="who edited it (null: the log records no author)")
+        reason: str | None
+        timestamp: str | None
+        original: Any = Field(description="the value the scorer gave")
+        value: Any = Field(description="the edited value, the one counted")
+
     class Counts(Format):
         """The samples behind a number of another tool's results (sample x epochs)."""
 
@@ -104,11 +116,25 @@ def formats() -> dict[str, type]:
         scored: int = Field(ge=0)
         errored: int = Field(ge=0)
         unscored: int = Field(ge=0)
-        missing: int = Field(ge=0, description="epochs a sample lacks")
+        missing: int = Field(ge=0, description="epochs a sample lacks (a whole planned sample the files lack: all)")
         limited: int = Field(ge=0, description="sample epochs that hit a limit")
-        retried: int = Field(ge=0, description="sample epochs retried after an error")
+        retried: int = Field(ge=0, description="sample epochs retried after an error (counted as 'retries' says)")
+        edited: int = Field(0, ge=0, description="sample epochs whose score was edited after the run "
+                                                 "(--accept-score-edits; each in score_edits)")
+        undefined: int = Field(0, ge=0, description="samples the epoch reducer gives no value (majority without a "
+                                                    "strict majority), counted as the errors policy says")
         excluded: int = Field(ge=0, description="samples left out (--errors exclude-pair)")
         errors: Literal["as-wrong", "exclude-pair", "refuse"] = Field(description="how errors were counted")
+        retries: Literal["last-attempt", "first-attempt"] | None = Field(
+            None, description="how a retried sample epoch counts: as its last attempt ended (inspect_ai's rule) or "
+                              "as its first did (errored)")
+        status: Literal["success", "error", "cancelled", "unknown"] | None = Field(
+            None, description="how the run ended; any status but success (unknown: the format records none) makes "
+                              "the number not final (exit 1)")
+        status_error: str | None = Field(None, description="the error the run ended with")
+        score_edits: list[ScoreEdit] | None = Field(None, description="every edited score counted (sample, epoch, "
+                                                                      "scorer, who, why, the scorer's value, the "
+                                                                      "edited one)")
 
     class Intersection(Format):
         items: int = Field(ge=0, description="the items every result has")
@@ -550,14 +576,46 @@ def read_outputs(paths: Sequence[Path]) -> list[tuple[str, Any, str]]:
     return out
 
 
+#: how a retried sample x epoch counts, in words (``--retries``; the counts beside every number name it)
+RETRIES_WORDS = {"last-attempt": "the last attempt stands (inspect_ai's rule)",
+                 "first-attempt": "counted as their first attempt ended: errored (--retries first-attempt)"}
+#: how many score edits :func:`counts_text` names before it gives the count
+NAMED_EDITS = 3
+
+
+def _edit_text(e: dict[str, Any]) -> str:
+    return (f"sample {e['sample']} epoch {e['epoch']} {e['scorer']} by {e['author'] or '(no author recorded)'} "
+            f"({e['reason'] or 'no reason recorded'}): {e['original']!r} -> {e['value']!r}")
+
+
 def counts_text(counts: dict[str, Any] | None) -> str:
-    """``12 scored, 1 errored, 0 unscored (sample x epochs; errors as-wrong)``: the counts beside a number."""
+    """What a number of another tool's results stands on, in words: ``12 scored, 1 errored, 0 unscored
+    (sample x epochs; errors as-wrong)``, then what else its files record when there is any: missing epochs,
+    excluded samples, limits hit, retried attempts with the retries policy, edited scores (who, why, what),
+    samples the reducer gave no value, a result with no score at all, and a run that did not finish (NOT
+    FINAL). The terminal, compare's report page and the leaderboard page all show this text."""
     if not counts:
         return "-"
-    extra = (f", {counts['missing']} missing" if counts.get("missing") else "") + \
-        (f", {counts['excluded']} samples excluded" if counts.get("excluded") else "")
-    return (f"{counts['scored']} scored, {counts['errored']} errored, {counts['unscored']} unscored{extra} "
-            f"(sample x epochs; errors {counts['errors']})")
+    extra = [f"{counts['missing']} missing" if counts.get("missing") else "",
+             f"{counts['excluded']} samples excluded" if counts.get("excluded") else "",
+             f"{counts['limited']} hit a limit" if counts.get("limited") else "",
+             f"{counts['retried']} retried: {RETRIES_WORDS.get(counts.get('retries') or 'last-attempt')}"
+             if counts.get("retried") else "",
+             f"{counts['undefined']} samples without a value from the epoch reducer" if counts.get("undefined") else ""]
+    text = (f"{counts['scored']} scored, {counts['errored']} errored, {counts['unscored']} unscored"
+            + "".join(f", {x}" for x in extra if x) + f" (sample x epochs; errors {counts['errors']})")
+    if not counts["scored"] and (counts.get("sample_epochs") or counts.get("missing")):
+        text += "; no sample x epoch has a score"
+    edits = counts.get("score_edits") or ()
+    if counts.get("edited"):
+        more = len(edits) - NAMED_EDITS
+        text += (f"; {counts['edited']} edited after the run, accepted (--accept-score-edits): "
+                 + "; ".join(_edit_text(e) for e in edits[:NAMED_EDITS])
+                 + (f"; and {more} more (every one in the JSON's counts.score_edits)" if more > 0 else ""))
+    if counts.get("status") not in (None, "success", "unknown"):
+        text += f"; NOT FINAL: the run ended with status {counts['status']}" + (
+            f" ({counts['status_error']})" if counts.get("status_error") else "")
+    return text
 
 
 #: a verdict in words (terminal and report)

@@ -2,7 +2,9 @@
 
 ``python run_rxn.py TASK DATASET ANSWERS.json LOG_DIR [EPOCHS [fail]]``: ANSWERS maps a rendered prompt to
 the answer text the model gives to it; a prompt mapped to null makes the model call fail (the sample
-errors; with ``fail``, inspect_ai's ``fail_on_error`` stops the run there: status ``error``). The log is
+errors; with ``fail``, inspect_ai's ``fail_on_error`` stops the run there: status ``error``); a prompt mapped
+to ``{"fail_once": TEXT}`` makes the first call fail and later ones answer TEXT (the run then sets
+inspect_ai's ``retry_on_error``: the sample is retried and its retry's answer recorded). The log is
 left in LOG_DIR. The outputs set ``usage``: mockllm downloads no tokenizer. ``python run_rxn.py arith LOG_DIR`` runs a task that is no rxn task.
 """
 
@@ -19,9 +21,16 @@ from benchscore.rxn.inspect import rxn_fib, rxn_mc
 
 def main(task: str, dataset: str, answers_path: str, log_dir: str, epochs: int = 1, fail: bool = False) -> None:
     answers = json.loads(open(answers_path, encoding="utf-8").read())
+    failed_once: set[str] = set()
 
     def outputs(messages, tools, tool_choice, config) -> ModelOutput:
-        text = answers[messages[-1].text]
+        prompt = messages[-1].text
+        text = answers[prompt]
+        if isinstance(text, dict):
+            if prompt not in failed_once:
+                failed_once.add(prompt)
+                raise RuntimeError("the model endpoint answered HTTP 503 once")
+            text = text["fail_once"]
         if text is None:
             raise RuntimeError("the model endpoint answered HTTP 503 after every retry")
         out = ModelOutput.from_content(model="mockllm/model", content=text)
@@ -29,8 +38,10 @@ def main(task: str, dataset: str, answers_path: str, log_dir: str, epochs: int =
         return out
 
     make = rxn_mc if task == "rxn_mc" else rxn_fib
+    retry = {"retry_on_error": 1} if any(isinstance(a, dict) for a in answers.values()) else {}
     inspect_eval(make(dataset=dataset), model=get_model("mockllm/model", custom_outputs=outputs), log_dir=log_dir,
-                 display="none", fail_on_error=fail, epochs=epochs, max_retries=0, max_samples=1 if fail else None)
+                 display="none", fail_on_error=fail, epochs=epochs, max_retries=0, max_samples=1 if fail else None,
+                 **retry)
 
 
 def arith(log_dir: str) -> None:
