@@ -55,8 +55,8 @@ def test_contract_outputs_are_marked_reproduced_only_when_verify_reproduces_them
     assert compared.exit_code == 0
     standings = orjson.loads((tmp_path / "c.json").read_bytes())["leaderboards"]
     for board in doc["metrics"]:  # compare's statistics, not a second implementation
-        assert [(r["label"], r["value"], r["rank_range"], r["letters"]) for r in board["rows"]] == [
-            (s["label"], s["value"], s["rank_range"], s["letters"]) for s in standings[board["name"]]]
+        assert [(r["label"], r["value"], r["rank_range"], r["groups"]) for r in board["rows"]] == [
+            (s["label"], s["value"], s["rank_range"], s["groups"]) for s in standings[board["name"]]]
         assert all(r["reproduced"] is True and r["reproduced_reason"].startswith("reproduced") for r in board["rows"])
         assert all(r["counts"] is None and r["counts_reason"] for r in board["rows"])
     page = (site / "index.html").read_text()
@@ -147,3 +147,57 @@ def test_verify_recomputes_a_leaderboard_of_contract_outputs(rxn, tmp_path):
     (site / "leaderboard.json").write_text(json.dumps(doc))
     res = run("verify", site / "leaderboard.json", "--search", rxn["best"].parent, expect=1)
     assert "metrics[0].rows[0].value: 0.5 in the file" in res.output
+
+
+# --- the page's axis and the top of the board (issue 35 point 6, issue 37 point 6) ---------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from benchscore.publish import leaderboard as L  # noqa: E402
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.floats(-1e6, 1e6), st.floats(0, 1e6), st.sampled_from([(None, None), (0.0, 1.0), (0.0, None),
+                                                                   (0.0, 100.0)]))
+def test_round_ticks_cover_the_values_inside_the_bounds(low, span, bounds):
+    """The axis covers the values (clipped to the metric's bounds), never leaves the bounds, and its ticks
+    are round: equal steps of 1, 2 or 5 times a power of ten, 2 to 11 of them, each a multiple of the step."""
+    import math
+
+    lo_b, hi_b = bounds
+    if lo_b is not None:
+        low = min(max(low, lo_b), hi_b if hi_b is not None else math.inf)
+    high = low + span
+    if hi_b is not None:
+        high = min(high, hi_b)
+    start, end, ticks = L.round_ticks(low, high, bounds)
+    assert start <= low + 1e-9 * max(1, abs(low)) and end >= high - 1e-9 * max(1, abs(high))
+    assert (lo_b is None or start >= lo_b) and (hi_b is None or end <= hi_b)
+    assert 2 <= len(ticks) <= 11 and all(start - 1e-9 * max(1, abs(start)) <= t <= end + 1e-9 * max(1, abs(end))
+                                          for t in ticks)
+    step = (ticks[1] - ticks[0])
+    power = 10 ** math.floor(math.log10(step) + 1e-12)
+    assert round(step / power, 6) in (1.0, 2.0, 5.0, 10.0), (ticks, step)
+    for a, b in zip(ticks, ticks[1:], strict=False):
+        assert b - a == pytest.approx(step, rel=1e-6)
+    for t in ticks:
+        assert abs(t / step - round(t / step)) < 1e-6 * max(1.0, abs(t / step))
+    shown = [L.tick_text(t, step) for t in ticks]  # labels that differ, each the tick's value
+    assert len(set(shown)) == len(shown) and all(float(x) == pytest.approx(t, abs=step / 100)
+                                                 for x, t in zip(shown, ticks, strict=True))
+
+
+@given(st.lists(st.integers(0, 6), min_size=0, max_size=120), st.integers(1, 60))
+def test_the_forest_plot_draws_the_top_and_never_cuts_a_tie(raw, top):
+    values = sorted((v / 6 for v in raw), reverse=True)
+    k = L.plotted_rows(values, top)
+    assert k == min(len(values), top) or (k > top and values[k - 1] == values[top - 1])
+    assert k == len(values) or k < top or values[k] != values[top - 1]
+
+
+def test_label_widths_are_measured_wide_enough():
+    """A text's measured width grows with its characters; a wide letter counts more than a narrow one."""
+    assert L.text_width("WWWW") > L.text_width("iiii") > 0
+    assert L.text_width("model") == pytest.approx(sum(L.text_width(c) for c in "model"))
+    assert L.text_width("\u6a21\u578b") == pytest.approx(2 * 1.05 * 11)
