@@ -387,3 +387,39 @@ def test_the_page_is_readable_at_any_width(browser, fifty, hand, width):
             assert title.startswith(METRIC)
             labels = [t["text"] for t in fig["texts"] if t["cls"] == "label"]
             assert len(labels) == len(doc["metrics"][0]["rows"])
+
+
+def test_a_site_that_cannot_be_written_whole_is_not_written_at_all(tmp_path):
+    """The kernel refuses a file past RLIMIT_FSIZE (EFBIG, the path of a full disk): one line, exit 2, and
+    the folder is as it was (absent, or the earlier site unchanged)."""
+    import os
+    import resource
+    import signal
+    import subprocess
+    import sys
+
+    write_records(tmp_path / "in", SCORES, errored={"beta": 6})
+
+    def limited(limit: int, target: Path) -> subprocess.CompletedProcess:
+        def apply() -> None:
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+        return subprocess.run([sys.executable, "-c", "from benchscore.cli import main; main()", "leaderboard",
+                               str(tmp_path / "in"), "--output-dir", str(target), "--metric", METRIC],
+                              capture_output=True, text=True, preexec_fn=apply, timeout=300,
+                              env=dict(os.environ, **ENV))
+
+    for target in (tmp_path / "new", tmp_path / "earlier"):
+        if target.name == "earlier":
+            assert limited(64 * 1024 * 1024, target).returncode == 0
+            before = {p: p.read_bytes() for p in target.rglob("*") if p.is_file()}
+        proc = limited(8 * 1024, target)  # index.html is larger than 8 kB
+        lines = proc.stderr.splitlines()
+        assert proc.returncode == 2 and len(lines) == 1 and "File too large" in lines[0], proc.stderr
+        assert str(target) in lines[0] and ".tmp" not in lines[0]
+        if target.name == "new":
+            assert not target.exists()
+        else:
+            assert {p: p.read_bytes() for p in target.rglob("*") if p.is_file()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["earlier", "in"]
