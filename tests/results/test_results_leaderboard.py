@@ -337,7 +337,8 @@ def test_with_intersection_intervals_and_standard_errors_are_those_of_the_common
 
 #: every element of the page wider than its box, and the page itself (what scrolls sideways)
 WIDE = """() => {
-  const wide = [...document.querySelectorAll('body *')].filter((e) => e.clientWidth > 0 && e.scrollWidth > e.clientWidth + 1)
+  const wide = [...document.querySelectorAll('body *')]
+    .filter((e) => e.clientWidth > 0 && e.scrollWidth > e.clientWidth + 1)
     .map((e) => `${e.tagName}.${e.className} ${e.scrollWidth} px in ${e.clientWidth} px`);
   const page = document.documentElement;
   if (page.scrollWidth > page.clientWidth + 1) wide.push(`the page: ${page.scrollWidth} px in ${page.clientWidth} px`);

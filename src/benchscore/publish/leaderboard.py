@@ -361,9 +361,10 @@ def _metric_config(board: dict[str, Any], metric: dict[str, Any]) -> dict[str, A
 _CSS = """
 table.board { width: 100%; }
 table.board td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-table.board td.ci { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+table.board td.interval { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 table.board td.null { color: #8a4b00; }
 table.board td.label { overflow-wrap: anywhere; min-width: 9em; }
+table.board td.label.short { white-space: nowrap; }
 table.board td.groups { overflow-wrap: anywhere; min-width: 3em; }
 svg.forest { display: block; width: 100%; height: auto; }
 svg.forest text { font-family: "DejaVu Sans", Verdana, sans-serif; font-size: 11px; }
@@ -382,6 +383,8 @@ _WIDTHS = (318, 401, 460, 838, 636, 950, 780, 275, 390, 390, 500, 838, 318, 361,
 #: a label longer than this many characters is drawn shortened (with an ellipsis; the table has it whole)
 _LABEL_CHARS = 40
 _GROUPS_CHARS = 24
+#: a name of at most this many characters is never broken in a table
+_SHORT_LABEL = 24
 _FONT = 11.0
 
 
@@ -521,7 +524,8 @@ body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans",
 header, main, footer { max-width: 1100px; margin: 0 auto; padding: 0 1.2rem; }
 header { padding-top: 1rem; border-bottom: 2px solid #1d1d1f; }
 h1 { font-size: 1.6rem; margin: .3rem 0; overflow-wrap: anywhere; }
-h2 { font-size: 1.35rem; margin: 2rem 0 .5rem; padding: .3rem .5rem; background: #f0f0f0; border-left: 6px solid #0072B2; }
+h2 { font-size: 1.35rem; margin: 2rem 0 .5rem; padding: .3rem .5rem; background: #f0f0f0;
+  border-left: 6px solid #0072B2; }
 a { color: #0b57a4; }
 code { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: .9em; }
 table { border-collapse: collapse; margin: .3rem 0 .8rem; font-size: .85rem; max-width: 100%; }
@@ -560,11 +564,23 @@ def _groups_cell(r: dict[str, Any]) -> str:
             f'<td class="null" data-key="groups" title="{H.esc(r.get("groups_reason") or "")}">-</td>')
 
 
+def _label_class(label: str) -> str:
+    """A short name stays on one line; a long one may break (at its parts first)."""
+    return "label short" if len(label) <= _SHORT_LABEL else "label"
+
+
+def _label_html(label: str) -> str:
+    """A name in a table cell: a long one with break opportunities after its ``/``, ``_`` and ``.``
+    (Chromium breaks at them even where a short one is kept on one line, so a short one gets none)."""
+    return H.esc(label) if len(label) <= _SHORT_LABEL else H.prose(label)
+
+
 def _row_cells(r: dict[str, Any], label_html: str) -> str:
     """The cells every table of rows shares: rank interval, result, value, interval, standard error, groups."""
-    return (f'<td class="num" data-key="rank_range">{_rank(r)}</td><td class="label">{label_html}</td>'
+    return (f'<td class="num" data-key="rank_range">{_rank(r)}</td><td class="{_label_class(r["label"])}">'
+            f'{label_html}</td>'
             f'<td class="num" data-key="value">{_num(r["value"])}</td>'
-            f'<td class="{"ci" if r["ci95"] else "null"}" data-key="ci95">{H.esc(_ci(r))}</td>'
+            f'<td class="{"interval" if r["ci95"] else "null"}" data-key="ci95">{H.esc(_ci(r))}</td>'
             f"{_se_cell(r)}{_groups_cell(r)}")
 
 
@@ -592,7 +608,7 @@ def render(board: dict[str, Any]) -> dict[str, str]:
             link = ""
             if p:
                 link = f'<a href="{H.esc(r["page"] if large else p["page"])}">{H.esc(VERDICT_WORDS[p["verdict"]])}</a>'
-            label = f'<a href="{H.esc(r["page"])}">{H.prose(r["label"])}</a>' if large else H.prose(r["label"])
+            label = f'<a href="{H.esc(r["page"])}">{_label_html(r["label"])}</a>' if large else _label_html(r["label"])
             body.append(f'<tr data-label="{H.esc(r["label"])}">{_row_cells(r, label)}'
                         f'<td data-key="counts">{_counts_cell(r)}</td>'
                         + (f'<td data-key="reproduced">{_reproduced_cell(r)}</td>' if contract else "")
@@ -674,8 +690,9 @@ def _result_page(metric: dict[str, Any], here: int, by_pair: Mapping[tuple[str, 
     lines = []
     for other in rows[max(0, here - NEIGHBOURS):here + NEIGHBOURS + 1]:
         if other is r:
-            lines.append(f'<tr class="self"><td class="num">{_rank(r)}</td><td class="label"><strong>'
-                         f'{H.prose(r["label"])}</strong> (this result)</td><td class="num">{_num(r["value"])}</td>'
+            lines.append(f'<tr class="self"><td class="num">{_rank(r)}</td>'
+                         f'<td class="{_label_class(r["label"])}"><strong>'
+                         f'{_label_html(r["label"])}</strong> (this result)</td><td class="num">{_num(r["value"])}</td>'
                          '<td colspan="4"></td></tr>')
             continue
         p = by_pair.get((r["label"], other["label"]))
@@ -683,12 +700,14 @@ def _result_page(metric: dict[str, Any], here: int, by_pair: Mapping[tuple[str, 
         if p is None:
             p, sign = by_pair[(other["label"], r["label"])], -1.0
         ci = sorted([sign * p["ci95"][0], sign * p["ci95"][1]]) if p["ci95"] else None
-        interval = f"[{_num(ci[0])}, {_num(ci[1])}] at {level_text(p['ci_level'])}" if ci else f"none: {p.get('ci_reason')}"
+        interval = (f"[{_num(ci[0])}, {_num(ci[1])}] at {level_text(p['ci_level'])}" if ci
+                    else f"none: {p.get('ci_reason')}")
         lines.append(f'<tr data-label="{H.esc(other["label"])}"><td class="num">{_rank(other)}</td>'
-                     f'<td class="label"><a href="{H.esc(other["page"])}">{H.esc(other["label"])}</a></td>'
+                     f'<td class="{_label_class(other["label"])}"><a href="{H.esc(other["page"])}">'
+                     f'{_label_html(other["label"])}</a></td>'
                      f'<td class="num">{_num(other["value"])}</td>'
                      f'<td data-key="verdict">{H.esc(VERDICT_WORDS[p["verdict"]])}</td>'
-                     f'<td class="num">{_num(sign * p["difference"])}</td><td class="ci">{H.esc(interval)}</td>'
+                     f'<td class="num">{_num(sign * p["difference"])}</td><td class="interval">{H.esc(interval)}</td>'
                      f'<td>{H.esc(_pair_text(p)[1])} ({H.esc(p["test"])})</td></tr>')
     facts = (f"{H.esc(metric['name'])} {_num(r['value'])}, 95 % interval {H.esc(_ci(r))}; standard error "
              + (_num(r["standard_error"]) if r["standard_error"] is not None else H.esc("none: " + r["se_reason"]))
@@ -782,4 +801,5 @@ def _flush(folder: Path, target: Path) -> None:
 
 
 __all__ = ["FORMAT", "LARGE_BOARD", "NEIGHBOURS", "PLOT_TOP", "build", "verify_kind", "eee_records", "formats",
-           "forest_svg", "plotted_rows", "print_board", "record_names", "render", "round_ticks", "text_width", "tick_text", "write_site"]
+           "forest_svg", "plotted_rows", "print_board", "record_names", "render", "round_ticks", "text_width",
+           "tick_text", "write_site"]

@@ -368,7 +368,8 @@ def _interval_on(layout: _Layout, cols: tuple[np.ndarray, np.ndarray], bounds: t
     lo, hi = bounds
     try:
         got = ratio_interval(layout.per_unit(cols[0]), layout.per_unit(cols[1]),
-                             bounded=hi is not None and lo is not None, unit="item" if layout.clusters is None else "unit")
+                             bounded=hi is not None and lo is not None,
+                             unit="item" if layout.clusters is None else "unit")
     except NoInterval as exc:
         return None, f"compared on the common items: {exc}", None
     return [layout.scale * got.low, layout.scale * got.high], None, got.method
@@ -531,7 +532,7 @@ def compare(entries: list[Entry], *, intersection: bool = False, resamples: int 
             deciding = adjusted if adjusted is not None else ps
             sep = {frozenset(pair) for k, pair in enumerate(pairs) if deciding[k] < alpha}
             # on fewer items than the output's own (--intersection), the interval of the items compared
-            own = [_interval_on(layout, c, m.bounds) if dropped_of[name] or recomputed[name] else (m.ci95, m.ci_reason, m.ci_method)
+            own = [_interval_on(layout, c, m.bounds) if recomputed[name] else (m.ci95, m.ci_reason, m.ci_method)
                    for m, c in zip(ms, cols, strict=True)]
             leaderboards[name] = _standings(labels, values[name], own, sep, [m.counts for m in ms])
     doc: dict[str, Any] = {
