@@ -105,7 +105,7 @@ def test_two_rxn_evaluations_are_compared_question_by_question(rxn, tmp_path):
     for m in rows.values():
         for key in ("a", "b", "difference", "p_value", "minimum_detectable_effect", "smallest_attainable_p"):
             assert fmt(m[key]) in r.output, key  # rounded for reading (4 significant digits)
-        assert f"{m['name']}: {'differ' if m['verdict'] == 'differs' else 'not separated'} (" in r.output
+        assert f"{m['name']}: {'differs' if m['verdict'] == 'differs' else 'not separated'} (" in r.output
     assert doc["provenance"]["seed"] == 16 and doc["provenance"]["resamples"] == 10_000
     # reproducible: the same command writes the same bytes
     run("compare", a, b, "--output", tmp_path / "again.json")
@@ -136,7 +136,7 @@ def test_three_results_are_holm_corrected_with_rank_intervals_and_letters(rxn, t
     board = doc["leaderboards"]["avg_relative_score"]
     assert [r["label"] for r in board] == [outs["best"].name, outs["random"].name, outs["worst"].name]
     # with dozens of tables best, random and worst answers are far apart: three letters, exact ranks
-    assert [r["letters"] for r in board] == ["a", "b", "c"] and [r["rank_range"] for r in board] == [[1, 1], [2, 2], [3, 3]]
+    assert [r["groups"] for r in board] == [["a"], ["b"], ["c"]] and [r["rank_range"] for r in board] == [[1, 1], [2, 2], [3, 3]]
     assert all(r["indistinguishable_from"] == [] and r["equal_to"] == [] for r in board)
     assert "rank" not in board[0] and "group" not in board[0]  # no bare 1..N rank
     for c in doc["comparisons"]:  # the interval is at the level that matches Holm's verdict
@@ -263,7 +263,7 @@ def test_tcsexam_models_are_compared_task_by_task(tmp_path, pinned_time):
     assert solver["p_value"] == pytest.approx(2 / 32) == solver["smallest_attainable_p"]
     assert solver["verdict"] == "cannot_separate_at_this_n" and "0.0625" in solver["verdict_reason"]
     assert solver["minimum_detectable_effect"] is None and solver["ci95"] == [-1.0, 1.0]
-    assert "cannot be separated with this many units" in r.output
+    assert "cannot separate at this n" in r.output
     # two Solver attempts of one task, instance by instance; another task is refused
     s = out / "solver-scores" / "synthetic-model-a"
     run("compare", s / "demo-tsp" / "attempt-1.json", s / "demo-tsp" / "attempt-2.json", "--output", tmp_path / "s.json")
@@ -339,7 +339,7 @@ def test_five_tasks_a_track_cannot_be_separated_and_nothing_says_otherwise(tmp_p
             assert m["ci_reason"]
     theorem = rows["track_means.theorem"]  # 1 against 0 on every task: not [1, 1]
     assert theorem["test"] == "mcnemar_exact" and theorem["ci95"][0] < 0 < theorem["ci95"][1] == 1.0
-    assert "cannot be separated with this many units (with 5 units the smallest attainable p-value is 0.0625" in r.output
+    assert "cannot separate at this n (with 5 units the smallest attainable p-value is 0.0625" in r.output
     # the index pools 20 tasks: it can be separated, and its verdict agrees with its interval
     index = rows["index"]
     assert index["verdict"] == "differs" and index["ci95"][0] > 0 and index["p_value"] < 0.05

@@ -8,7 +8,7 @@ Times, in this process, best of ``--repeat``: reading the outputs and taking the
 hook), and the statistics of both metrics (avg_relative_score, exact_match_accuracy) over every pair:
 the sign-flip permutation test over the condition tables with 10,000 random sign patterns, its
 inversion into the interval, the minimum detectable effect, and with three or more results Holm,
-the matching intervals, rank intervals and letters. Goals (issue 29): two results under 3 s, ten
+the matching intervals, rank intervals and group labels. Goals (issue 29): two results under 3 s, ten
 results with rank intervals under 20 s.
 """
 
@@ -53,7 +53,7 @@ def main() -> None:
         print(f"  {doc['comparisons'][0]['a']} vs {doc['comparisons'][0]['b']}, {m['name']}: difference "
               f"{m['difference']:+.4f} {ci}, p {m['p_value']:.4g} ({m['test']}): {m['verdict']}")
     for name, board in (doc.get("leaderboards") or {}).items():
-        print(f"  leaderboard {name}: " + "; ".join(f"{r['label']} {r['letters']} {r['rank_range']}" for r in board))
+        print(f"  leaderboard {name}: " + "; ".join(f"{r['label']} {', '.join(r['groups'] or ['-'])} {r['rank_range']}" for r in board))
     print("  (2-core shared machine: figures are noisy)")
 
 

@@ -257,10 +257,10 @@ def compare(outputs: tuple[str, ...], output: str | None, intersection: bool, re
     """Compare OUTPUTS of one contract, or results of one evaluation, item by item: one verdict per difference.
 
     Pairs the items (rxn: question, mira: case, tcsexam: task or instance) and writes per metric a, b,
-    a - b and its verdict (differs, not separated, or cannot be separated with this many units) with,
+    a - b and its verdict (differs, not separated, or cannot separate at this n) with,
     from the same paired permutation (or exact McNemar) test, its interval, p-value, smallest attainable
     p-value and minimum detectable effect; with three or more results, Holm-adjusted verdicts, rank
-    intervals and letters. Outputs of different contracts or items are refused in one line (exit 2). OUTPUTS
+    intervals and group labels. Outputs of different contracts or items are refused in one line (exit 2). OUTPUTS
     may also be inspect_ai logs (files, folders, eval-set folders, fsspec URLs such as s3://), lm-evaluation-harness
     --log_samples output or
     Every Eval Ever records: items are samples, with scored / errored / unscored / retried counts beside every
@@ -365,7 +365,7 @@ def _compared(outputs: tuple[str, ...], metrics: tuple[str, ...], cluster: str |
 @click.argument("outputs", nargs=-1, required=True, type=click.Path())
 @click.option("--output-dir", required=True, type=click.Path(file_okay=False),
               help="The site folder to write (new, empty, or one an earlier leaderboard wrote): index.html, a page "
-                   "per adjacent pair, leaderboard.json and every_eval_ever/ records.")
+                   "per adjacent pair (per result past 100 results), leaderboard.json and every_eval_ever/ records.")
 @_comparison_options("Items that separate two adjacent rows, listed on their pair's page.")
 def leaderboard(outputs: tuple[str, ...], output_dir: str, intersection: bool, resamples: int, seed: int,
                 alpha: float, top: int, metrics: tuple[str, ...], cluster: str | None, errors: str | None,
@@ -374,16 +374,16 @@ def leaderboard(outputs: tuple[str, ...], output_dir: str, intersection: bool, r
     """Publish OUTPUTS of one benchmark (contract outputs, or logs of many models) as a static leaderboard.
 
     Writes into --output-dir one self-contained page (no script, no network) with, per result, the score
-    and its 95 % interval as a forest plot, its rank interval and group letters (compare's leaderboard),
-    its scored / errored / unscored counts and, for contract outputs, a reproduced mark only when
-    `benchscore verify` reproduced the output; a page per adjacent pair with the items that separate
-    them; leaderboard.json (the same table) and one Every Eval Ever aggregate record per result. Mira
+    and its 95 % interval (a forest plot of the first 50), its rank interval and groups (compare's
+    leaderboard), its scored / errored / unscored counts and, for contract outputs, a reproduced mark
+    only when `benchscore verify` reproduced the output; a page per adjacent pair with the items that
+    separate them (past 100 results, a page per result with its verdicts against its neighbours);
+    leaderboard.json (the same table) and one Every Eval Ever aggregate record per result. Mira
     scores are refused: a leaderboard publishes their public projection only. Exit codes as compare's.
     """
     from pathlib import Path
 
     from benchscore import __version__
-    from benchscore.common.atomic import atomic_write_bytes, atomic_write_json, dumps_json, replaced_directory
     from benchscore.common.provenance import provenance
     from benchscore.common.terminal import print_line
     from benchscore.publish import leaderboard as L
@@ -409,18 +409,8 @@ def leaderboard(outputs: tuple[str, ...], output_dir: str, intersection: bool, r
     records = L.eee_records(board, *library)
     pages = L.render(board)
     target = Path(output_dir)
-    with replaced_directory(target, owner="benchscore leaderboard") as tmp:  # all or nothing
-        for name, record in records.items():
-            validate_aggregate(record, target / name)  # every record follows the published schema
-            atomic_write_json(tmp / name, record)
-        atomic_write_bytes(tmp / "leaderboard.json", dumps_json(board))
-        for name, text in pages.items():
-            atomic_write_bytes(tmp / name, text.encode("utf-8"))
-    for metric in board["metrics"]:
-        print_line(f"{metric['name']}: " + "; ".join(
-            f"{r['position']}. {r['label']} {r['value']:.4g} rank {r['rank_range'][0]}-{r['rank_range'][1]} "
-            f"{r['letters']}" + (" reproduced" if r["reproduced"] else "")
-            + (f" ({C.counts_text(r['counts'])})" if r["counts"] else "") for r in metric["rows"]))
+    L.write_site(target, board, records, pages, validate_aggregate)  # all or nothing; each record as its schema says
+    L.print_board(board)
     for name, why in board["not_compared"].items():
         print_line(f"not compared: {name} ({why})")
     if doc.get("judge"):

@@ -87,7 +87,7 @@ def test_the_small_case_matches_the_hand_computation(hand):
         assert r["ci95"] == pytest.approx(list(mid_p(k, n)), abs=1e-9) and r["ci_method"] == "exact_mid_p"
         assert r["standard_error"] == pytest.approx(math.sqrt(p * (1 - p) / (n - 1)))  # s / sqrt(n)
         # six samples: no outcome separates three results (the smallest McNemar p is 2 / 2^6, x3 by Holm)
-        assert r["rank_range"] == [1, 3] and r["letters"] == "a"
+        assert r["rank_range"] == [1, 3] and r["groups"] == ["a"]
         assert r["reproduced"] is None
     assert rows["org/beta"]["counts"]["scored"] == 5 and rows["org/beta"]["counts"]["errored"] == 1
     assert rows["org/alpha"]["counts"]["scored"] == 6 and rows["org/alpha"]["counts"]["errored"] == 0
@@ -181,7 +181,7 @@ def test_the_page_in_chromium_shows_the_rows_of_the_json(browser, hand):
         assert s["cells"]["value"] == f"{r['value']:.4g}"
         assert s["cells"]["ci95"] == f"[{r['ci95'][0]:.4g}, {r['ci95'][1]:.4g}]"
         assert s["cells"]["rank_range"] == f"{r['rank_range'][0]}-{r['rank_range'][1]}"
-        assert s["cells"]["letters"] == r["letters"]
+        assert s["cells"]["groups"] == ", ".join(r["groups"])
         assert s["cells"]["counts"].startswith(f"{r['counts']['scored']} scored, {r['counts']['errored']} errored")
     # the forest plot: one drawn row per result, at the JSON's value, with its interval
     drawn = page.eval_on_selector_all("svg.forest g.row", "gs => gs.map(g => [g.dataset.label, +g.dataset.value, "
@@ -217,10 +217,210 @@ def test_a_leaderboard_of_real_inspect_ai_logs_counts_each_model(inspect_ai_inst
         record = json.loads((tmp_path / "site" / r["eee_record"]).read_text())
         assert record["eval_library"]["name"] == "inspect_ai"
         assert record["evaluation_results"][0]["score_details"]["details"]["scored"] == str(r["counts"]["scored"])
-    # the same statistics as compare: its leaderboard gives the same rank intervals and letters
+    # the same statistics as compare: its leaderboard gives the same rank intervals and groups
     res = CliRunner().invoke(cli, ["compare", str(logs["main"]), "--resamples", "200", "--metric", "quiz/match",
                                    "--output", str(tmp_path / "c.json")], env=ENV)
     assert res.exit_code == 0, res.output
     standing = orjson.loads((tmp_path / "c.json").read_bytes())["leaderboards"]["quiz/match"]
-    assert [(s["label"], s["rank_range"], s["letters"], s["ci95"]) for s in standing] == [
-        (r["label"], r["rank_range"], r["letters"], r["ci95"]) for r in board["rows"]]
+    assert [(s["label"], s["rank_range"], s["groups"], s["ci95"]) for s in standing] == [
+        (r["label"], r["rank_range"], r["groups"], r["ci95"]) for r in board["rows"]]
+
+
+# --- fifty models: group labels that cannot be misread, a page readable at any width (issue 35, points 3, 6) ---
+
+LONG = "-a-very-long-model-name-instruct-2025-11-preview-v3"
+
+
+@pytest.fixture(scope="module")
+def fifty(tmp_path_factory) -> dict:
+    """Fifty models on 240 samples, model k right on the first 20 + 4k (near-twins four samples apart: Holm
+    separates models about five places apart, so the board has more than 26 groups); every seventh model
+    has a long name. Returns the site, leaderboard.json and the terminal output."""
+    root = tmp_path_factory.mktemp("lb-fifty")
+    n = 240
+    scores = {f"m{k:02d}" + (LONG if k % 7 == 0 else ""): [int(i < 20 + 4 * k) for i in range(n)] for k in range(50)}
+    write_records(root / "in", scores)
+    res = CliRunner().invoke(cli, ["leaderboard", str(root / "in"), "--output-dir", str(root / "site"),
+                                   "--metric", METRIC], env=ENV)
+    assert res.exit_code == 0, res.output
+    return {"site": root / "site", "doc": orjson.loads((root / "site" / "leaderboard.json").read_bytes()),
+            "out": res.output}
+
+
+def test_fifty_models_share_a_displayed_group_label_exactly_when_not_separated(fifty):
+    """In the JSON (a list per result), the page's cells, the forest plot's notes, the terminal and the
+    Every Eval Ever records: past 26 groups every label has two letters, always shown separated."""
+    import re
+
+    from benchscore.stats.compare import groups_text
+
+    (board,) = fifty["doc"]["metrics"]
+    rows = board["rows"]
+    labels = {x for r in rows for x in r["groups"]}
+    assert len(labels) > 26 and {len(x) for x in labels} == {2}
+    for r in rows:
+        near = set(r["indistinguishable_from"])
+        assert r["n_indistinguishable"] == len(near)
+        for other in rows:
+            if other is not r:
+                assert bool(set(r["groups"]) & set(other["groups"])) == (other["label"] in near), (r, other)
+    page = (fifty["site"] / "index.html").read_text()
+    cells = re.findall(r'<tr data-label="([^"]+)">.*?<td class="groups" data-key="groups">([^<]*)</td>', page)
+    assert [(label, text.split(", ")) for label, text in cells] == [(r["label"], r["groups"]) for r in rows]
+    for r in rows:  # the terminal's row: rank interval, then the groups, separated, then the result
+        assert re.search(rf"^{r['rank_range'][0]}-{r['rank_range'][1]}\s+{re.escape(groups_text(r['groups']))}\s+"
+                         rf"{re.escape(r['label'])}\s", fifty["out"], re.M), r["label"]
+        record = json.loads((fifty["site"] / r["eee_record"]).read_text())
+        assert record["evaluation_results"][0]["score_details"]["details"]["groups"] == groups_text(r["groups"])
+    # the issue's misreading: read letter by letter, no two results with disjoint rank intervals share a letter
+    for r in rows:
+        for other in rows:
+            apart = r["rank_range"][1] < other["rank_range"][0] or other["rank_range"][1] < r["rank_range"][0]
+            if apart:
+                assert not set(groups_text(r["groups"]).split(", ")) & set(groups_text(other["groups"]).split(", "))
+
+
+def test_no_bare_rank_and_one_word_per_verdict(fifty, hand):
+    """The rank interval is the rank (no position field, no '#' column, no '1.' in the terminal); each
+    verdict has one word in help, terminal, page and JSON: the JSON key read aloud."""
+    import re
+
+    from benchscore.stats.compare import VERDICT_WORDS, VERDICTS
+
+    assert {v: VERDICT_WORDS[v] for v in VERDICTS} == {v: v.replace("_", " ") for v in VERDICTS}
+    for site, out in ((fifty["site"], fifty["out"]), (hand, None)):
+        doc = orjson.loads((site / "leaderboard.json").read_bytes())
+        page = (site / "index.html").read_text()
+        assert "<th>#</th>" not in page and "<th>rank interval</th>" in page
+        for board in doc["metrics"]:
+            assert all("position" not in r for r in board["rows"])
+            shown = re.findall(r'<td data-key="next"><a href="([^"]+)">([^<]+)</a>', page)
+            assert [w for _, w in shown] == [VERDICT_WORDS[p["verdict"]] for p in board["adjacent_pairs"]]
+            for p in board["adjacent_pairs"]:
+                assert f"{VERDICT_WORDS[p['verdict']]} (" in (site / p["page"]).read_text()
+        if out is not None:
+            assert not re.search(r"^\s*\d+\.\s", out, re.M)
+    helps = [CliRunner().invoke(cli, [c, "--help"]).output for c in ("compare", "leaderboard")]
+    assert "cannot separate at this n" in helps[0] and "with this many units" not in " ".join(helps)
+
+
+def test_with_intersection_intervals_and_standard_errors_are_those_of_the_common_items(tmp_path):
+    """A model lacking two samples: --intersection compares on the 28 samples every model has, and each
+    result's interval and standard error are computed on them (equal to a run on records holding only
+    those samples), never dropped."""
+    rng = __import__("random").Random(5)
+    scores = {m: [int(rng.random() < p) for _ in range(30)] for m, p in (("alpha", 0.8), ("beta", 0.5),
+                                                                         ("gamma", 0.3))}
+    write_records(tmp_path / "all", scores)
+    lacking = tmp_path / "all" / "gamma_samples.jsonl"
+    lacking.write_text("".join(lacking.read_text().splitlines(keepends=True)[:28]))
+    write_records(tmp_path / "common", {m: v[:28] for m, v in scores.items()})
+    assert leaderboard(tmp_path / "all", "--output-dir", tmp_path / "s1", "--metric", METRIC)[0] == 2
+    code, text = leaderboard(tmp_path / "all", "--output-dir", tmp_path / "s1", "--metric", METRIC, "--intersection")
+    assert code == 0, text
+    code, text = leaderboard(tmp_path / "common", "--output-dir", tmp_path / "s2", "--metric", METRIC)
+    assert code == 0, text
+    got, want = (orjson.loads((tmp_path / s / "leaderboard.json").read_bytes())["metrics"][0]["rows"]
+                 for s in ("s1", "s2"))
+    assert got[0]["ci95"] is not None and got[0]["standard_error"] is not None
+    for g, w in zip(got, want, strict=True):
+        assert g["label"] == w["label"] and g["value"] == pytest.approx(w["value"], abs=1e-12)
+        assert g["ci95"] == pytest.approx(w["ci95"], abs=1e-12) and g["ci_method"] == w["ci_method"] == "exact_mid_p"
+        assert g["standard_error"] == pytest.approx(w["standard_error"], abs=1e-12)
+    # compare's own leaderboard gives the same intervals
+    res = CliRunner().invoke(cli, ["compare", str(tmp_path / "all"), "--metric", METRIC, "--intersection",
+                                   "--output", str(tmp_path / "c.json")], env=ENV)
+    assert res.exit_code == 0, res.output
+    standing = orjson.loads((tmp_path / "c.json").read_bytes())["leaderboards"][METRIC]
+    assert [s["ci95"] for s in standing] == [r["ci95"] for r in got]
+
+
+#: every element of the page wider than its box, and the page itself (what scrolls sideways)
+WIDE = """() => {
+  const wide = [...document.querySelectorAll('body *')]
+    .filter((e) => e.clientWidth > 0 && e.scrollWidth > e.clientWidth + 1)
+    .map((e) => `${e.tagName}.${e.className} ${e.scrollWidth} px in ${e.clientWidth} px`);
+  const page = document.documentElement;
+  if (page.scrollWidth > page.clientWidth + 1) wide.push(`the page: ${page.scrollWidth} px in ${page.clientWidth} px`);
+  return wide;
+}"""
+
+#: per forest plot: its box, each text's box (what the browser draws), the svg's attributes
+FIGURE = """() => [...document.querySelectorAll('svg.forest')].map((svg) => ({
+  box: svg.getBoundingClientRect().toJSON(),
+  figure: svg.closest('figure').getBoundingClientRect().toJSON(),
+  width: svg.getAttribute('width'), viewBox: svg.getAttribute('viewBox'),
+  texts: [...svg.querySelectorAll('text')].map((t) => ({cls: t.getAttribute('class'), text: t.textContent,
+                                                        box: t.getBoundingClientRect().toJSON()})),
+}))"""
+
+
+@pytest.mark.parametrize("width", [900, 1400])
+def test_the_page_is_readable_at_any_width(browser, fifty, hand, width):
+    """At 900 px (and 1,400) nothing scrolls sideways on the index or a pair page; with 50 models, some with
+    long names, every label of the forest plot stays inside the figure; the plot scales to its container
+    (a viewBox, no width in pixels), with round ticks inside [0, 1] and an axis title naming the metric."""
+    for site in (fifty["site"], hand):
+        doc = orjson.loads((site / "leaderboard.json").read_bytes())
+        for name in ("index.html", doc["metrics"][0]["adjacent_pairs"][0]["page"]):
+            page = browser.new_page(viewport={"width": width, "height": 900})
+            try:
+                page.goto((site / name).as_uri())
+                assert page.evaluate(WIDE) == [], (site, name)
+                if name != "index.html":
+                    continue
+                (fig,) = page.evaluate(FIGURE)
+            finally:
+                page.close()
+            assert fig["width"] is None and fig["viewBox"]
+            box, outer = fig["box"], fig["figure"]
+            assert box["width"] <= outer["width"] and box["right"] <= width
+            for t in fig["texts"]:
+                b = t["box"]
+                assert box["left"] - 0.5 <= b["left"] and b["right"] <= box["right"] + 0.5, (t, box)
+                assert box["top"] - 0.5 <= b["top"] and b["bottom"] <= box["bottom"] + 0.5, (t, box)
+            ticks = [float(t["text"]) for t in fig["texts"] if t["cls"] == "tick"]
+            assert len(ticks) >= 3 and all(0.0 <= v <= 1.0 for v in ticks)
+            steps = {round(b - a, 9) for a, b in zip(ticks, ticks[1:], strict=False)}
+            assert len(steps) == 1 and steps.pop() in (0.01, 0.02, 0.05, 0.1, 0.2, 0.5), ticks
+            assert all(float(t["text"]) == round(float(t["text"]), 2) for t in fig["texts"] if t["cls"] == "tick")
+            (title,) = [t["text"] for t in fig["texts"] if t["cls"] == "axis-title"]
+            assert title.startswith(METRIC)
+            labels = [t["text"] for t in fig["texts"] if t["cls"] == "label"]
+            assert len(labels) == len(doc["metrics"][0]["rows"])
+
+
+def test_a_site_that_cannot_be_written_whole_is_not_written_at_all(tmp_path):
+    """The kernel refuses a file past RLIMIT_FSIZE (EFBIG, the path of a full disk): one line, exit 2, and
+    the folder is as it was (absent, or the earlier site unchanged)."""
+    import os
+    import resource
+    import signal
+    import subprocess
+    import sys
+
+    write_records(tmp_path / "in", SCORES, errored={"beta": 6})
+
+    def limited(limit: int, target: Path) -> subprocess.CompletedProcess:
+        def apply() -> None:
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+        return subprocess.run([sys.executable, "-c", "from benchscore.cli import main; main()", "leaderboard",
+                               str(tmp_path / "in"), "--output-dir", str(target), "--metric", METRIC],
+                              capture_output=True, text=True, preexec_fn=apply, timeout=300,
+                              env=dict(os.environ, **ENV))
+
+    for target in (tmp_path / "new", tmp_path / "earlier"):
+        if target.name == "earlier":
+            assert limited(64 * 1024 * 1024, target).returncode == 0
+            before = {p: p.read_bytes() for p in target.rglob("*") if p.is_file()}
+        proc = limited(8 * 1024, target)  # index.html is larger than 8 kB
+        lines = proc.stderr.splitlines()
+        assert proc.returncode == 2 and len(lines) == 1 and "File too large" in lines[0], proc.stderr
+        assert str(target) in lines[0] and ".tmp" not in lines[0]
+        if target.name == "new":
+            assert not target.exists()
+        else:
+            assert {p: p.read_bytes() for p in target.rglob("*") if p.is_file()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["earlier", "in"]

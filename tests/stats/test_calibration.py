@@ -213,7 +213,7 @@ def test_holm_verdicts_rank_intervals_and_letters_hold_together():
             for m in c["metrics"]:
                 excludes = m["ci95"][0] > 0 or m["ci95"][1] < 0
                 assert excludes == (m["verdict"] == "differs"), m
-        letters = {r["label"]: set(r["letters"]) for r in board}
+        letters = {r["label"]: set(r["groups"]) for r in board}
         for r in board:
             for other in r["indistinguishable_from"]:
                 assert letters[r["label"]] & letters[other], (r, board)

@@ -4,7 +4,7 @@ For each comparison: per pair, every metric's verdict and difference with the in
 test (a forest plot, the grey band the minimum detectable effect) above the table of its numbers and
 the reasons in words; the items that differ most as a diff strip (both values per item); with three
 or more results, per metric a leaderboard figure (each result's score with its own interval, in order,
-with its letters and rank interval) above the leaderboard table. Only a verdict ``differs`` is drawn
+with its group labels and rank interval) above the leaderboard table. Only a verdict ``differs`` is drawn
 and counted as a supported difference. Like a domain's ``figures`` module it offers ``TITLE``,
 ``KINDS``, ``kind_of`` and ``render``.
 """
@@ -16,7 +16,7 @@ from typing import Any
 
 from benchscore.common import html, plot
 from benchscore.common.html import Output
-from benchscore.stats.compare import VERDICT_WORDS
+from benchscore.stats.compare import VERDICT_WORDS, groups_text
 
 TITLE = "compare: paired differences between outputs"
 KINDS = {"compare": "benchscore compare"}
@@ -51,7 +51,7 @@ def summary_rows(out: Output) -> list[html.SummaryRow]:
     skipped = doc.get("not_compared") or {}
     reasons = []
     if counts["cannot_separate_at_this_n"]:
-        reasons.append(f"{counts['cannot_separate_at_this_n']} of {total} cannot be separated with this many units")
+        reasons.append(f"{counts['cannot_separate_at_this_n']} of {total}: {VERDICT_WORDS['cannot_separate_at_this_n']}")
     if skipped:
         reasons.append("not compared: " + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
     test = "Holm-adjusted tests" if doc.get("leaderboards") else "tests"
@@ -78,7 +78,7 @@ def _one(out: Output) -> str:
         f"({', '.join(map(str, doc.get('results', [])))}); they share {', '.join(doc.get('same', {}))}. "
         f"The tests separate {counts['differs']} of {total} differences at alpha {doc.get('alpha')}"
         + (" (Holm-adjusted over the pairs)" if doc.get("leaderboards") else "")
-        + (f"; {counts['cannot_separate_at_this_n']} cannot be separated with this many units, whatever the data"
+        + (f"; {counts['cannot_separate_at_this_n']}: {VERDICT_WORDS['cannot_separate_at_this_n']}, whatever the data"
            if counts["cannot_separate_at_this_n"] else "") + ".")]
     for name, why in (doc.get("not_compared") or {}).items():
         blocks.append(html.banner(f"{name} not compared: {why}", "warn"))
@@ -86,16 +86,16 @@ def _one(out: Output) -> str:
         blocks.append(html.figure(
             plot.to_svg(_leaderboard(name, board)), f"leaderboard {name}: each result's score and interval.",
             "Results from the highest value down: the dot is the result's number, the black line its own 95 % "
-            "interval (from its output), the letters on the right its group letters (results sharing a letter "
-            "are not separated by the Holm-adjusted tests) and its 95 % rank interval. A result is never drawn "
-            "as ranked below one it is not separated from: read the letters and rank intervals, not the order.",
+            "interval (from its output), on the right its groups (results sharing a group label are not "
+            "separated by the Holm-adjusted tests) and its 95 % rank interval. A result is never drawn "
+            "as ranked below one it is not separated from: read the groups and rank intervals, not the order.",
             [out]))
         blocks.append(html.table(
-            ["result", "value", "ci95", "rank_range", "letters", "indistinguishable from", "equal to"],
+            ["result", "value", "ci95", "rank_range", "groups", "indistinguishable from", "equal to"],
             [[r["label"], r["value"], _ci_text(r.get("ci95")) if r.get("ci95") else f"- ({r.get('ci_reason')})",
-              f"{r['rank_range'][0]}-{r['rank_range'][1]}", r["letters"],
+              f"{r['rank_range'][0]}-{r['rank_range'][1]}", groups_text(r["groups"]),
               ", ".join(r["indistinguishable_from"]) or "-", ", ".join(r["equal_to"]) or "-"] for r in board],
-            caption=f"leaderboard {name}: rank intervals (95 %, simultaneous) and letters at alpha {doc.get('alpha')} "
+            caption=f"leaderboard {name}: rank intervals (95 %, simultaneous) and groups at alpha {doc.get('alpha')} "
                     "(Holm)"))
     for pair in doc.get("comparisons", []):
         metrics = pair.get("metrics", [])
@@ -107,9 +107,10 @@ def _one(out: Output) -> str:
             "One row per metric: the dot is the difference a - b of the two results' numbers, the black line "
             "the differences the same test does not reject (its interval, at the level in the table: 95 %, or "
             "the level matching Holm with three or more results), the grey band the minimum detectable effect "
-            "at 80 % power. A filled diamond is a difference the test separates (verdict 'differ'); a hollow "
-            "circle one it does not, a cross one that no outcome could separate with this many units. The "
-            "interval excludes 0 exactly when the verdict is 'differ'.", [out]))
+            "at 80 % power. A filled diamond is a difference the test separates (verdict 'differs'); a hollow "
+            "circle one it does not ('not separated'), a cross one that no outcome could separate with this many "
+            "units ('cannot separate at this n'). The interval excludes 0 exactly when the verdict is 'differs'.",
+            [out]))
         cols = ["metric", "verdict", "a", "b", "difference", "ci", "ci_level", "p_value",
                 *(["p_holm"] if holm else []), "test", "smallest_attainable_p", "n_items", "n_units",
                 "minimum_detectable_effect"]
@@ -181,9 +182,10 @@ def _leaderboard(name: str, board: list[dict[str, Any]]):
         if ci:
             plot.error_bar(ax, i, r["value"], ci)
         ax.scatter([r["value"]], [i], s=30, color=plot.ACCENT, zorder=5)
-        plot.data_label(ax.text(1.01, i, f"{r['letters']}  rank {r['rank_range'][0]}-{r['rank_range'][1]}",
+        groups = groups_text(r["groups"])
+        plot.data_label(ax.text(1.01, i, f"rank {r['rank_range'][0]}-{r['rank_range'][1]}  groups {groups}",
                                 transform=ax.get_yaxis_transform(), va="center", fontsize=7),
-                        row=r["label"], col="letters", value=r["letters"])
+                        row=r["label"], col="groups", value=groups)
     ax.set_yticks(range(n), [r["label"] for r in board])
     ax.set_ylim(n - 0.5, -0.5)
     ax.set_xlabel(f"{name} (each result's own 95 % interval)")

@@ -9,7 +9,7 @@ comparable (one line naming what differs otherwise, exit 2), pairs the items, ru
 :func:`benchscore.stats.paired.infer_pair` on every pair of results and writes one verdict per pair
 and metric from one inference (the test, its inverted interval and its minimum detectable effect);
 with three or more results the verdicts use Holm-adjusted p-values with intervals at the matching
-level, and the leaderboard gives rank intervals and letters; it lists the items that differ most.
+level, and the leaderboard gives rank intervals and group labels; it lists the items that differ most.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import numpy as np
 
 from benchscore.common.errors import BadInput
 from benchscore.stats import paired as P
-from benchscore.stats.intervals import LEVEL, cluster_codes, rng_for
+from benchscore.stats.intervals import LEVEL, NoInterval, cluster_codes, ratio_interval, rng_for
 
 DEFAULT_RESAMPLES = 10_000
 DEFAULT_ALPHA = 0.05
@@ -187,10 +187,15 @@ def formats() -> dict[str, type]:
         ci95: list[float] | None = Field(min_length=2, max_length=2,
                                          description="the result's own 95 % interval (from its output)")
         ci_reason: str | None = None
+        ci_method: str | None = Field(None, description="how ci95 was computed (null: the output's own, unnamed)")
         rank_range: list[int] = Field(min_length=2, max_length=2, description=(
             "95 % rank interval, simultaneous over the results: [1 + results Holm separates above it, "
             "N - results Holm separates below it]"))
-        letters: str = Field(description="results sharing a letter are not separated (compact letter display)")
+        groups: list[str] | None = Field(description=(
+            "the labels of the groups the result belongs to (compact letter display): two results share a label "
+            "exactly when they are not separated; a .. z up to 26 groups, two letters each past 26; null (with "
+            "groups_reason) past 676 groups: the rank interval alone"))
+        groups_reason: str | None = None
         indistinguishable_from: list[str]
         equal_to: list[str] = Field(description="results with exactly the same value (listed in label order)")
         counts: Counts | None = None
@@ -379,6 +384,25 @@ def _recomputed(entry: Entry, m: Metric, layout: _Layout, cols: tuple[np.ndarray
     return got
 
 
+def _interval_on(layout: _Layout, cols: tuple[np.ndarray, np.ndarray], bounds: tuple[float | None, float | None]
+                 ) -> tuple[list[float] | None, str | None, str | None]:
+    """``(ci95, ci_reason, ci_method)`` of a result on the items compared (``--intersection``: the items
+    every result has), by the method of the outputs' own intervals: :func:`intervals.ratio_interval` of
+    its units (values in [0, 1] when the metric has both ``bounds``: 0 and ``scale``; unbounded
+    otherwise), times ``scale``. A weighted sum of strata gets none, and says why."""
+    if len(layout.weights) > 1:
+        return None, ("a weighted sum of strata compared on the common items only: each stratum's interval is "
+                      "the contract's own, not recomputed here"), None
+    lo, hi = bounds
+    try:
+        got = ratio_interval(layout.per_unit(cols[0]), layout.per_unit(cols[1]),
+                             bounded=hi is not None and lo is not None,
+                             unit="item" if layout.clusters is None else "unit")
+    except NoInterval as exc:
+        return None, f"compared on the common items: {exc}", None
+    return [layout.scale * got.low, layout.scale * got.high], None, got.method
+
+
 def _check_sources(entries: list[Entry], ms: list[Metric], items: list[str], name: str) -> None:
     first = ms[0].sources
     if first is None:
@@ -419,10 +443,11 @@ def _verdict(p: float, sap: float, alpha: float, family: int, holm_p: float | No
     return "not_separated", f"{name} {used:.3g} >= alpha {alpha:g}"
 
 
-def _standings(labels: list[str], values: list[float], own: list[tuple[list[float] | None, str | None]],
+def _standings(labels: list[str], values: list[float], own: list[tuple[list[float] | None, str | None, str | None]],
                sep: set[frozenset[int]], counts: list[dict[str, Any] | None]) -> list[dict[str, Any]]:
     """The leaderboard of one metric: results by value (highest first; equal values by label, and
-    named as equal), each with its rank interval and letters (both from the Holm-separated pairs)."""
+    named as equal), each with its own interval (``own``: interval, reason, method), its rank interval and
+    its group labels (both from the Holm-separated pairs)."""
     n = len(labels)
     order = sorted(range(n), key=lambda i: (-values[i], labels[i]))
 
@@ -430,10 +455,16 @@ def _standings(labels: list[str], values: list[float], own: list[tuple[list[floa
         return frozenset((i, j)) in sep
 
     ranges = P.rank_ranges(values, separated)
-    marks = P.letters(order, separated)
+    try:
+        marks: dict[int, list[str]] | None = P.letters(order, separated)
+        too_many = None
+    except P.TooManyGroups as exc:
+        marks, too_many = None, str(exc)
     return [{
         "label": labels[i], "value": values[i], "ci95": own[i][0], **({"ci_reason": own[i][1]} if own[i][1] else {}),
-        "rank_range": ranges[i], "letters": marks[i],
+        **({"ci_method": own[i][2]} if own[i][2] else {}),
+        "rank_range": ranges[i], "groups": marks[i] if marks is not None else None,
+        **({"groups_reason": too_many} if too_many else {}),
         "indistinguishable_from": [labels[j] for j in order if j != i and not separated(i, j)],
         "equal_to": sorted(labels[j] for j in range(n) if j != i and values[j] == values[i]),
         **({"counts": counts[i]} if counts[i] else {}),
@@ -458,6 +489,7 @@ def compare(entries: list[Entry], *, intersection: bool = False, resamples: int 
     items_of: dict[str, list[str]] = {}
     dropped_of: dict[str, dict[str, list[str]]] = {}
     values: dict[str, list[float]] = {}
+    recomputed: dict[str, bool] = {}
     for name in names:
         ms = [metric_of[(e.label, name)] for e in entries]
         nulls = [(e, m) for e, m in zip(entries, ms, strict=True) if m.value is None]
@@ -483,6 +515,7 @@ def compare(entries: list[Entry], *, intersection: bool = False, resamples: int 
         prepared[name] = (layout, cols)
         # the output's own number; on fewer items (--intersection) the number those items give
         values[name] = computed if dropped or nulls else [m.value for m in ms]  # type: ignore[misc]
+        recomputed[name] = bool(dropped or nulls)
     if not items_of:
         raise BadInput("nothing to compare: " + _grouped(not_compared))
     pairs = list(itertools.combinations(range(len(entries)), 2))
@@ -526,9 +559,9 @@ def compare(entries: list[Entry], *, intersection: bool = False, resamples: int 
         if adjusted is not None or standings:
             deciding = adjusted if adjusted is not None else ps
             sep = {frozenset(pair) for k, pair in enumerate(pairs) if deciding[k] < alpha}
-            own = [(m.ci95, m.ci_reason) if not dropped_of[name] else
-                   (None, "compared on the common items only: the output's interval is of all its items")
-                   for m in ms]
+            # on fewer items than the output's own (--intersection), the interval of the items compared
+            own = [_interval_on(layout, c, m.bounds) if recomputed[name] else (m.ci95, m.ci_reason, m.ci_method)
+                   for m, c in zip(ms, cols, strict=True)]
             leaderboards[name] = _standings(labels, values[name], own, sep, [m.counts for m in ms])
     doc: dict[str, Any] = {
         "format": "benchscore-compare",
@@ -618,9 +651,15 @@ def counts_text(counts: dict[str, Any] | None) -> str:
     return text
 
 
-#: a verdict in words (terminal and report)
-VERDICT_WORDS = {"differs": "differ", "not_separated": "not separated",
-                 "cannot_separate_at_this_n": "cannot be separated with this many units"}
+#: a verdict in words, one per verdict everywhere (help, terminal, report, leaderboard)
+VERDICT_WORDS = {"differs": "differs", "not_separated": "not separated",
+                 "cannot_separate_at_this_n": "cannot separate at this n"}
+
+
+def groups_text(groups: list[str] | None) -> str:
+    """A result's group labels for reading: separated by commas (``a, b``; ``ab, ac``), never run
+    together; ``-`` when the board has none (its rank interval alone)."""
+    return ", ".join(groups) if groups else "-"
 
 
 def print_comparison(doc: dict[str, Any]) -> None:
@@ -640,11 +679,13 @@ def print_comparison(doc: dict[str, Any]) -> None:
     print_line(f"compare {doc['kind']}: {len(doc['results'])} results; same {', '.join(doc['same'])}")
     holm = "leaderboards" in doc
     for name, board in doc.get("leaderboards", {}).items():
-        print_table(f"leaderboard {name}: rank intervals (95 %, simultaneous) and letters from the pairs Holm "
-                    f"separates at alpha {doc['alpha']}; results sharing a letter are not separated",
-                    ["rank_range", "letters", "label", "value", "ci95", "indistinguishable_from", "equal_to",
+        print_table(f"leaderboard {name}: rank intervals (95 %, simultaneous) and groups from the pairs Holm "
+                    f"separates at alpha {doc['alpha']}; results sharing a group label are not separated"
+                    + (f" ({board[0]['groups_reason']})" if board and board[0].get("groups_reason") else ""),
+                    ["rank_range", "groups", "label", "value", "ci95", "indistinguishable_from", "equal_to",
                      *(["counts"] if any("counts" in r for r in board) else [])],
-                    [(f"{r['rank_range'][0]}-{r['rank_range'][1]}", r["letters"], r["label"], num(r["value"], name),
+                    [(f"{r['rank_range'][0]}-{r['rank_range'][1]}", groups_text(r["groups"]), r["label"],
+                      num(r["value"], name),
                       ci({"ci95": r["ci95"], "name": name}) if r["ci95"] else f"- ({r.get('ci_reason')})",
                       ", ".join(r["indistinguishable_from"]) or "-", ", ".join(r["equal_to"]) or "-",
                       *([counts_text(r.get("counts"))] if any("counts" in x for x in board) else []))

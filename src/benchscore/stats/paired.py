@@ -576,37 +576,86 @@ def rank_ranges(values: Sequence[float], separated: Callable[[int, int], bool]) 
     return out
 
 
-def letters(order: Sequence[int], separated: Callable[[int, int], bool]) -> dict[int, str]:
-    """The compact letter display of results (Piepho 2004, insert-absorb): results that share a letter
-    are not separated; two results separated share none. ``order`` lists the results best first;
-    letters are given in that order (a for the group of the best). A chain (A~B, B~C, A and C
-    separated) reads ``a``, ``ab``, ``b``. Never a result below one it is indistinguishable from:
-    there is no order between letters, only membership."""
-    columns: list[set[int]] = [set(order)]
-    for x in range(len(order)):
-        for y in range(x + 1, len(order)):
-            i, j = order[x], order[y]
-            if not separated(i, j):
-                continue
-            grown: list[set[int]] = []
-            for col in columns:
-                if i in col and j in col:
-                    grown.extend([col - {i}, col - {j}])
-                else:
-                    grown.append(col)
-            # absorb: a column inside another adds nothing
-            grown = [c for c in grown if c]
-            kept: list[set[int]] = []
-            for c in sorted(grown, key=len, reverse=True):
-                if not any(c <= k for k in kept):
-                    kept.append(c)
-            columns = kept
-    position = {r: k for k, r in enumerate(order)}
-    columns.sort(key=lambda c: sorted(position[r] for r in c))
-    names = [_letter(k) for k in range(len(columns))]
-    return {r: "".join(names[k] for k, c in enumerate(columns) if r in c) for r in order}
+#: the most groups a board labels: one letter each up to 26 groups, two letters each (aa .. zz) past 26
+MAX_GROUPS = 26 * 26
+#: the most steps the search for groups may take before the board is called too large to label
+_GROUP_STEPS = 200_000
+_ALPHABET = "abcdefghijklmnopqrstuvwxyz"
 
 
-def _letter(k: int) -> str:
-    alphabet = "abcdefghijklmnopqrstuvwxyz"
-    return alphabet[k] if k < 26 else alphabet[k // 26 - 1] + alphabet[k % 26]
+class TooManyGroups(ValueError):
+    """The results form more groups than two-letter labels can name (or than the search affords): the
+    rank interval alone says where each result can stand; ``str(exc)`` says why."""
+
+
+def letters(order: Sequence[int], separated: Callable[[int, int], bool]) -> dict[int, list[str]]:
+    """Group labels (the compact letter display, Piepho 2004): per result, the labels of the groups it
+    belongs to, in label order. A group is a largest set of results no two of which are separated
+    (a maximal clique of the graph "not separated"; Piepho's insert-absorb ends with exactly these),
+    so two results share a label if and only if they are not separated. ``order`` lists the results
+    best first; groups are labelled in that order (``a`` for the group of the best, groups compared by
+    their members' places). A chain (A~B, B~C, A and C separated) reads ``[a]``, ``[a, b]``, ``[b]``.
+    There is no order between labels, only membership.
+
+    Labels: ``a`` .. ``z`` up to 26 groups; past 26 every label has two letters (``aa``, ``ab``, ..,
+    ``zz``), so no label is part of another; always shown separated (``a, b``), never run together.
+    Raises :class:`TooManyGroups` past :data:`MAX_GROUPS` groups (or when finding them takes more than
+    :data:`_GROUP_STEPS` steps of the Bron-Kerbosch search with Tomita's pivot).
+    """
+    n = len(order)
+    # bit y of near[x]: the results at places x and y are not separated
+    near = [0] * n
+    for x in range(n):
+        for y in range(x + 1, n):
+            if not separated(order[x], order[y]):
+                near[x] |= 1 << y
+                near[y] |= 1 << x
+    groups = _maximal_cliques(near)
+    groups.sort(key=_places)
+    if len(groups) <= 26:
+        names = list(_ALPHABET[:len(groups)])
+    else:
+        names = [_ALPHABET[k // 26] + _ALPHABET[k % 26] for k in range(len(groups))]
+    out: dict[int, list[str]] = {r: [] for r in order}
+    for name, group in zip(names, groups, strict=True):
+        for x in _places(group):
+            out[order[x]].append(name)
+    return out
+
+
+def _places(bits: int) -> list[int]:
+    """The places whose bit is set, ascending."""
+    out = []
+    while bits:
+        low = bits & -bits
+        out.append(low.bit_length() - 1)
+        bits ^= low
+    return out
+
+
+def _maximal_cliques(near: list[int]) -> list[int]:
+    """Every maximal clique of the graph whose neighbourhoods are ``near`` (bitsets), as bitsets: the
+    Bron-Kerbosch search with Tomita's pivot (each branch skips the pivot's neighbours), iterative."""
+    n = len(near)
+    found: list[int] = []
+    steps = 0
+    stack = [(0, (1 << n) - 1, 0)]  # (clique R, candidates P, excluded X)
+    while stack:
+        r, p, x = stack.pop()
+        steps += 1
+        if steps > _GROUP_STEPS:
+            raise TooManyGroups(f"finding the groups of {n} results takes more than {_GROUP_STEPS:,} steps: too many "
+                                "to label; the rank interval alone says where each result can stand")
+        if not p:
+            if not x:
+                found.append(r)
+                if len(found) > MAX_GROUPS:
+                    raise TooManyGroups(f"the {n} results form more than {MAX_GROUPS} groups, more than two-letter "
+                                        "labels name; the rank interval alone says where each result can stand")
+            continue
+        pivot = max(_places(p | x), key=lambda u: (p & near[u]).bit_count())
+        for v in _places(p & ~near[pivot]):
+            stack.append((r | (1 << v), p & near[v], x & near[v]))
+            p &= ~(1 << v)
+            x |= 1 << v
+    return found
