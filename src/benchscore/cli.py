@@ -318,9 +318,8 @@ def leaderboard(outputs: tuple[str, ...], output_dir: str, intersection: bool, r
     """
     from pathlib import Path
 
-    from benchscore import __version__
     from benchscore.common.atomic import atomic_write_bytes, atomic_write_json, dumps_json, replaced_directory
-    from benchscore.common.provenance import provenance
+    from benchscore.common.provenance import provenance, sha256_bytes
     from benchscore.common.terminal import print_line
     from benchscore.publish import leaderboard as L
     from benchscore.sources.every_eval_ever import validate_aggregate
@@ -339,15 +338,19 @@ def leaderboard(outputs: tuple[str, ...], output_dir: str, intersection: bool, r
     board = L.build(doc, entries, reproduced)
     board["provenance"] = provenance(L.FORMAT, inputs, seed=seed, extra={"resamples": resamples})
     L.formats()[L.FORMAT].model_validate(board)  # the output is what its schema says
-    library = (doc["kind"].removesuffix(" results"), "unknown") if not files else ("benchscore", __version__)
-    records = L.eee_records(board, *library)
+    about = {}
+    for e in entries:
+        facts = e.about or L.output_about(*next(files[f] for f in files if e.label == f or e.label.startswith(f + ":")))
+        about[e.label] = {**facts, "sources": L.sources_of(facts.get("files") or [], board["provenance"])}
+    written = dumps_json(board)
+    records = L.eee_records(board, about, sha256_bytes(written))
     pages = L.render(board)
     target = Path(output_dir)
     with replaced_directory(target, owner="benchscore leaderboard") as tmp:  # all or nothing
         for name, record in records.items():
-            validate_aggregate(record, target / name)  # every record follows the published schema
+            validate_aggregate(record, target / name)  # every record follows the current upstream schema
             atomic_write_json(tmp / name, record)
-        atomic_write_bytes(tmp / "leaderboard.json", dumps_json(board))
+        atomic_write_bytes(tmp / "leaderboard.json", written)
         for name, text in pages.items():
             atomic_write_bytes(tmp / name, text.encode("utf-8"))
     for metric in board["metrics"]:
@@ -364,11 +367,9 @@ def _reproduced(entries: list, files: dict[str, Any]) -> dict[str, tuple[bool | 
     if not files:
         return {e.label: (None, "results of another tool: no benchscore command to re-run") for e in entries}
     from benchscore.common import verify as V
-    from benchscore.stats.compare import verify_kind
 
-    kinds = [verify_kind(), *(k for name in DOMAINS for k in _domain(name).verify_kinds())]
     by_file: dict[str, tuple[bool, str]] = {}
-    with V.Verifier(cli, kinds, []) as verifier:
+    with V.Verifier(cli, _verify_kinds(), []) as verifier:
         for label, (path, _) in files.items():
             try:
                 outcome = verifier.verify(path)
@@ -414,12 +415,8 @@ def verify(outputs: tuple[str, ...], search: tuple[str, ...]) -> None:
             files.extend((f, False) for f in V.outputs_under(p))
         else:
             files.append((p, True))
-    from benchscore.publish.leaderboard import verify_kind as leaderboard_kind
-    from benchscore.stats.compare import verify_kind
-
-    kinds = [verify_kind(), leaderboard_kind(), *(k for name in DOMAINS for k in _domain(name).verify_kinds())]
     outcomes = []
-    with V.Verifier(cli, kinds, [*map(Path, search), *folders]) as verifier, progress() as bar:
+    with V.Verifier(cli, _verify_kinds(), [*map(Path, search), *folders]) as verifier, progress() as bar:
         task = bar.add_task("verifying", total=len(files))
         for path, explicit in files:
             outcomes.append(verifier.verify(path, explicit=explicit))
@@ -438,6 +435,14 @@ def verify(outputs: tuple[str, ...], search: tuple[str, ...]) -> None:
     code = max((V.EXIT[o.status] for o in shown), default=0)
     if code:
         raise SystemExit(code)
+
+
+def _verify_kinds() -> list[Any]:
+    """Every kind of output benchscore writes (compare's, the leaderboard's, each domain's), for verify."""
+    from benchscore.publish.leaderboard import verify_kinds as leaderboard_kinds
+    from benchscore.stats.compare import verify_kind
+
+    return [verify_kind(), *leaderboard_kinds(), *(k for name in DOMAINS for k in _domain(name).verify_kinds())]
 
 
 def _telling_digits(mine, theirs) -> int:

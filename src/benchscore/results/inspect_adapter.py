@@ -40,6 +40,9 @@ class LogFacts:
     reported: dict[tuple[str, str | None], dict[str, Any]] = field(default_factory=dict)
     #: sample x epochs the run planned (``results.total_samples``), when the log has results
     planned_sample_epochs: int | None = None
+    #: when the evaluation was created (``eval.created``) and the dataset it names (``eval.dataset.name``)
+    created: str | None = None
+    dataset_name: str | None = None
 
 
 @dataclass(slots=True)
@@ -72,7 +75,8 @@ def log_facts(path: Path) -> LogFacts:
         run_id=header.run_id, task=header.task, model=header.model, task_args=dict(header.task_args or {}),
         epochs=header.epochs, reducers=list(header.epochs_reducer) if header.epochs_reducer else None,
         status=header.status, error=header.error.message if header.error else None, reported=reported,
-        planned_sample_epochs=results.get("total_samples"))
+        planned_sample_epochs=results.get("total_samples"), created=header.created,
+        dataset_name=header.dataset_name)
 
 
 def _message(m: Any) -> dict[str, Any]:
