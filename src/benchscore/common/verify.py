@@ -149,6 +149,8 @@ class Outcome:
     message: str = ""
     values: int = 0
     differences: list[tuple[str, Any, Any]] = field(default_factory=list)
+    #: the re-run's document it was compared with (reproduced or differs)
+    recomputed: Any = None
 
 
 class Finder:
@@ -342,6 +344,10 @@ class Verifier:
             held = [k for k in self.kinds if k.written_with is not None and k.problem(doc) is None]
             if not held:
                 if not explicit and not self.owned(path):
+                    bare = self._without_provenance(doc)
+                    if bare is not None:
+                        return Outcome(path, UNVERIFIABLE, f"it is a {bare.name} without its provenance block: "
+                                                           "nothing records what made it")
                     return Outcome(path, SKIPPED, "no provenance")
                 if self.owned(path):
                     owners = [k for k in self.kinds if k.written_with is not None]
@@ -355,6 +361,17 @@ class Verifier:
             return prepared.outcome
         return self._compare(path, doc, prepared, self._locate(prepared.run.folder, path, prepared.outputs,
                                                                 prepared.roots))
+
+    def _without_provenance(self, doc: Any) -> Kind | None:
+        """The kind of output a document without provenance would be with one (a file in a folder that is an
+        output stripped of its provenance, not an input), when a kind's model requires that block."""
+        if not isinstance(doc, dict) or "provenance" in doc:
+            return None
+        for k in self.kinds:
+            if any("provenance" in m.model_fields and m.model_fields["provenance"].is_required() for m in k.models) \
+                    and k.problem({**doc, "provenance": {}}) is None:
+                return k
+        return None
 
     def _prepare(self, path: Path, doc: dict[str, Any]) -> _Prepared:
         held, why = kinds_of(doc, [k for k in self.kinds if k.written_with is None])
@@ -429,8 +446,9 @@ class Verifier:
         diff = differences(mine, theirs)
         if diff:
             return Outcome(path, DIFFERS, f"{len(diff)} value(s) differ from a re-run of {command}{versions}",
-                           differences=diff)
-        return Outcome(path, REPRODUCED, f"reproduced: {_leaves(mine)} values{versions}", values=_leaves(mine))
+                           differences=diff, recomputed=theirs)
+        return Outcome(path, REPRODUCED, f"reproduced: {_leaves(mine)} values{versions}", values=_leaves(mine),
+                       recomputed=theirs)
 
     def _verify_written_with(self, path: Path, doc: dict[str, Any], held: list[Kind]) -> Outcome:
         """A file without provenance of its own: re-run the output that names the run that wrote it, and

@@ -479,10 +479,15 @@ def _eee_time(value: Any) -> str | None:
     return _unix_time(float(text)) if re.fullmatch(r"\d+(\.\d+)?", text) else text
 
 
+#: lm-eval ``dataset_path`` values that name a file loader, not a dataset (the task's files are its dataset)
+_LOADERS = frozenset({"json", "csv", "parquet", "text", "arrow", "pandas"})
+
+
 def _lm_eval_dataset(config: dict[str, Any], task: str) -> str:
-    """The dataset an lm-eval task's config names (``dataset_path``, with its ``dataset_name``), else the task."""
+    """The dataset an lm-eval task's config names (``dataset_path``, with its ``dataset_name``); the task itself
+    when it names none, or only a file loader (``json``: its dataset is its own files)."""
     path, name = config.get("dataset_path"), config.get("dataset_name")
-    if not isinstance(path, str) or not path:
+    if not isinstance(path, str) or not path or path in _LOADERS:
         return task
     return f"{path}/{name}" if isinstance(name, str) and name else path
 
