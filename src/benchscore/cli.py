@@ -365,7 +365,9 @@ def leaderboard(outputs: tuple[str, ...], output_dir: str, intersection: bool, r
 def _reproduced(entries: list, files: dict[str, Any]) -> dict[str, tuple[bool | None, str]]:
     """Per entry label, whether `benchscore verify` reproduced the output it comes from (in-process)."""
     if not files:
-        return {e.label: (None, "results of another tool: no benchscore command to re-run") for e in entries}
+        return {e.label: (None, "results of another tool: no benchscore output to re-run (leaderboard.json records the "
+                                     "sha256 of each file read: benchscore verify recomputes every row from them)")
+                for e in entries}
     from benchscore.common import verify as V
 
     by_file: dict[str, tuple[bool, str]] = {}

@@ -627,8 +627,8 @@ class Verifier:
             if "url" in v:
                 fetched = _fetch(given.rstrip("/") + "/" + str(rel), f.get("size"), self.tmp / "fetched")
                 near.extend([fetched] if fetched else [])
-            else:
-                near.append(Path(given) / rel)
+            else:  # as given: from the working folder, or from the output's own folder
+                near.extend([Path(given) / rel, path.parent / given / rel])
             found = self.finder.find(rel.name, f["sha256"], near)
             if found is None:
                 raise _Missing(Outcome(path, MISSING, f"{key} ({rel} in {given}, sha256 {f['sha256']}) not found; "

@@ -104,13 +104,13 @@ def _inspect_logs_of(given: str | os.PathLike[str], notes: dict[Path, list[str]]
     """The local paths of the inspect_ai logs an eval-set folder or a URL stands for (remote logs fetched);
     ``notes`` gets, per log picked from an eval set, what the eval set holds that was not read. ``where``: where
     to read what was ``given`` (verify's staged copy), if not there."""
-    from benchscore.sources.inspect_logs import fetch_log, resolve_logs
+    from benchscore.sources.inspect_logs import resolve_logs
 
     out = []
     unlogged_said = set()
     locations = resolve_logs([given if where is None else where])
     for loc in locations:
-        path = fetch_log(loc, _fetch_folder())[0] if loc.remote else Path(loc.url)
+        path = _fetched(loc) if loc.remote else Path(loc.url)
         if loc.remote:  # provenance: the file, by its name relative to the URL given
             _note_remote(given, loc.url, path)
         if loc.replaced:
@@ -124,6 +124,17 @@ def _inspect_logs_of(given: str | os.PathLike[str], notes: dict[Path, list[str]]
     if any(loc.remote and loc.eval_set for loc in locations):
         _note_remote_eval_set(given, {loc.url for loc in locations})
     return out
+
+
+def _fetched(loc: Any) -> Path:
+    """A remote log copied to a folder of its own under its own name (what is read, and recorded, is that name)."""
+    from benchscore.sources.inspect_logs import fetch_log
+
+    home = Path(tempfile.mkdtemp(dir=_fetch_folder()))
+    copy = fetch_log(loc, home)[0]
+    named = home / loc.name
+    os.replace(copy, named)
+    return named
 
 
 def _note_remote(given: str | os.PathLike[str], url: str, path: Path) -> None:
@@ -143,7 +154,7 @@ def _note_remote_eval_set(given: str | os.PathLike[str], fetched: set[str]) -> N
     are."""
     from fsspec.core import url_to_fs
 
-    from benchscore.sources.inspect_logs import EVAL_SET_MANIFEST, LogLocation, fetch_log
+    from benchscore.sources.inspect_logs import EVAL_SET_MANIFEST, LogLocation
 
     fs, root = url_to_fs(os.fspath(given))
     protocol = os.fspath(given).split("://", 1)[0]
@@ -154,7 +165,7 @@ def _note_remote_eval_set(given: str | os.PathLike[str], fetched: set[str]) -> N
             continue
         url = found if "://" in found else f"{protocol}://{found}"
         if url not in fetched:
-            _note_remote(given, url, fetch_log(LogLocation(url, name, True), _fetch_folder())[0])
+            _note_remote(given, url, _fetched(LogLocation(url, name, True)))
 
 
 def _note_folder(given: str | os.PathLike[str], root: Path, files: Iterable[Path], eval_set: bool) -> None:
@@ -196,9 +207,11 @@ def files_in(folder: Path) -> list[tuple[str, Path]]:
 
 def recognises(path: str | os.PathLike[str]) -> bool:
     """Whether ``benchscore compare`` reads this path as results of another tool (a folder, a log, a URL)."""
+    from benchscore.common.provenance import located
+
     if is_url(path):
         return True
-    path = _local(path)
+    path = _local(located(path))  # verify's staged copy of what was given, if any
     return path.is_dir() or kind_of_file(path) is not None
 
 
