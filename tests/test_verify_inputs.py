@@ -218,3 +218,28 @@ def test_a_tcsexam_score_of_a_data_dir_verifies_without_tcsexam_data(tmp_path, m
     shutil.rmtree(data)
     r = run("verify", out, expect=2)
     assert f"missing input: --data-dir (suites/demo-lite.json in {data}, sha256" in r.output
+
+
+def test_the_readme_s_own_benchmark_ends_by_verifying_what_it_wrote(tmp_path):
+    """The README's "Your own benchmark" section, run as written (the real console script, in a folder holding
+    the example logs where the README has them): its last block verifies the comparison and the leaderboard it
+    wrote, every output reproduced, exit 0."""
+    import os
+    import re
+    import subprocess
+    import sys
+
+    section = (REPO / "README.md").read_text().split("\n## Your own benchmark\n", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```bash\n(.+?)\n```", section, flags=re.S)
+    assert blocks[-1].startswith("benchscore verify ") and "out/results/site" in blocks[-1]
+    assert section.rstrip().endswith("[docs/verify.md](docs/verify.md).")  # nothing runs after the verify
+    shutil.copytree(LOGS, tmp_path / "examples" / "results" / "logs")
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    for block in blocks:
+        proc = subprocess.run(["bash", "-ec", block], cwd=tmp_path, env=env, capture_output=True, text=True,
+                              timeout=600, stdin=subprocess.DEVNULL)
+        assert proc.returncode == 0, (block, proc.stdout[-2000:], proc.stderr[-2000:])
+    lines = proc.stdout.splitlines()
+    assert lines[-1] == "verified 6 outputs: 6 reproduced", proc.stdout
+    assert all(": reproduced: " in line for line in lines[:-1]) and len(lines) == 7
+    assert "out/results/site/leaderboard.json: reproduced: " in proc.stdout

@@ -181,7 +181,7 @@ def verify_kinds() -> list[Any]:
     verify``): each is evidence of a run (concurrent agents on a store, measured), never a function of files."""
     from benchscore.common.verify import Kind
 
-    from .figures import output_formats
+    from .outputs import output_formats
 
     formats = output_formats()
     accept = ("swarm accept runs agents against a store and a model gateway: its timings and interleavings are "
