@@ -79,8 +79,9 @@ class Kind:
     live: str | None = None
     check: Callable[[Any], str | None] | None = None
     written_with: Callable[[dict[str, Any]], tuple[str, str] | str] | None = None
-    #: where, relative to a file, the output that owns it lies (a file there is always verified in a folder)
-    owner: str | None = None
+    #: (folder, owner): a file in a folder of that name, beside whose folder the owner file lies, is of this kind
+    #: or no output (in a folder it is verified, never skipped as an input)
+    owner: tuple[str, str] | None = None
 
     def problem(self, doc: Any) -> str | None:
         """Why ``doc`` is not of this kind (the first field that does not validate), None when it is."""
@@ -330,7 +331,8 @@ class Verifier:
     def owned(self, path: Path) -> bool:
         """Whether a file lies where an output owns it (an Every Eval Ever record beside its leaderboard):
         in a folder it is verified, never skipped."""
-        return any(k.owner is not None and (path.parent / k.owner).is_file() for k in self.kinds)
+        return any(k.owner is not None and path.parent.name == k.owner[0] and (path.parent.parent / k.owner[1]).is_file()
+                   for k in self.kinds)
 
     def verify(self, path: Path, *, explicit: bool = True) -> Outcome:
         try:  # the common reader's door: a regular file within the size and nesting limits, strict JSON

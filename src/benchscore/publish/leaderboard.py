@@ -155,7 +155,7 @@ def verify_kinds() -> list[Any]:
         Kind("leaderboard", (formats()[FORMAT],), lambda m: m == FORMAT, FORMAT, ("benchscore leaderboard",)),
         Kind("leaderboard's Every Eval Ever record", (), lambda m: True, "none (the leaderboard's)",
              ("benchscore leaderboard",), check=record_problem, written_with=written_with,
-             owner="../leaderboard.json"),
+             owner=("every_eval_ever", "leaderboard.json")),
     ]
 
 
