@@ -242,3 +242,38 @@ def test_the_readme_s_own_benchmark_ends_by_verifying_what_it_wrote(tmp_path):
     assert lines[-1] == "verified 6 outputs: 6 reproduced", proc.stdout
     assert all(": reproduced: " in line for line in lines[:-1]) and len(lines) == 7
     assert "out/results/site/leaderboard.json: reproduced: " in proc.stdout
+
+
+def test_a_leaderboard_of_contract_outputs_verifies_where_the_search_folders_hold_their_inputs(tmp_path):
+    """A leaderboard of rxn evaluations, its outputs and their question sets moved apart: verify finds the
+    outputs under --search, and the re-run's own reproduced marks find the question sets there too (a verify
+    inside a command a verify re-runs looks where the outer one looks); every record names its output's sha256."""
+    root = tmp_path / "work"
+    run("rxn", "build-mc", "--bundled", "deoxyfluorination", "--output-dir", root)
+    folder = next(root.glob("*_multiple_choice"))
+    outs = []
+    for name in ("all_varying", "single_varying"):
+        out = root / f"{name}.json"
+        run("rxn", "eval-mc", "--dataset", folder / f"multiple_choice_{name}.json", "--prediction",
+            folder / f"example_prediction_{name}.json", "--output", out)
+        outs.append(out)
+    # one dataset each: compare needs one item set; give both outputs the all_varying questions
+    run("rxn", "eval-mc", "--dataset", folder / "multiple_choice_all_varying.json", "--prediction",
+        folder / "example_prediction_all_varying.json", "--output", root / "again.json")
+    site = tmp_path / "site"
+    run("leaderboard", outs[0], root / "again.json", "--output-dir", site, "--intersection")
+    board = json.loads((site / "leaderboard.json").read_text())
+    assert all(r["reproduced"] is True for m in board["metrics"] for r in m["rows"])
+    moved_outputs, moved_questions = tmp_path / "outputs", tmp_path / "questions"
+    moved_outputs.mkdir()
+    for p in (outs[0], root / "again.json"):
+        shutil.copy(p, moved_outputs / p.name)
+    shutil.copytree(folder, moved_questions)
+    shutil.rmtree(root)
+    r = run("verify", site, "--search", moved_outputs, "--search", moved_questions)
+    assert r.output.splitlines()[-1] == "verified 3 outputs: 3 reproduced", r.output
+    for row in board["metrics"][0]["rows"]:
+        record = json.loads((site / row["eee_record"]).read_text())
+        assert record["source_metadata"]["additional_details"][f"sha256:{row['label']}"] == \
+            sha256(moved_outputs / row["label"])
+        assert record["eval_library"]["name"] == "benchscore"

@@ -371,7 +371,7 @@ def _reproduced(entries: list, files: dict[str, Any]) -> dict[str, tuple[bool | 
     from benchscore.common import verify as V
 
     by_file: dict[str, tuple[bool, str]] = {}
-    with V.Verifier(cli, _verify_kinds(), []) as verifier:
+    with V.Verifier(cli, _verify_kinds(), V.searched()) as verifier:  # a verify re-running this: its folders too
         for label, (path, _) in files.items():
             try:
                 outcome = verifier.verify(path)

@@ -41,6 +41,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -258,6 +259,16 @@ def differences(a: Any, b: Any, path: str = "") -> list[tuple[str, Any, Any]]:
     return []
 
 
+#: the folders a verify looks in, while it re-runs a command: a verify inside that command (a leaderboard's
+#: reproduced mark) looks there too
+_SEARCH: ContextVar[tuple[Path, ...]] = ContextVar("benchscore_verify_search", default=())
+
+
+def searched() -> list[Path]:
+    """The folders the verify re-running the current command looks in (none outside a verify)."""
+    return list(_SEARCH.get())
+
+
 class Unverifiable(Exception):
     """What a recorded argument says cannot be re-run as recorded (an ``UNVERIFIABLE`` outcome)."""
 
@@ -417,7 +428,9 @@ class Verifier:
             return _Prepared(outcome=Outcome(path, FAILED, f"benchscore has no command {command!r}"))
         outputs = {k: v["output"] for k, v in arguments.items() if isinstance(v, dict) and "output" in v}
         roots = self._original_roots(path, outputs)
-        key = orjson.dumps([command, arguments, created])
+        # one run per invocation; a file output is written under this file's name, so two files of one recipe
+        # (a copy under another name) are two runs
+        key = orjson.dumps([command, arguments, created, None if "folder" in outputs.values() else path.name])
         run = self.runs.get(key)
         if run is None:
             slot = self.tmp / "out" / str(len(self.runs))
@@ -656,6 +669,7 @@ class Verifier:
 
         folder.mkdir(parents=True, exist_ok=True)
         sink = io.StringIO()
+        token = _SEARCH.set(tuple(f for f in self.finder.folders if f != PACKAGE))
         try:
             with _pinned(created), _without_environment(cmd), staged(copies), contextlib.redirect_stdout(sink), \
                     contextlib.redirect_stderr(sink):
@@ -672,6 +686,8 @@ class Verifier:
                 return _Run(folder, Outcome(path, FAILED, f"the re-run was refused: {exc.format_message()}"))
             return _Run(folder, Outcome(path, FAILED, f"the re-run failed: {type(exc).__name__}: "
                                                       f"{' '.join(str(exc).split())[:300]}"))
+        finally:
+            _SEARCH.reset(token)
         return _Run(folder)
 
     @staticmethod

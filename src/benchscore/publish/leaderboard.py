@@ -359,7 +359,7 @@ def sources_of(files: Sequence[Any], provenance: Mapping[str, Any]) -> dict[str,
     (relative to the folder or URL given), else by its own name."""
     from benchscore.common.provenance import sha256_file
 
-    recorded: dict[str, str] = {}
+    recorded: dict[str, list[str]] = {}
 
     def walk(value: Any) -> None:
         if isinstance(value, list):
@@ -367,7 +367,7 @@ def sources_of(files: Sequence[Any], provenance: Mapping[str, Any]) -> dict[str,
                 walk(v)
         elif isinstance(value, dict):
             if isinstance(value.get("sha256"), str) and isinstance(value.get("name"), str):
-                recorded.setdefault(value["sha256"], value["name"])
+                recorded.setdefault(value["sha256"], []).append(value["name"])
             for v in value.get("files") or []:
                 walk(v)
 
@@ -375,8 +375,9 @@ def sources_of(files: Sequence[Any], provenance: Mapping[str, Any]) -> dict[str,
         walk(v)
     out = {}
     for f in files:
-        sha = sha256_file(f)
-        out[recorded.get(sha, Path(f).name)] = sha
+        sha, own = sha256_file(f), Path(f).name
+        names = recorded.get(sha, [])  # two files of the same bytes: each under its own name
+        out[own if own in names or not names else names[0]] = sha
     return out
 
 
