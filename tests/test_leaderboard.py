@@ -267,8 +267,9 @@ def test_a_site_of_2000_models_stays_readable_and_small(tmp_path, monkeypatch, c
     site under 60 MB, index.html under 8 MB; leaderboard.json valid; written all or nothing."""
     import re
 
+    from benchscore.common.atomic import dumps_json
     from benchscore.common.errors import BadInput
-    from benchscore.common.provenance import provenance
+    from benchscore.common.provenance import provenance, sha256_bytes
     from benchscore.sources.every_eval_ever import validate_aggregate
 
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
@@ -284,7 +285,9 @@ def test_a_site_of_2000_models_stays_readable_and_small(tmp_path, monkeypatch, c
     rows = metric["rows"]
     assert rows[0]["groups"] is None and "rank interval alone" in rows[0]["groups_reason"]
     assert all(r["indistinguishable_from"] is None and r["indistinguishable_reason"] for r in rows)
-    records = L.eee_records(board, "inspect_ai", "0.3.0")
+    about = {e.label: {"created": "2026-01-01T00:00:00Z", "library": ("inspect_ai", "0.3.285"), "dataset": "quiz"}
+             for e in entries}
+    records = L.eee_records(board, about, sha256_bytes(dumps_json(board)))
     pages = L.render(board)
     site = tmp_path / "site"
     L.write_site(site, board, records, pages, validate_aggregate)

@@ -154,10 +154,15 @@ def test_live_model_outputs_cannot_be_recomputed_but_their_evaluations_can(tmp_p
                         "answers are not a function of its input files (the evaluations of its prediction file can "
                         "be verified)")
     assert lines[1].startswith(f"{tmp_path / 'eval.json'}: reproduced: ")
-    judge = {"model": "m", "verdicts": [], "provenance": {"metric_id": "mira:judge/m", "inputs": {}}}
+    judge = {"model": "m", "verdicts": [], "provenance": {"metric_id": "mira:judge/m", "inputs": {},
+                                                          "command": "benchscore mira judge"}}
     (tmp_path / "verdicts.json").write_text(json.dumps(judge))
     r = run("verify", tmp_path / "verdicts.json")
     assert "not recomputable: mira judge asks a live model for each verdict" in r.output
+    del judge["provenance"]["command"]  # issue 35: a live output says so by its command too, never by its fields alone
+    (tmp_path / "verdicts.json").write_text(json.dumps(judge))
+    r = run("verify", tmp_path / "verdicts.json", expect=1)
+    assert "cannot be verified: provenance.command is missing, but a mira judge verdicts is written by " in r.output
 
 
 def test_swarm_outputs_say_why_they_cannot_be_recomputed(tmp_path):
@@ -249,4 +254,4 @@ def test_an_output_of_no_known_kind_cannot_be_verified(tmp_path):
     (tmp_path / "x.json").write_text(json.dumps({"answer": 42, "provenance": {"metric_id": "rxn-testsetV6-multiple_choice",
                                                                                "command": "benchscore rxn eval-mc"}}))
     r = CliRunner().invoke(cli, ["verify", str(tmp_path / "x.json")])
-    assert r.exit_code == 1 and "cannot be verified: its fields match no kind of output" in r.output
+    assert r.exit_code == 1 and "cannot be verified: it validates as no kind of output" in r.output

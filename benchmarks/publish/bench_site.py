@@ -54,7 +54,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     os.environ.setdefault("SOURCE_DATE_EPOCH", "1767225600")
-    from benchscore.common.provenance import provenance
+    from benchscore.common.atomic import dumps_json
+    from benchscore.common.provenance import provenance, sha256_bytes
     from benchscore.publish import leaderboard as L
 
     doc, entries = _stand_in()(args.models)
@@ -63,7 +64,9 @@ def main() -> None:
     board = L.build(doc, entries, reproduced)
     board["provenance"] = provenance(L.FORMAT, {}, seed=16)
     built = time.perf_counter() - t
-    records = L.eee_records(board, "inspect_ai", "0.3.0")
+    about = {e.label: {"created": "2026-01-01T00:00:00Z", "library": ("inspect_ai", "0.3.285"), "dataset": "quiz"}
+             for e in entries}
+    records = L.eee_records(board, about, sha256_bytes(dumps_json(board)))
     t = time.perf_counter()
     pages = L.render(board)
     rendered = time.perf_counter() - t

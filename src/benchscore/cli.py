@@ -383,8 +383,8 @@ def leaderboard(outputs: tuple[str, ...], output_dir: str, intersection: bool, r
     """
     from pathlib import Path
 
-    from benchscore import __version__
-    from benchscore.common.provenance import provenance
+    from benchscore.common.atomic import dumps_json
+    from benchscore.common.provenance import provenance, sha256_bytes
     from benchscore.common.terminal import print_line
     from benchscore.publish import leaderboard as L
     from benchscore.sources.every_eval_ever import validate_aggregate
@@ -405,8 +405,12 @@ def leaderboard(outputs: tuple[str, ...], output_dir: str, intersection: bool, r
     board = L.build(doc, entries, reproduced)
     board["provenance"] = provenance(L.FORMAT, inputs, seed=seed, extra={"resamples": resamples})
     L.formats()[L.FORMAT].model_validate(board)  # the output is what its schema says
-    library = (doc["kind"].removesuffix(" results"), "unknown") if not files else ("benchscore", __version__)
-    records = L.eee_records(board, *library)
+    about = {}
+    for e in entries:
+        facts = e.about or L.output_about(*next(files[f] for f in files if e.label == f or e.label.startswith(f + ":")))
+        about[e.label] = {**facts, "sources": L.sources_of(facts.get("files") or [], board["provenance"])}
+    written = dumps_json(board)
+    records = L.eee_records(board, about, sha256_bytes(written))
     pages = L.render(board)
     target = Path(output_dir)
     L.write_site(target, board, records, pages, validate_aggregate)  # all or nothing; each record as its schema says
@@ -424,13 +428,13 @@ def leaderboard(outputs: tuple[str, ...], output_dir: str, intersection: bool, r
 def _reproduced(entries: list, files: dict[str, Any]) -> dict[str, tuple[bool | None, str]]:
     """Per entry label, whether `benchscore verify` reproduced the output it comes from (in-process)."""
     if not files:
-        return {e.label: (None, "results of another tool: no benchscore command to re-run") for e in entries}
+        return {e.label: (None, "results of another tool: no benchscore output to re-run (leaderboard.json records the "
+                                     "sha256 of each file read: benchscore verify recomputes every row from them)")
+                for e in entries}
     from benchscore.common import verify as V
-    from benchscore.stats.compare import verify_kind
 
-    kinds = [verify_kind(), *(k for name in DOMAINS for k in _domain(name).verify_kinds())]
     by_file: dict[str, tuple[bool, str]] = {}
-    with V.Verifier(cli, kinds, []) as verifier:
+    with V.Verifier(cli, _verify_kinds(), V.searched()) as verifier:  # a verify re-running this: its folders too
         for label, (path, _) in files.items():
             try:
                 outcome = verifier.verify(path)
@@ -476,12 +480,8 @@ def verify(outputs: tuple[str, ...], search: tuple[str, ...]) -> None:
             files.extend((f, False) for f in V.outputs_under(p))
         else:
             files.append((p, True))
-    from benchscore.publish.leaderboard import verify_kind as leaderboard_kind
-    from benchscore.stats.compare import verify_kind
-
-    kinds = [verify_kind(), leaderboard_kind(), *(k for name in DOMAINS for k in _domain(name).verify_kinds())]
     outcomes = []
-    with V.Verifier(cli, kinds, [*map(Path, search), *folders]) as verifier, progress() as bar:
+    with V.Verifier(cli, _verify_kinds(), [*map(Path, search), *folders]) as verifier, progress() as bar:
         task = bar.add_task("verifying", total=len(files))
         for path, explicit in files:
             outcomes.append(verifier.verify(path, explicit=explicit))
@@ -500,6 +500,14 @@ def verify(outputs: tuple[str, ...], search: tuple[str, ...]) -> None:
     code = max((V.EXIT[o.status] for o in shown), default=0)
     if code:
         raise SystemExit(code)
+
+
+def _verify_kinds() -> list[Any]:
+    """Every kind of output benchscore writes (compare's, the leaderboard's, each domain's), for verify."""
+    from benchscore.publish.leaderboard import verify_kinds as leaderboard_kinds
+    from benchscore.stats.compare import verify_kind
+
+    return [verify_kind(), *leaderboard_kinds(), *(k for name in DOMAINS for k in _domain(name).verify_kinds())]
 
 
 def _telling_digits(mine, theirs) -> int:

@@ -111,13 +111,13 @@ def test_the_every_eval_ever_records_follow_the_published_schema(hand):
     import jsonschema
 
     schema = json.loads((Path(__file__).resolve().parents[2] / "src" / "benchscore" / "sources" / "data" /
-                         "every_eval_ever" / "eval-0.2.2.schema.json").read_text())
+                         "every_eval_ever" / "eval-0.3.0.schema.json").read_text())
     doc = orjson.loads((hand / "leaderboard.json").read_bytes())
     rows = {r["label"]: r for r in doc["metrics"][0]["rows"]}
     for label, row in rows.items():
         record = json.loads((hand / row["eee_record"]).read_text())
         jsonschema.Draft7Validator(schema).validate(record)
-        assert record["schema_version"] == "0.2.2" and record["model_info"]["id"] == label
+        assert record["schema_version"] == "0.3.0" and record["model_info"]["id"] == label
         (result,) = record["evaluation_results"]
         details = result["score_details"]
         assert details["score"] == row["value"]

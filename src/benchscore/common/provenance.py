@@ -6,8 +6,16 @@ block says how to recompute the output (issue 16): ``command`` (``benchscore rxn
 (``--dataset``) or argument name. An input file is ``{"name", "sha256"}`` plus ``"path"``, its path
 relative to the output's folder (the folder of ``--output``, or ``--output-dir``) when it lies inside
 it; an output is ``{"output": "file"}`` (or ``"folder"``: where it went is no part of the recipe, so
-the same inputs still give byte-identical outputs wherever they are written); an input folder
-``{"folder": NAME}``; other values as given (``--quiet`` is not recorded).
+the same inputs still give byte-identical outputs wherever they are written); other values as given
+(``--quiet`` is not recorded).
+
+An input that stands for files (a folder, an eval-set folder, a ``--data-dir``, an fsspec URL) is
+recorded with every file the command read through it (:func:`note_read`, called by the readers):
+``{"folder": NAME, "given": TEXT, "files": [{"name", "sha256", "size"}, ...]}`` (``name`` relative to
+what was given, ``given`` the text as given) or ``{"url": URL, "files": [...]}``; a URL of one file is
+``{"url": URL, "name", "sha256", "size"}``. ``benchscore verify`` finds each file (as given, then by
+sha256), stages them, and re-runs the command on the same text: while it runs, :func:`located` turns
+that text into the staged copy (:func:`staged`).
 Every :class:`benchscore.common.cli.Command` records its invocation while it runs
 (:func:`invocation`); code that writes outputs without a click command (the demo) names the
 command it stands for with :func:`recording`. ``benchscore verify`` re-runs it.
@@ -35,6 +43,8 @@ STORE_PARAMS = frozenset({"blob_root"})
 #: options that change what a command prints, never what it writes: not recorded
 PRESENTATION_PARAMS = frozenset({"quiet", "help"})
 _INVOCATION: ContextVar[dict[str, Any] | None] = ContextVar("benchscore_invocation", default=None)
+#: what a given folder or URL stands for while ``benchscore verify`` re-runs a command (given key -> staged copy)
+_STAGED: ContextVar[dict[str, Path] | None] = ContextVar("benchscore_staged", default=None)
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -106,9 +116,76 @@ def provenance(
     current = _INVOCATION.get()
     if current is not None:
         block["command"] = current["command"]
-        block["arguments"] = current["arguments"]
+        block["arguments"] = _with_reads(current["arguments"], current.get("read") or {})
     block["created_at"] = created_at()
     return block
+
+
+def is_url(given: str | os.PathLike[str]) -> bool:
+    """Whether what the user gave is an fsspec URL (``s3://...``; ``file://`` is a local path)."""
+    text = os.fspath(given)
+    return "://" in text and not text.startswith("file://")
+
+
+def given_key(given: str | os.PathLike[str]) -> str:
+    """What identifies an input as given, whatever its spelling: a URL (without its password), or the
+    absolute, normalised local path (``logs/`` and ``./logs`` are one folder)."""
+    text = os.fspath(given)
+    return str(redact(text)) if is_url(text) else os.path.normpath(os.path.abspath(text))
+
+
+def note_read(given: str | os.PathLike[str], name: str, path: str | os.PathLike[str], *, whole: bool = False) -> None:
+    """Record, for the command running, that it read the file ``name`` (its path relative to what was
+    given, ``/``-separated) through the input ``given`` (a folder, an eval-set folder, a ``--data-dir``,
+    a URL), from the local file ``path`` (for a remote file: its fetched copy). ``whole``: ``given`` is
+    that one file (a URL of a file). Outside a recorded command it does nothing."""
+    current = _INVOCATION.get()
+    if current is None:
+        return
+    entry = {"name": name, "sha256": sha256_file(path), "size": os.stat(path).st_size}
+    reads = current.setdefault("read", {}).setdefault(given_key(given), {})
+    reads[name] = {**entry, "whole": True} if whole else entry
+
+
+def located(given: str | os.PathLike[str]) -> Any:
+    """Where to read what was given: verify's staged copy while it re-runs a command (:func:`staged`),
+    else ``given`` itself."""
+    copies = _STAGED.get()
+    if not copies:
+        return given
+    return copies.get(given_key(given), given)
+
+
+@contextmanager
+def staged(copies: Mapping[str, str | os.PathLike[str]]) -> Iterator[None]:
+    """While the block runs, each given text (a folder, a URL: as recorded) is read from its staged copy."""
+    token = _STAGED.set({given_key(k): Path(v) for k, v in copies.items()})
+    try:
+        yield
+    finally:
+        _STAGED.reset(token)
+
+
+def _with_reads(arguments: dict[str, Any], reads: Mapping[str, Mapping[str, dict[str, Any]]]) -> dict[str, Any]:
+    """``arguments`` with every folder or URL given completed by the files read through it."""
+    if not reads:
+        return arguments
+
+    def complete(value: Any) -> Any:
+        if isinstance(value, list):
+            return [complete(v) for v in value]
+        if not isinstance(value, dict) or not ("given" in value or "url" in value):
+            return value
+        files = reads.get(given_key(value.get("given", value.get("url"))))
+        if not files:
+            return value
+        whole = [f for f in files.values() if f.get("whole")]
+        if "url" in value and len(files) == 1 and whole:
+            return {"url": value["url"], **{k: v for k, v in whole[0].items() if k != "whole"}}
+        return {**value, "files": [{k: v for k, v in f.items() if k != "whole"}
+                                   for _, f in sorted(files.items())]}
+
+    return {k: complete(v) for k, v in arguments.items()}
 
 
 def redact(value: Any) -> Any:
@@ -136,13 +213,16 @@ def _key(param: click.Parameter) -> str:
 
 def _is_file_text(value: Any) -> bool:
     text = str(value)
-    return (os.sep in text or text.endswith((".json", ".jsonl", ".csv"))) and os.path.isfile(text)
+    return (os.sep in text or text.endswith((".json", ".jsonl", ".csv"))) and os.path.isfile(located(text))
 
 
 def _file(value: Any, base: str | None) -> dict[str, Any]:
-    path = Path(value)
+    text = os.fspath(value)
+    if is_url(text):
+        return {"url": redact(text)}
+    path = Path(located(text))
     if path.is_dir():
-        return {"folder": path.name}
+        return {"folder": Path(text).name or Path(text).resolve().name, "given": text}
     if not path.is_file():
         return {"missing": path.name}
     out: dict[str, Any] = {"name": path.name, "sha256": sha256_file(path)}

@@ -30,6 +30,7 @@ def _formats() -> dict[str, type]:
         "mira-observation": F.Observation,
         "mira-calibration-policy": F.CalibrationPolicy,
         "mira-judge-packet": F.JudgePacket,
+        "mira-judge-packet-index": F.JudgePacketIndex,
         "mira-judge-verdicts": F.JudgeVerdicts,
         "mira-judge-calibration": F.CalibrationPacket,
         "mira-judge-report": F.JudgeReport,
@@ -590,24 +591,25 @@ def demo(out_dir: Path) -> None:
 
 
 def verify_kinds() -> list[Any]:
-    """The kinds of mira output, told apart by their fields (``benchscore verify``)."""
+    """The kinds of mira output, each told apart by validation against its model (``benchscore verify``)."""
     from benchscore.common.verify import Kind
+
+    from . import formats as F
 
     def mira(suffix: str) -> Any:
         return lambda m: m.startswith("mira:") and m.endswith(suffix)
 
     return [
-        Kind("mira score", frozenset({"cases", "repetitions", "overall", "formulas", "missing"}), mira("/score"),
-             "mira:ID@VERSION/score", ("benchscore mira score",)),
-        Kind("mira public projection", frozenset({"cases", "overall", "method", "status", "contract_sha256"}),
-             mira("/public"), "mira:ID@VERSION/public", ("benchscore mira project",)),
-        Kind("mira calibrated contract", frozenset({"calibration_policy", "cases", "benchmark_id", "contract_version"}),
-             mira("/calibrate"), "mira:ID@VERSION/calibrate", ("benchscore mira calibrate",)),
-        Kind("mira judge packet index", frozenset({"contract_sha256", "packets"}), mira("/judge-packets"),
+        Kind("mira score", (F.ScoreOutput,), mira("/score"), "mira:ID@VERSION/score", ("benchscore mira score",)),
+        Kind("mira public projection", (F.PublicProjection,), mira("/public"), "mira:ID@VERSION/public",
+             ("benchscore mira project",)),
+        Kind("mira calibrated contract", (F.Contract,), mira("/calibrate"), "mira:ID@VERSION/calibrate",
+             ("benchscore mira calibrate",)),
+        Kind("mira judge packet index", (F.JudgePacketIndex,), mira("/judge-packets"),
              "mira:ID@VERSION/judge-packets", ("benchscore mira judge-packets",)),
-        Kind("mira judge report", frozenset({"model", "agreement", "packets"}),
-             lambda m: m.startswith("mira:judge-report/"), "mira:judge-report/MODEL", ("benchscore mira judge-report",)),
-        Kind("mira judge verdicts", frozenset({"model", "verdicts"}), lambda m: m.startswith("mira:judge/"),
+        Kind("mira judge report", (F.JudgeReport,), lambda m: m.startswith("mira:judge-report/"),
+             "mira:judge-report/MODEL", ("benchscore mira judge-report",)),
+        Kind("mira judge verdicts", (F.JudgeVerdicts,), lambda m: m.startswith("mira:judge/"),
              "mira:judge/MODEL", ("benchscore mira judge",),
              live="mira judge asks a live model for each verdict: they are not a function of its input files "
                   "(a score computed from the verdicts file can be verified)"),

@@ -440,6 +440,23 @@ class JudgeVerdict(Format):
         return data
 
 
+class JudgePacketEntry(Format):
+    """One packet of a judge-packet index: its file beside the index and that file's sha256."""
+
+    packet_id: Text
+    file: Text
+    sha256: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+
+
+class JudgePacketIndex(Format):
+    """The ``index.json`` written by `mira judge-packets`: the contract the packets were built from and
+    every packet."""
+
+    contract_sha256: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+    packets: list[JudgePacketEntry]
+    provenance: dict[str, Any]
+
+
 class JudgeVerdicts(Format):
     """The verdicts file written by `mira judge`."""
 

@@ -14,8 +14,10 @@ between neighbouring rows. This module computes no statistic of its own: it arra
   separate them); past it, ``result-M-NAME.html`` per result (its verdicts against its
   :data:`NEIGHBOURS` neighbours on each side);
 - ``leaderboard.json``: the same table (:func:`formats`, validated on write);
-- ``every_eval_ever/<model>.json``: one Every Eval Ever aggregate record (schema 0.2.2) per result,
-  ``score_details.uncertainty`` holding the interval, standard error, method and sample count.
+- ``every_eval_ever/<model>.json``: one Every Eval Ever aggregate record (schema 0.3.0, the current
+  upstream release, validated on write) per result, ``score_details.uncertainty`` holding the interval,
+  standard error, method and sample count, ``source_metadata.additional_details`` the leaderboard that
+  wrote it and its sources' sha256 (``benchscore verify`` re-runs that leaderboard and compares it).
 
 Where an interval, a standard error or a list is null, the reason is written in its place, never a
 number. There is no bare 1..N rank: the rank interval is the rank.
@@ -37,7 +39,10 @@ from benchscore.stats.compare import VERDICT_WORDS, Entry, Metric, counts_text, 
 from benchscore.stats.intervals import NoInterval, cluster_codes, standard_error
 
 FORMAT = "benchscore-leaderboard"
-EEE_VERSION = "0.2.2"
+#: the Every Eval Ever schema the records follow: the current upstream release (sources/data/every_eval_ever)
+EEE_VERSION = "0.3.0"
+#: ``source_metadata.source_name`` of every record a leaderboard writes
+EEE_SOURCE = "benchscore leaderboard"
 #: the method name of the standard error written beside each number
 SE_METHOD = "cr2_cluster_robust"
 #: the forest plot draws the first this many rows (and every row tied with the last of them)
@@ -148,12 +153,42 @@ def formats() -> dict[str, type]:
     return {FORMAT: LeaderboardOutput}
 
 
-def verify_kind() -> Any:
-    """The kind of ``leaderboard.json`` for ``benchscore verify`` (told apart by its fields)."""
+def verify_kinds() -> list[Any]:
+    """The kinds a leaderboard writes, for ``benchscore verify``: ``leaderboard.json`` (validated against its
+    model) and its Every Eval Ever records (validated against the upstream schema, written by a leaderboard:
+    ``source_metadata`` names it; verified by re-running that leaderboard)."""
     from benchscore.common.verify import Kind
 
-    return Kind("leaderboard", frozenset({"format", "metrics", "results", "not_compared"}),
-                lambda m: m == FORMAT, FORMAT, ("benchscore leaderboard",))
+    def record_problem(doc: Any) -> str | None:
+        from benchscore.sources.every_eval_ever import aggregate_problem
+
+        why = aggregate_problem(doc, EEE_VERSION)
+        if why is not None:
+            return why
+        meta = doc["source_metadata"]
+        details = meta.get("additional_details") or {}
+        if meta.get("source_name") != EEE_SOURCE:
+            return f"source_metadata.source_name: not {EEE_SOURCE!r}"
+        for key in ("leaderboard", "leaderboard_sha256"):
+            if key not in details:
+                return f"source_metadata.additional_details.{key}: missing"
+        return None
+
+    def written_with(doc: dict[str, Any]) -> tuple[str, str] | str:
+        details = doc["source_metadata"]["additional_details"]
+        if details["leaderboard"] != "../leaderboard.json" or not re.fullmatch(r"[0-9a-f]{64}",
+                                                                               details["leaderboard_sha256"]):
+            return ("source_metadata.additional_details names its leaderboard "
+                    f"{details['leaderboard']!r} (sha256 {details['leaderboard_sha256']!r}), not as a leaderboard "
+                    "writes it (../leaderboard.json and its sha256)")
+        return details["leaderboard"], details["leaderboard_sha256"]
+
+    return [
+        Kind("leaderboard", (formats()[FORMAT],), lambda m: m == FORMAT, FORMAT, ("benchscore leaderboard",)),
+        Kind("leaderboard's Every Eval Ever record", (), lambda m: True, "none (the leaderboard's)",
+             ("benchscore leaderboard",), check=record_problem, written_with=written_with,
+             owner=("every_eval_ever", "leaderboard.json")),
+    ]
 
 
 def _units(m: Metric, items: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -294,13 +329,25 @@ def build(doc: dict[str, Any], entries: Sequence[Entry],
 
 # ---- Every Eval Ever ---------------------------------------------------------------------------------
 
-def eee_records(board: dict[str, Any], library: str, library_version: str) -> dict[str, dict[str, Any]]:
-    """One Every Eval Ever aggregate record (schema 0.2.2) per result: file name -> record."""
+def eee_records(board: dict[str, Any], about: Mapping[str, Mapping[str, Any]],
+                leaderboard_sha256: str) -> dict[str, dict[str, Any]]:
+    """One Every Eval Ever aggregate record (schema :data:`EEE_VERSION`, the current upstream release) per
+    result: file name in the site -> record.
+
+    ``about`` holds, per label, what the result says of itself (:attr:`benchscore.stats.compare.Entry.about`,
+    or :func:`output_about` for a contract output): ``created`` (when the evaluation ran, ISO 8601, or None),
+    ``library`` (name, version), ``datasets`` (metric -> dataset) and ``sources`` (file name -> sha256).
+    ``evaluation_timestamp`` is the evaluation's own time in seconds since 1970, as the upstream converters
+    write it (left out, with the reason in ``source_metadata.additional_details``, when the source records
+    none); ``retrieved_timestamp`` the leaderboard's. ``source_metadata.additional_details`` names the
+    leaderboard that wrote the record (``leaderboard``, its ``leaderboard_sha256``) and each source file's
+    sha256 (``sha256:NAME``): ``benchscore verify`` re-runs that leaderboard and compares the record."""
     from benchscore.common.verify import epoch_of
 
     created = board["provenance"]["created_at"]
     out: dict[str, dict[str, Any]] = {}
     for label in board["results"]:
+        facts = about.get(label, {})
         results = []
         path = None
         for metric in board["metrics"]:
@@ -320,28 +367,88 @@ def eee_records(board: dict[str, Any], library: str, library_version: str) -> di
                 uncertainty["standard_error"] = {"value": row["standard_error"], "method": SE_METHOD}
             else:
                 details["se_reason"] = row["se_reason"]
-            if row["counts"]:
-                details.update({k: str(row["counts"][k]) for k in ("scored", "errored", "unscored", "errors")
-                                if k in row["counts"]})
+            if row["counts"]:  # every count, the excluded and errored samples among them, and the errors policy
+                details.update({k: str(v) for k, v in row["counts"].items()})
             details["reproduced"] = {True: "yes", False: "no", None: "not applicable"}[row["reproduced"]]
+            dataset = (facts.get("datasets") or {}).get(metric["name"]) or facts.get("dataset") or metric["name"]
             results.append({
                 "evaluation_result_id": metric["name"], "evaluation_name": metric["name"],
-                "source_data": {"dataset_name": metric["name"], "source_type": "other"},
+                "source_data": {"dataset_name": str(dataset), "source_type": "other"},
                 "metric_config": _metric_config(board, metric),
                 "score_details": {"score": row["value"], "details": details, "uncertainty": uncertainty},
             })
         assert path is not None
-        out[path] = {
+        library, version = facts.get("library") or ("unknown", None)
+        source = {"leaderboard": "../leaderboard.json", "leaderboard_sha256": leaderboard_sha256,
+                  "benchscore_command": board["provenance"].get("command", "benchscore leaderboard"),
+                  **{f"sha256:{name}": sha for name, sha in sorted((facts.get("sources") or {}).items())}}
+        when = _unix_seconds(facts.get("created"))
+        if when is None:
+            source["evaluation_timestamp"] = "not recorded by the source: left out"
+        record = {
             "schema_version": EEE_VERSION,
             "evaluation_id": f"{board['kind']}/{label}/{epoch_of(created)}",
-            "evaluation_timestamp": created,
+            **({"evaluation_timestamp": when} if when is not None else {}),
             "retrieved_timestamp": str(epoch_of(created)),
-            "source_metadata": {"source_name": "benchscore leaderboard", "source_type": "evaluation_run",
-                                "source_organization_name": "unknown", "evaluator_relationship": "other"},
-            "eval_library": {"name": library, "version": library_version},
-            "model_info": {"name": label, "id": label},
+            "source_metadata": {"source_name": EEE_SOURCE, "source_type": "evaluation_run",
+                                "source_organization_name": "unknown", "evaluator_relationship": "other",
+                                "additional_details": source},
+            "eval_library": {"name": str(library), "version": str(version) if version else "unknown"},
+            "model_info": {"name": label, "id": label,
+                           "additional_details": {"deployment_type": "unknown", "model_availability": "unknown"}},
             "evaluation_results": results,
         }
+        out[path] = record
+    return out
+
+
+def _unix_seconds(text: Any) -> str | None:
+    """An ISO 8601 time (``2026-06-01T12:00:00+00:00``, ``...Z``) as whole seconds since 1970, as text."""
+    from datetime import UTC, datetime
+
+    if not isinstance(text, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return str(int(moment.timestamp()))
+
+
+def output_about(path: Any, doc: Mapping[str, Any]) -> dict[str, Any]:
+    """What a benchscore contract output says of itself, for its Every Eval Ever record: computed by benchscore
+    (its version) when its provenance says (``created_at``), of the dataset its metric id names."""
+    prov = doc.get("provenance") or {}
+    return {"created": prov.get("created_at"), "library": ("benchscore", prov.get("benchscore_version")),
+            "dataset": prov.get("metric_id"), "files": [path]}
+
+
+def sources_of(files: Sequence[Any], provenance: Mapping[str, Any]) -> dict[str, str]:
+    """File name -> sha256 of a result's source files: each named as the leaderboard's provenance records it
+    (relative to the folder or URL given), else by its own name."""
+    from benchscore.common.provenance import sha256_file
+
+    recorded: dict[str, list[str]] = {}
+
+    def walk(value: Any) -> None:
+        if isinstance(value, list):
+            for v in value:
+                walk(v)
+        elif isinstance(value, dict):
+            if isinstance(value.get("sha256"), str) and isinstance(value.get("name"), str):
+                recorded.setdefault(value["sha256"], []).append(value["name"])
+            for v in value.get("files") or []:
+                walk(v)
+
+    for v in (provenance.get("arguments") or {}).values():
+        walk(v)
+    out = {}
+    for f in files:
+        sha, own = sha256_file(f), Path(f).name
+        names = recorded.get(sha, [])  # two files of the same bytes: each under its own name
+        out[own if own in names or not names else names[0]] = sha
     return out
 
 
@@ -837,6 +944,6 @@ def _flush(folder: Path, target: Path) -> None:
         os.close(fd)
 
 
-__all__ = ["FORMAT", "LARGE_BOARD", "NEIGHBOURS", "PLOT_TOP", "build", "verify_kind", "eee_records", "formats",
-           "forest_svg", "plotted_rows", "print_board", "record_names", "render", "round_ticks", "text_width",
-           "tick_text", "write_site"]
+__all__ = ["EEE_SOURCE", "EEE_VERSION", "FORMAT", "LARGE_BOARD", "NEIGHBOURS", "PLOT_TOP", "build", "eee_records",
+           "formats", "forest_svg", "output_about", "plotted_rows", "print_board", "record_names", "render",
+           "round_ticks", "sources_of", "text_width", "tick_text", "verify_kinds", "write_site"]

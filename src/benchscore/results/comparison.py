@@ -355,7 +355,9 @@ def entries(evaluations: Sequence[Evaluation], options: Options) -> tuple[list[E
     for k, e in enumerate(evaluations):
         same = {"tasks": {t: e.settings.get(t) for t in tasks}, "sample identity": e.identity_method,
                 "epoch reducers": {n: e.metrics[n].reducer for n in chosen}, "errors": policy, "unit": unit}
-        out.append(Entry(names[k], f"{TOOL_NAMES[e.tool]} results", same, per_metric[k]))
+        out.append(Entry(names[k], f"{TOOL_NAMES[e.tool]} results", same, per_metric[k], about={
+            "created": e.created, "library": e.library or (e.tool, e.tool_version), "files": list(e.files),
+            "datasets": {n: e.datasets.get(e.metrics[n].task, e.metrics[n].task) for n in chosen}}))
     _check_units(out, evaluations, names)
     return out, skipped
 

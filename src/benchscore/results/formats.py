@@ -107,7 +107,10 @@ class Evaluation:
     each sample should have (inspect_ai: ``eval.config.epochs``; Every Eval Ever: the most any sample
     of the task has). ``status`` is the run's own status (``success``, ``error``, ``cancelled``;
     ``unknown`` when the format records none) and ``status_error`` its error text. ``files`` lists every
-    file read, for provenance.
+    file read, for provenance. ``created``: when
+    the evaluation ran, as the tool recorded it (inspect_ai's ``eval.created``, lm-eval's ``date``, an
+    Every Eval Ever record's ``evaluation_timestamp``; None when it records none); ``datasets``: per
+    task, the dataset it names; ``library``: the eval library that ran it and its version, as recorded.
     """
 
     tool: Tool
@@ -127,6 +130,9 @@ class Evaluation:
     planned_epochs: dict[str, int] = field(default_factory=dict)
     run: str | None = None
     notes: list[str] = field(default_factory=list)
+    created: str | None = None
+    datasets: dict[str, str] = field(default_factory=dict)
+    library: tuple[str, str | None] | None = None
 
     @property
     def tasks(self) -> list[str]:

@@ -44,6 +44,9 @@ class LogFacts:
     planned_sample_epochs: int | None = None
     #: the sample ids the run planned (``eval.dataset.sample_ids``), when the log records them
     sample_ids: list[str] | None = None
+    #: when the evaluation was created (``eval.created``) and the dataset it names (``eval.dataset.name``)
+    created: str | None = None
+    dataset_name: str | None = None
 
 
 @dataclass(slots=True)
@@ -79,7 +82,8 @@ def log_facts(path: Path) -> LogFacts:
         epochs=header.epochs, reducers=list(header.epochs_reducer) if header.epochs_reducer else None,
         status=header.status, error=header.error.message if header.error else None, reported=reported,
         planned_sample_epochs=results.get("total_samples"),
-        sample_ids=[str(i) for i in header.sample_ids] if header.sample_ids is not None else None)
+        sample_ids=[str(i) for i in header.sample_ids] if header.sample_ids is not None else None,
+        created=header.created, dataset_name=header.dataset_name)
 
 
 def _message(m: Any) -> dict[str, Any]:

@@ -100,15 +100,20 @@ def _fetch_folder() -> Path:
     return _FETCHED[0]
 
 
-def _inspect_logs_of(given: str | os.PathLike[str], notes: dict[Path, list[str]]) -> list[Path]:
+def _inspect_logs_of(given: str | os.PathLike[str], notes: dict[Path, list[str]],
+                     where: str | os.PathLike[str] | None = None) -> list[Path]:
     """The local paths of the inspect_ai logs an eval-set folder or a URL stands for (remote logs fetched);
-    ``notes`` gets, per log picked from an eval set, what the eval set holds that was not read."""
-    from benchscore.sources.inspect_logs import fetch_log, resolve_logs
+    ``notes`` gets, per log picked from an eval set, what the eval set holds that was not read. ``where``: where
+    to read what was ``given`` (verify's staged copy), if not there."""
+    from benchscore.sources.inspect_logs import resolve_logs
 
     out = []
     unlogged_said = set()
-    for loc in resolve_logs([given]):
-        path = fetch_log(loc, _fetch_folder())[0] if loc.remote else Path(loc.url)
+    locations = resolve_logs([given if where is None else where])
+    for loc in locations:
+        path = _fetched(loc) if loc.remote else Path(loc.url)
+        if loc.remote:  # provenance: the file, by its name relative to the URL given
+            _note_remote(given, loc.url, path)
         if loc.replaced:
             notes.setdefault(path, []).append(f"{loc.name}: the final log of task {loc.task_id} in its eval set; "
                                               f"older logs of the task not read: {', '.join(loc.replaced)}")
@@ -117,7 +122,71 @@ def _inspect_logs_of(given: str | os.PathLike[str], notes: dict[Path, list[str]]
             notes.setdefault(path, []).append(f"eval set {loc.eval_set}: no log of task(s) {', '.join(loc.unlogged)} "
                                               "(listed in its eval-set.json; never run, or their logs are gone)")
         out.append(path)
+    if any(loc.remote and loc.eval_set for loc in locations):
+        _note_remote_eval_set(given, {loc.url for loc in locations})
     return out
+
+
+def _fetched(loc: Any) -> Path:
+    """A remote log copied to a folder of its own under its own name (what is read, and recorded, is that name)."""
+    from benchscore.sources.inspect_logs import fetch_log
+
+    home = Path(tempfile.mkdtemp(dir=_fetch_folder()))
+    copy = fetch_log(loc, home)[0]
+    named = home / loc.name
+    os.replace(copy, named)
+    return named
+
+
+def _note_remote(given: str | os.PathLike[str], url: str, path: Path) -> None:
+    """Provenance of a fetched log: its name relative to the URL given (the URL of the log itself: one file)."""
+    from benchscore.common.provenance import note_read
+
+    base = os.fspath(given).rstrip("/")
+    if url.rstrip("/") == base:
+        note_read(given, url.rsplit("/", 1)[-1], path, whole=True)
+    else:
+        note_read(given, url[len(base) + 1:] if url.startswith(base + "/") else url.rsplit("/", 1)[-1], path)
+
+
+def _note_remote_eval_set(given: str | os.PathLike[str], fetched: set[str]) -> None:
+    """Provenance of a remote eval set: its manifest and every log in it were read to pick the final logs (the
+    older attempts' headers too), so each one not ``fetched`` yet is fetched and recorded, as a local eval set's
+    are."""
+    from fsspec.core import url_to_fs
+
+    from benchscore.sources.inspect_logs import EVAL_SET_MANIFEST, LogLocation
+
+    fs, root = url_to_fs(os.fspath(given))
+    protocol = os.fspath(given).split("://", 1)[0]
+    for found, info in sorted(fs.find(root, detail=True).items()):
+        name = found.rsplit("/", 1)[-1]
+        if info.get("type", "file") != "file" or name.startswith(".") or not (
+                name == EVAL_SET_MANIFEST or name.endswith((".eval", ".json"))):
+            continue
+        url = found if "://" in found else f"{protocol}://{found}"
+        if url not in fetched:
+            _note_remote(given, url, _fetched(LogLocation(url, name, True)))
+
+
+def _note_folder(given: str | os.PathLike[str], root: Path, files: Iterable[Path], eval_set: bool) -> None:
+    """Provenance of a local folder given: every file read through it, by its name relative to the folder (an
+    eval set: its manifest and every log in it, whose headers were read to pick the final logs)."""
+    from benchscore.common.provenance import note_read
+    from benchscore.sources.inspect_logs import EVAL_SET_MANIFEST
+
+    files = list(files)
+    if eval_set:
+        files.append(root / EVAL_SET_MANIFEST)
+        for base, dirs, names in os.walk(root):
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            files.extend(Path(base) / n for n in names if n.endswith((".eval", ".json")) and not n.startswith("."))
+    for f in dict.fromkeys(files):
+        try:
+            rel = Path(os.path.abspath(f)).relative_to(os.path.abspath(root))
+        except ValueError:
+            continue
+        note_read(given, rel.as_posix(), f)
 
 
 def files_in(folder: Path) -> list[tuple[str, Path]]:
@@ -139,9 +208,11 @@ def files_in(folder: Path) -> list[tuple[str, Path]]:
 
 def recognises(path: str | os.PathLike[str]) -> bool:
     """Whether ``benchscore compare`` reads this path as results of another tool (a folder, a log, a URL)."""
+    from benchscore.common.provenance import located
+
     if is_url(path):
         return True
-    path = _local(path)
+    path = _local(located(path))  # verify's staged copy of what was given, if any
     return path.is_dir() or kind_of_file(path) is not None
 
 
@@ -159,16 +230,22 @@ def read(paths: Sequence[str | os.PathLike[str]], *, on_file=None, reducer: str 
 
     ``on_file(path)`` is called as each file is read (for a progress bar). ``reducer``: the epoch reducer of
     every metric in place of the one each task declares (``--reducer``)."""
+    from benchscore.common.provenance import located, note_read
     from benchscore.sources.inspect_logs import EVAL_SET_MANIFEST
 
     found: list[tuple[str, Path]] = []
     notes: dict[Path, list[str]] = {}
+    folders: list[tuple[str | os.PathLike[str], Path, bool]] = []  # what was given, where it was read, eval set?
     for given in paths:
-        if is_url(given) or (_local(given) / EVAL_SET_MANIFEST).is_file():
-            found.extend((INSPECT, p) for p in _inspect_logs_of(given, notes))
+        where = located(given)  # what was given, or verify's staged copy of it
+        if is_url(where) or (_local(where) / EVAL_SET_MANIFEST).is_file():
+            found.extend((INSPECT, p) for p in _inspect_logs_of(given, notes, where))
+            if not is_url(where):
+                folders.append((given, _local(where), True))
             continue
-        p = _local(given)
+        p = _local(where)
         if p.is_dir():
+            folders.append((given, p, False))
             inside = files_in(p)
             if not inside:
                 raise BadInput("holds no inspect_ai log, lm-evaluation-harness results_*.json or Every Eval Ever "
@@ -181,6 +258,8 @@ def read(paths: Sequence[str | os.PathLike[str]], *, on_file=None, reducer: str 
                                source=p)
             if kind == LM_EVAL and p.name.startswith("samples_"):
                 p = _results_of_samples(p)
+            elif is_url(given):  # a URL of one file, read from verify's staged copy
+                note_read(given, p.name, p, whole=True)
             found.append((kind, p))
     seen: set[Path] = set()
     unique = []
@@ -201,6 +280,8 @@ def read(paths: Sequence[str | os.PathLike[str]], *, on_file=None, reducer: str 
             out.append(from_eee(p, reducer=reducer))
         if kind != INSPECT and on_file is not None:
             on_file(p)
+    for given, root, eval_set in folders:  # provenance: every file read through each folder given
+        _note_folder(given, root, (f for e in out for f in e.files), eval_set)
     return out
 
 
@@ -293,12 +374,15 @@ def from_inspect(logs: Iterable[Path], *, on_file=None, log_notes: dict[Path, li
         if status != "success":
             notes.append(f"{where}: status {status}" + (f" ({error.splitlines()[0]})" if error else ""))
         first = group[0]
+        created = [f.created for f in group if f.created]
         out.append(Evaluation(
             tool=INSPECT, tool_version=first.tool_version, model=model, source=first.path, settings=settings,
             metrics=metrics, samples=samples, files=[f.path for f in group],
             identity_method="sha256 of each sample's input, target and choices (inspect_ai records no dataset hash)",
             epochs=max(f.epochs for f in group), status=status, status_error=error, planned_samples=planned,
-            planned_ids=planned_ids, planned_epochs=planned_epochs, run=run_id, notes=notes))
+            planned_ids=planned_ids, planned_epochs=planned_epochs, run=run_id, notes=notes,
+            created=min(created) if created else None,
+            datasets={f.task: f.dataset_name or f.task for f in group}, library=(INSPECT, first.tool_version)))
         if on_file is not None:
             for f in group:
                 on_file(f.path)
@@ -396,11 +480,47 @@ def from_lm_eval(results_path: Path, *, reducer: str | None = None) -> Evaluatio
         if task in planned and planned[task] != len(by_doc):
             notes.append(f"{ts.path.name} holds {len(by_doc)} of the {planned[task]} samples {results_path.name} "
                          f"counts for task {task}")
+    date = res.get("date")
     return Evaluation(
         tool=LM_EVAL, tool_version=run.version, model=run.model, source=results_path, settings=settings,
         metrics=metrics, samples=samples, files=[results_path, *(t.path for t in run.tasks.values())],
         identity_method="lm-evaluation-harness doc_hash and target_hash of each document", planned_samples=planned,
-        notes=notes)
+        notes=notes, created=_unix_time(date),
+        datasets={t: _lm_eval_dataset(configs.get(t) or {}, t) for t in run.tasks}, library=("lm_eval", run.version))
+
+
+def _unix_time(value: Any) -> str | None:
+    """A time recorded as seconds since 1970 (lm-eval's ``date``) as ISO 8601 UTC; None when it is none."""
+    from datetime import UTC, datetime
+
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
+        return None
+    try:
+        return datetime.fromtimestamp(float(value), tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def _eee_time(value: Any) -> str | None:
+    """An Every Eval Ever ``evaluation_timestamp`` (seconds since 1970 as text, as its converters write it, or
+    ISO 8601) as ISO 8601."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    text = value.strip()
+    return _unix_time(float(text)) if re.fullmatch(r"\d+(\.\d+)?", text) else text
+
+
+#: lm-eval ``dataset_path`` values that name a file loader, not a dataset (the task's files are its dataset)
+_LOADERS = frozenset({"json", "csv", "parquet", "text", "arrow", "pandas"})
+
+
+def _lm_eval_dataset(config: dict[str, Any], task: str) -> str:
+    """The dataset an lm-eval task's config names (``dataset_path``, with its ``dataset_name``); the task itself
+    when it names none, or only a file loader (``json``: its dataset is its own files)."""
+    path, name = config.get("dataset_path"), config.get("dataset_name")
+    if not isinstance(path, str) or not path or path in _LOADERS:
+        return task
+    return f"{path}/{name}" if isinstance(name, str) and name else path
 
 
 # --- Every Eval Ever ------------------------------------------------------------------------------
@@ -465,12 +585,17 @@ def from_eee(path: Path, *, reducer: str | None = None) -> Evaluation:
     model = (agg.get("model_info") or {}).get("id") or ev.records[0]["model_id"]
     files = [p for p in (ev.aggregate_path, ev.samples_path) if p is not None]
     notes = [] if ev.aggregate is not None else [f"{ev.samples_path.name}: no aggregate record beside it"]
+    datasets = {t: str((r.get("source_data") or {}).get("dataset_name") or t) for t, r in results.items() if t}
     return Evaluation(
         tool=EEE, tool_version=str(agg.get("schema_version") or ev.records[0]["schema_version"]), model=str(model),
         source=files[0], settings=settings, metrics=metrics, samples=samples, files=files,
         identity_method="Every Eval Ever sample_hash of each record (sha256 of input.raw and input.reference "
                         "computed by benchscore where it is null)", notes=notes, epochs=max(epochs.values(), default=1),
-        planned_epochs=epochs)
+        planned_epochs=epochs,
+        created=_eee_time(agg.get("evaluation_timestamp")),
+        datasets={t: datasets.get(t, t) for t in settings},
+        library=(str(library["name"]), str(library.get("version")) if library.get("version") else None)
+        if library.get("name") else None)
 
 
 __all__ = ["EEE", "INSPECT", "LM_EVAL", "files_in", "from_eee", "from_inspect", "from_lm_eval", "kind_of_file", "read",

@@ -690,24 +690,26 @@ def demo(out_dir: Path) -> None:
 
 
 def verify_kinds() -> list[Any]:
-    """The kinds of rxn output, told apart by their fields (``benchscore verify``)."""
+    """The kinds of rxn output, each told apart by validation against its model (``benchscore verify``)."""
     from benchscore.common.verify import Kind
+
+    from . import formats as F
 
     def testset(m: str) -> bool:
         return m in ("rxn-testsetV6-multiple_choice", "rxn-testsetV6-fill_in_blank")
 
     return [
-        Kind("rxn evaluation", frozenset({"task", "per_dataset", "overall", "per_sample"}), testset,
+        Kind("rxn evaluation", (F.EvaluationResult,), testset,
              "rxn-testsetV6-multiple_choice or rxn-testsetV6-fill_in_blank",
              ("benchscore rxn eval-mc", "benchscore rxn eval-fib")),
-        Kind("rxn question set", frozenset({"format", "question_type", "samples"}), testset,
+        Kind("rxn question set", (F.McDataset, F.FibDataset), testset,
              "rxn-testsetV6-multiple_choice or rxn-testsetV6-fill_in_blank",
              ("benchscore rxn build-mc", "benchscore rxn build-fib")),
-        Kind("rxn condition tables", frozenset({"format", "tables"}),
+        Kind("rxn condition tables", (F.ConditionTableFile,),
              lambda m: m in ("rxn-convert-csv", "rxn-convert-currybo"), "rxn-convert-csv or rxn-convert-currybo",
              ("benchscore rxn convert-csv", "benchscore rxn convert-currybo")),
-        Kind("rxn predict audit", frozenset({"format", "prediction_file", "summary", "runs", "calls"}),
-             lambda m: m == "rxn-predict", "rxn-predict", ("benchscore rxn predict",),
+        Kind("rxn predict audit", (F.PredictAudit,), lambda m: m == "rxn-predict", "rxn-predict",
+             ("benchscore rxn predict",),
              live="rxn predict asks a live model: its answers are not a function of its input files (the "
                   "evaluations of its prediction file can be verified)"),
     ]

@@ -90,6 +90,20 @@ def validate_aggregate(doc: dict[str, Any], source: Path) -> None:
     _check(_validator(AGGREGATE_SCHEMAS[doc["schema_version"]]), doc, source, None)
 
 
+def aggregate_problem(doc: Any, version: str) -> str | None:
+    """Why ``doc`` is not an aggregate record of schema ``version`` (its ``schema_version`` and the first
+    error against that schema, with its JSON path), None when it is one."""
+    if not isinstance(doc, dict):
+        return "not a JSON object"
+    if doc.get("schema_version") != version:
+        return f"schema_version: {doc.get('schema_version')!r}, not {version!r}"
+    try:
+        _check(_validator(AGGREGATE_SCHEMAS[version]), doc, Path("record"), None)
+    except BadInput as exc:
+        return f"{exc.field}: {exc.detail}"
+    return None
+
+
 def read_instances(path: Path) -> list[dict[str, Any]]:
     """Every instance-level record of a samples file, each validated (one line per failure)."""
     from benchscore.common.readers import loads_json, read_json_bytes
@@ -176,5 +190,5 @@ def read_evaluation(path: Path) -> EeeEvaluation:
     return EeeEvaluation(aggregate_path, aggregate, samples_path, records)  # type: ignore[arg-type]
 
 
-__all__ = ["AGGREGATE_SCHEMAS", "INSTANCE_VERSIONS", "SAMPLES_SUFFIX", "EeeEvaluation", "instance_version",
+__all__ = ["AGGREGATE_SCHEMAS", "aggregate_problem", "INSTANCE_VERSIONS", "SAMPLES_SUFFIX", "EeeEvaluation", "instance_version",
            "is_aggregate", "read_aggregate", "read_evaluation", "read_instances", "samples_beside"]

@@ -73,12 +73,16 @@ class Metric:
 
 @dataclass
 class Entry:
-    """One result of one output file (``label``: the file as given, ``FILE:MODEL`` for one model)."""
+    """One result of one output file (``label``: the file as given, ``FILE:MODEL`` for one model).
+    ``about``: what the result says of itself that compare neither compares nor uses (when it was
+    evaluated, the library that ran it, each metric's dataset, the files it was read from), for
+    what is published of it (the Every Eval Ever records)."""
 
     label: str
     kind: str
     same: dict[str, Any]
     metrics: list[Metric] = field(default_factory=list)
+    about: dict[str, Any] = field(default_factory=dict)
 
 
 Hook = Callable[[Any, str], "list[Entry] | None"]
@@ -222,11 +226,11 @@ def formats() -> dict[str, type]:
 
 
 def verify_kind() -> Any:
-    """The kind of a compare output for ``benchscore verify`` (told apart by its fields)."""
+    """The kind of a compare output for ``benchscore verify`` (told apart by validation against its model)."""
     from benchscore.common.verify import Kind
 
-    return Kind("comparison", frozenset({"format", "comparisons", "results", "not_compared"}),
-                lambda m: m == "benchscore-compare", "benchscore-compare", ("benchscore compare",))
+    return Kind("comparison", (formats()["benchscore-compare"],), lambda m: m == "benchscore-compare",
+                "benchscore-compare", ("benchscore compare",))
 
 
 def _one_line(value: Any) -> str:

@@ -177,29 +177,34 @@ def demo(out_dir: Path) -> None:
 
 
 def verify_kinds() -> list[Any]:
-    """The kinds of swarm output, told apart by their fields (``benchscore verify``): each is evidence of
-    a run (concurrent agents on a store, measured), never a function of files."""
+    """The kinds of swarm output, each told apart by validation against its model as written (``benchscore
+    verify``): each is evidence of a run (concurrent agents on a store, measured), never a function of files."""
     from benchscore.common.verify import Kind
 
+    from .outputs import output_formats
+
+    formats = output_formats()
     accept = ("swarm accept runs agents against a store and a model gateway: its timings and interleavings are "
               "measured, not computed (and S07/S08 live answers come from a live model)")
+
+    def acceptance(m: str) -> bool:
+        return m.startswith("swarm.acceptance.")
+
     return [
-        Kind("swarm run report", frozenset({"claims_here", "completions_here", "convergence"}),
-             lambda m: m == "swarm.run", "swarm.run", ("benchscore swarm run",),
+        Kind("swarm run report", (formats["run"],), lambda m: m == "swarm.run", "swarm.run", ("benchscore swarm run",),
              live="a swarm run is concurrent agents on a store: its interleaving, leases and timings are not a "
                   "function of its input files"),
-        Kind("swarm audit", frozenset({"chain_intact", "chain_breaks", "every_task_accounted_for"}),
-             lambda m: m == "swarm.audit", "swarm.audit", ("benchscore swarm audit",),
+        Kind("swarm audit", (formats["audit"],), lambda m: m == "swarm.audit", "swarm.audit",
+             ("benchscore swarm audit",),
              live="swarm audit reads a run's ledger from a store, a database the output does not hash"),
-        Kind("swarm L01 stress report", frozenset({"L01_PASS", "L01_verdict"}), lambda m: m == "swarm.L01",
-             "swarm.L01", ("benchscore swarm stress",), live="swarm stress measures throughput and latency of a live run"),
-        Kind("swarm L02 budget report", frozenset({"L02_PASS", "budget_utilization"}), lambda m: m == "swarm.L02",
-             "swarm.L02", ("benchscore swarm budget",), live="swarm budget measures a live run against a token budget"),
-        Kind("swarm acceptance matrix", frozenset({"matrix_id", "checks", "closed_loop"}),
-             lambda m: m.startswith("swarm.acceptance."), "swarm.acceptance.WHICH", ("benchscore swarm accept",),
-             live=accept),
-        Kind("swarm model IO record", frozenset({"records", "calls_issued"}), lambda m: m.startswith("swarm.acceptance."),
-             "swarm.acceptance.WHICH", ("benchscore swarm accept",), live=accept),
-        Kind("swarm acceptance scenario", frozenset({"checks", "verdict"}), lambda m: m.startswith("swarm.acceptance."),
-             "swarm.acceptance.WHICH", ("benchscore swarm accept",), live=accept),
+        Kind("swarm L01 stress report", (formats["L01"],), lambda m: m == "swarm.L01", "swarm.L01",
+             ("benchscore swarm stress",), live="swarm stress measures throughput and latency of a live run"),
+        Kind("swarm L02 budget report", (formats["L02"],), lambda m: m == "swarm.L02", "swarm.L02",
+             ("benchscore swarm budget",), live="swarm budget measures a live run against a token budget"),
+        Kind("swarm acceptance matrix", (formats["acceptance-matrix"],), acceptance, "swarm.acceptance.WHICH",
+             ("benchscore swarm accept",), live=accept),
+        Kind("swarm model IO record", (formats["model-io"],), acceptance, "swarm.acceptance.WHICH",
+             ("benchscore swarm accept",), live=accept),
+        Kind("swarm acceptance scenario", (formats["scenario"],), acceptance, "swarm.acceptance.WHICH",
+             ("benchscore swarm accept",), live=accept),
     ]

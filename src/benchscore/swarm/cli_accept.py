@@ -276,9 +276,13 @@ def demo_acceptance(out_dir: Path) -> None:
     junit = write_unit_checks(out_dir / "unit-checks.junit.xml")
     opts = AcceptOptions(quick=True, blob_root=out_dir / "acceptance-blobs", prefix="demo", junit=junit)
     output = out_dir / "acceptance-matrix.json"
+    from benchscore.common.provenance import recording
+
     try:
         outcome = run_acceptance("all", opts)
-        written = _write_outputs("all", outcome, opts, output)
+        with recording("benchscore swarm accept", accept, scenario="all", quick=True, blob_root=opts.blob_root,
+                       junit=junit, output=output):
+            written = _write_outputs("all", outcome, opts, output)
     except Exception as exc:  # noqa: BLE001 - the demo must not raise; say what failed
         click.echo(click.style(f"swarm acceptance demo failed: {type(exc).__name__}: {exc}", fg="red"))
         return

@@ -342,11 +342,19 @@ def demo(out_dir: Path) -> None:
     report, _ = run_swarm(store, "demo", agents, processes=2, blob_root=out_dir / "blobs")
     with open_pool(store, "demo") as pool:
         audit = audit_pool(pool, history=True)
+    from benchscore.common.provenance import recording
+
+    from . import cli
+
     body = report.model_dump(exclude={"wall_time_s", "tasks_per_second"})
-    body["provenance"] = provenance("swarm.run", {"tasks": tasks_path, "agents": agents_path})
+    with recording("benchscore swarm run", cli.run_cmd, tasks_file=tasks_path, agents_file=agents_path, store=store,
+                   run_id="demo", processes=2, blobs=str(out_dir / "blobs"), output=out_dir / "run-report.json"):
+        body["provenance"] = provenance("swarm.run", {"tasks": tasks_path, "agents": agents_path})
     atomic_write_json(out_dir / "run-report.json", body)
     audit_body = audit.model_dump()
-    audit_body["provenance"] = provenance("swarm.audit", {}, extra={"run_id": "demo"})
+    with recording("benchscore swarm audit", cli.audit_cmd, run_id="demo", store=store, history=True,
+                   output=out_dir / "audit.json"):
+        audit_body["provenance"] = provenance("swarm.audit", {}, extra={"run_id": "demo"})
     atomic_write_json(out_dir / "audit.json", audit_body)
     conv = report.convergence
     print_table("swarm demo (SQLite, 2 worker processes)", ["key", "value"], [
@@ -362,11 +370,15 @@ def demo(out_dir: Path) -> None:
 
     stress = run_stress(f"sqlite:///{out_dir / 'l01.db'}", total_agents=8, total_tasks=4096, worker_processes=2)
     stress_body = stress.model_dump()
-    stress_body["provenance"] = provenance("swarm.L01", {}, extra={"store": stress.store})
+    with recording("benchscore swarm stress", cli.stress_cmd, total_agents=8, total_tasks=4096,
+                   store=f"sqlite:///{out_dir / 'l01.db'}", processes=2, output=out_dir / "l01-reduced.json"):
+        stress_body["provenance"] = provenance("swarm.L01", {}, extra={"store": stress.store})
     atomic_write_json(out_dir / "l01-reduced.json", stress_body)
     budget = run_l02(3000, 50, agent_count=4, url=f"sqlite:///{out_dir / 'l02.db'}")
     budget_body = budget.model_dump()
-    budget_body["provenance"] = provenance("swarm.L02", {}, extra={"target_tpm": 3000, "tokens_per_task": 50})
+    with recording("benchscore swarm budget", cli.budget_cmd, target_tpm=3000, tokens_per_task=50, agent_count=4,
+                   store=f"sqlite:///{out_dir / 'l02.db'}", output=out_dir / "l02.json"):
+        budget_body["provenance"] = provenance("swarm.L02", {}, extra={"target_tpm": 3000, "tokens_per_task": 50})
     atomic_write_json(out_dir / "l02.json", budget_body)
     print_table("L01 (reduced: 8 agents, 4096 tasks) and L02 (seed numbers)", ["key", "value"], [
         ("L01 verdict", f"{stress.L01_verdict} (not the seed's size: 128 agents, 131072 tasks)"),

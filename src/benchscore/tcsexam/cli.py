@@ -385,19 +385,18 @@ def demo(out_dir: Path) -> None:
 
 
 def verify_kinds() -> list[Any]:
-    """The kinds of tcsexam output, told apart by their fields (``benchscore verify``); every one is a
-    function of its files."""
+    """The kinds of tcsexam output, each told apart by validation against its model (``benchscore verify``);
+    every one is a function of its files."""
     from benchscore.common.verify import Kind
 
+    from . import formats as F
     from .formulas import METRIC_ID, SOLVER_METRIC_ID
 
     return [
-        Kind("tcsexam index", frozenset({"models", "suite", "adoption_rule", "status"}), lambda m: m == METRIC_ID,
-             METRIC_ID, ("benchscore tcsexam score",)),
-        Kind("tcsexam solver score", frozenset({"instances", "relative_score", "reference_sha256"}),
-             lambda m: m == SOLVER_METRIC_ID, SOLVER_METRIC_ID, ("benchscore tcsexam solver-score",)),
-        Kind("tcsexam reference", frozenset({"reference_id", "scale_floors", "tasks", "unscored_reference_instances"}),
-             lambda m: m == "tcsexam-reference", "tcsexam-reference",
+        Kind("tcsexam index", (F.IndexOutput,), lambda m: m == METRIC_ID, METRIC_ID, ("benchscore tcsexam score",)),
+        Kind("tcsexam solver score", (F.SolverScoreOutput,), lambda m: m == SOLVER_METRIC_ID, SOLVER_METRIC_ID,
+             ("benchscore tcsexam solver-score",)),
+        Kind("tcsexam reference", (F.Reference,), lambda m: m == "tcsexam-reference", "tcsexam-reference",
              ("benchscore tcsexam reference build", "benchscore tcsexam reference merge")),
     ]
 

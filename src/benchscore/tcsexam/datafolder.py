@@ -40,8 +40,11 @@ def resolve(value: str, what: str, data_dir: Path | None) -> Path:
         else (Path(os.environ[DATA_ENV]) if os.environ.get(DATA_ENV) else None)
     )
     if root is not None:
-        candidate = root / folder / f"{value}.json"
+        from benchscore.common.provenance import located, note_read
+
+        candidate = Path(located(root)) / folder / f"{value}.json"  # verify's staged copy of the folder, if any
         if candidate.is_file():
+            note_read(root, f"{folder}/{value}.json", candidate)  # provenance: the file read through --data-dir
             return candidate
         where = f"{candidate} does not exist"
     else:
