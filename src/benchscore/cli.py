@@ -212,6 +212,12 @@ def _comparison_options(top_help: str) -> Any:
         click.option("--alpha", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True), default=0.05,
                      show_default=True, help="Level at which two results count as distinguishable (Holm-corrected)."),
         click.option("--top", type=click.IntRange(min=0), default=10, show_default=True, help=top_help),
+        click.option("--rank-sets", type=click.Choice(["auto", "holm", "max-t"]), default="auto", show_default=True,
+                     help="How rank sets are made: every pair's exact test with Holm (holm), or the max-t bootstrap "
+                          "over all pairs with stepdown (max-t); auto: holm up to 100 results, max-t past them "
+                          "(docs/statistics.md)."),
+        click.option("--draws", type=click.IntRange(min=100), default=1000, show_default=True,
+                     help="Multiplier draws of the max-t rank sets (seeded by --seed)."),
         click.option("--metric", "metrics", multiple=True,
                      help="Results of other tools: a metric to compare (repeatable; default: every numeric one)."),
         click.option("--cluster", metavar="KEY",
@@ -251,8 +257,8 @@ def _comparison_options(top_help: str) -> Any:
 @click.option("--output", type=click.Path(dir_okay=False), help="The comparison JSON to write.")
 @_comparison_options("Items that differ most, listed per metric and pair.")
 def compare(outputs: tuple[str, ...], output: str | None, intersection: bool, resamples: int, seed: int,
-            alpha: float, top: int, metrics: tuple[str, ...], cluster: str | None, errors: str | None,
-            reducer: str | None, retries: str | None, accept_score_edits: bool,
+            alpha: float, top: int, rank_sets: str, draws: int, metrics: tuple[str, ...], cluster: str | None,
+            errors: str | None, reducer: str | None, retries: str | None, accept_score_edits: bool,
             judge_calibration: str | None) -> None:
     """Compare OUTPUTS of one contract, or results of one evaluation, item by item: one verdict per difference.
 
@@ -273,8 +279,9 @@ def compare(outputs: tuple[str, ...], output: str | None, intersection: bool, re
     from benchscore.stats import compare as C
 
     entries, skipped, inputs, files = _compared(outputs, metrics, cluster, errors, intersection, reducer, retries,
-                                            accept_score_edits)
-    doc = C.compare(entries, intersection=intersection, resamples=resamples, seed=seed, alpha=alpha, top=top)
+                                                accept_score_edits)
+    doc = C.compare(entries, intersection=intersection, resamples=resamples, seed=seed, alpha=alpha, top=top,
+                    rank_sets=rank_sets, draws=draws)
     doc["not_compared"].update(skipped)
     _judged(doc, entries, files, inputs, judge_calibration, alpha)
     doc["provenance"] = provenance("benchscore-compare", inputs, seed=seed, extra={"resamples": resamples})
@@ -368,8 +375,8 @@ def _compared(outputs: tuple[str, ...], metrics: tuple[str, ...], cluster: str |
                    "per adjacent pair (per result past 100 results), leaderboard.json and every_eval_ever/ records.")
 @_comparison_options("Items that separate two adjacent rows, listed on their pair's page.")
 def leaderboard(outputs: tuple[str, ...], output_dir: str, intersection: bool, resamples: int, seed: int,
-                alpha: float, top: int, metrics: tuple[str, ...], cluster: str | None, errors: str | None,
-                reducer: str | None, retries: str | None, accept_score_edits: bool,
+                alpha: float, top: int, rank_sets: str, draws: int, metrics: tuple[str, ...], cluster: str | None,
+                errors: str | None, reducer: str | None, retries: str | None, accept_score_edits: bool,
                 judge_calibration: str | None) -> None:
     """Publish OUTPUTS of one benchmark (contract outputs, or logs of many models) as a static leaderboard.
 
@@ -398,7 +405,7 @@ def leaderboard(outputs: tuple[str, ...], output_dir: str, intersection: bool, r
             raise BadInput("a mira score holds what must not be published; a leaderboard takes its public "
                            f"projection: benchscore mira project --score {path} --output PUBLIC.json", source=path)
     doc = C.compare(entries, intersection=intersection, resamples=resamples, seed=seed, alpha=alpha, top=top,
-                    standings=True, detectable_effects=False)
+                    standings=True, detectable_effects=False, rank_sets=rank_sets, draws=draws)
     doc["not_compared"].update(skipped)
     _judged(doc, entries, files, inputs, judge_calibration, alpha)
     reproduced = _reproduced(entries, files)

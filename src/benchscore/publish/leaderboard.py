@@ -525,8 +525,12 @@ def round_ticks(low: float, high: float, bounds: Sequence[float | None] = (None,
     power = 10.0 ** math.floor(math.log10(raw))
     step = next(m * power for m in (1.0, 2.0, 5.0, 10.0) if m * power >= raw * (1 - 1e-9))
     decimals = max(0, -math.floor(math.log10(step)) + 1)
-    start = round(math.floor(low / step + 1e-9) * step, decimals)
-    end = round(math.ceil(high / step - 1e-9) * step, decimals)
+    below, above = math.floor(low / step), math.ceil(high / step)
+    if (below + 1) * step <= low + 1e-12 * max(1.0, abs(low)):  # low on a step, up to float noise of low itself
+        below += 1
+    if (above - 1) * step >= high - 1e-12 * max(1.0, abs(high)):
+        above -= 1
+    start, end = round(below * step, decimals), round(above * step, decimals)
     if lo_b is not None:
         start = max(start, lo_b)
     if hi_b is not None:

@@ -26,11 +26,19 @@ import numpy as np
 
 from benchscore.common.errors import BadInput
 from benchscore.stats import paired as P
+from benchscore.stats import ranks as K
 from benchscore.stats.intervals import LEVEL, NoInterval, cluster_codes, ratio_interval, rng_for
 
 DEFAULT_RESAMPLES = 10_000
 DEFAULT_ALPHA = 0.05
 DEFAULT_TOP = 10
+#: up to this many results every pair gets its own exact test and the rank intervals come from Holm over
+#: them (100 results: 4,950 pairs, about 15 s on two cores); past it the max-t bootstrap over all pairs
+#: (:mod:`benchscore.stats.ranks`) gives the rank sets and the verdicts, and only the pairs adjacent on a
+#: board are written (:func:`rank_method`)
+EXACT_PAIRS_UP_TO = 100
+#: ``--rank-sets`` choices and the method each names in outputs
+RANK_SETS = {"holm": "holm_exact", "max-t": K.METHOD}
 #: how closely the number recomputed from the items must equal the output's own number
 _AGREE = 1e-9
 
@@ -164,11 +172,12 @@ def formats() -> dict[str, type]:
             "the differences the test does not reject at ci_level: it excludes 0 exactly when the verdict "
             "is differs; inside what the metric allows"))
         ci_level: float = Field(description="1 - alpha, or 1 - alpha / (m - r) matching Holm with m pairs, r separated")
-        ci_method: Literal["sign_flip_inversion", "mcnemar_inversion", "paired_t_inversion"]
+        ci_method: Literal["sign_flip_inversion", "mcnemar_inversion", "paired_t_inversion", "max_t_inversion"]
         ci_reason: str | None = None
         p_value: float
         p_holm: float | None = Field(None, description="Holm-adjusted over the pairs (three or more results)")
-        test: Literal["sign_flip_permutation_exact", "sign_flip_permutation_monte_carlo", "mcnemar_exact", "paired_t"]
+        test: Literal["sign_flip_permutation_exact", "sign_flip_permutation_monte_carlo", "mcnemar_exact", "paired_t",
+                      "max_t_stepdown"]
         smallest_attainable_p: float = Field(description="the smallest p-value the test can give with n_units units")
         n_items: int
         n_units: int = Field(description="independent units the items form (rxn: condition tables)")
@@ -193,16 +202,42 @@ def formats() -> dict[str, type]:
         ci_reason: str | None = None
         ci_method: str | None = Field(None, description="how ci95 was computed (null: the output's own, unnamed)")
         rank_range: list[int] = Field(min_length=2, max_length=2, description=(
-            "95 % rank interval, simultaneous over the results: [1 + results Holm separates above it, "
-            "N - results Holm separates below it]"))
+            "95 % rank interval, simultaneous over the results: [1 + results separated above it, "
+            "N - results separated below it] (separated: by Holm, or by the max-t stepdown: rank_sets)"))
         groups: list[str] | None = Field(description=(
             "the labels of the groups the result belongs to (compact letter display): two results share a label "
             "exactly when they are not separated; a .. z up to 26 groups, two letters each past 26; null (with "
-            "groups_reason) past 676 groups: the rank interval alone"))
+            f"groups_reason) past 676 groups or past {EXACT_PAIRS_UP_TO} results (max-t rank sets): the rank "
+            "interval alone"))
         groups_reason: str | None = None
         indistinguishable_from: list[str]
         equal_to: list[str] = Field(description="results with exactly the same value (listed in label order)")
         counts: Counts | None = None
+
+    class Step(Format):
+        hypotheses: int = Field(ge=0, description="ordered pairs still in play")
+        critical_value: float
+        critical_value_mc_interval: list[float] = Field(min_length=2, max_length=2, description=(
+            "95 % interval of the critical value infinitely many draws would give (order statistics)"))
+        critical_value_mc_standard_error: float
+        rejected: int = Field(ge=0)
+
+    class RankSetsInfo(Format):
+        """How the rank sets of one metric were made, past the board size where every pair is tested."""
+
+        method: Literal["max_t_stepdown"]
+        method_reason: str
+        draws: int = Field(ge=1, description="multiplier draws (seeded by the recorded seed)")
+        units: int
+        min_units: int = Field(description="the fewest units at which the sets' simulated coverage holds")
+        critical_value: float | None = Field(description="a pair is separated exactly when |T| exceeds it")
+        critical_value_mc_standard_error: float | None
+        critical_value_mc_interval: list[float] | None
+        pairs_within_mc_error: int | None = Field(description=(
+            "pairs whose statistic lies inside the critical value's Monte-Carlo interval: their verdict "
+            "could change with other draws"))
+        steps: list[Step]
+        reason: str | None = Field(None, description="why there are no rank sets (never a number in their place)")
 
     class CompareOutput(Format):
         """Output of ``benchscore compare``: every pair of results, per metric (docs/statistics.md)."""
@@ -215,6 +250,9 @@ def formats() -> dict[str, type]:
         level: float
         comparisons: list[Pair]
         leaderboards: dict[str, list[Standing]] | None = None
+        rank_sets: dict[str, RankSetsInfo] | None = Field(None, description=(
+            f"past {EXACT_PAIRS_UP_TO} results, per metric: the max-t rank sets' draws, critical values and "
+            "their Monte-Carlo error; the comparisons are then the pairs adjacent on a board"))
         not_compared: dict[str, str]
         intersection: dict[str, Intersection] | None = Field(
             description="--intersection: per metric, the items compared and those dropped (null without it)")
@@ -475,13 +513,112 @@ def _standings(labels: list[str], values: list[float], own: list[tuple[list[floa
     } for i in order]
 
 
+def rank_method(n_results: int, requested: str = "auto") -> str:
+    """The one switch between the two rank methods: ``holm_exact`` (every pair's own exact test, Holm over
+    them) up to :data:`EXACT_PAIRS_UP_TO` results, ``max_t_stepdown`` (:func:`benchscore.stats.ranks.rank_sets`)
+    past it, where N(N - 1)/2 exact tests and their rows are no longer affordable; ``requested`` ("holm",
+    "max-t": ``--rank-sets``) chooses one at any size. Where both run, they agree (docs/statistics.md)."""
+    if requested == "auto":
+        return "holm_exact" if n_results <= EXACT_PAIRS_UP_TO else K.METHOD
+    return RANK_SETS[requested]
+
+
+def _adjacent_pairs(labels: list[str], values: dict[str, list[float]]) -> list[tuple[int, int]]:
+    """The pairs adjacent on some metric's board (by value, highest first, ties by label)."""
+    got: set[tuple[int, int]] = set()
+    for vals in values.values():
+        order = sorted(range(len(labels)), key=lambda i: (-vals[i], labels[i]))
+        got.update((min(x, y), max(x, y)) for x, y in zip(order, order[1:], strict=False))
+    return sorted(got)
+
+
+def _max_t(name: str, layout: _Layout, cols: list[tuple[np.ndarray, np.ndarray]], theta: list[float],
+           alpha: float, draws: int, seed: int, why: str) -> tuple[K.RankSets | None, dict[str, Any]]:
+    """The max-t rank sets of one metric from its units (every result's contribution per unit), and what the
+    output says about them; None below the units at which they hold their level (the reason said)."""
+    from benchscore.common.terminal import progress
+
+    g_of = np.bincount(layout.stratum, minlength=len(layout.weights))
+    info: dict[str, Any] = {"method": K.METHOD, "method_reason": why, "draws": draws, "units": layout.g,
+                            "min_units": K.MIN_UNITS}
+    if layout.g < K.MIN_UNITS or np.any(g_of < 2):
+        short = (f"{layout.g} units" if layout.g < K.MIN_UNITS else "a stratum with fewer than 2 units")
+        info.update(critical_value=None, critical_value_mc_standard_error=None, critical_value_mc_interval=None,
+                    pairs_within_mc_error=None, steps=[], reason=(
+                        f"{short}: the max-t rank sets hold their level from {K.MIN_UNITS} units (every stratum "
+                        f"at least 2), so no pair of these {len(theta)} results is separated and every rank "
+                        "set is the whole board"))
+        return None, info
+    num = np.column_stack([layout.per_unit(c[0]) for c in cols])
+    den = np.column_stack([layout.per_unit(c[1]) for c in cols])
+    u = K.contributions(num, den, layout.stratum, layout.weights, layout.scale)
+    del num, den
+    with progress() as bar:
+        task = bar.add_task(f"rank sets of {name} ({len(theta)} results, {draws} draws)", total=None)
+        sets = K.rank_sets(u, np.asarray(theta, dtype=float), alpha=alpha, draws=draws,
+                           rng=rng_for(seed, name, "rank sets"),
+                           progress=lambda done, total: bar.update(task, completed=done, total=total))
+    last = sets.steps[-1]
+    info.update(critical_value=last.critical_value, critical_value_mc_standard_error=last.mc_standard_error,
+                critical_value_mc_interval=list(last.mc_interval), pairs_within_mc_error=sets.within_mc_error,
+                steps=[{"hypotheses": s.hypotheses, "critical_value": s.critical_value,
+                        "critical_value_mc_interval": list(s.mc_interval),
+                        "critical_value_mc_standard_error": s.mc_standard_error, "rejected": s.rejected}
+                       for s in sets.steps])
+    return sets, info
+
+
+def _max_t_reason(info: dict[str, Any], verdict: str, why: str, n: int, alpha: float) -> str:
+    """A max-t pair's verdict reason: the rank sets' (none below the units floor; too few draws), or the
+    p-value's with the critical value it matches."""
+    if info.get("reason"):
+        return info["reason"]
+    if verdict == "cannot_separate_at_this_n":
+        return (f"with {info['draws']} draws no Monte-Carlo p-value is below {1 / (info['draws'] + 1):.3g}, not below "
+                f"alpha {alpha:g}: more --draws could separate them")
+    return (f"{why} (max-t over every pair of {n} results; separated exactly when |T| > "
+            f"{info['critical_value']:.4g}, the critical value of {info['draws']} draws)")
+
+
+def _max_t_standings(labels: list[str], values: list[float], own: list[tuple],
+                     sets: K.RankSets | None, counts: list[dict[str, Any] | None]) -> list[dict[str, Any]]:
+    """The leaderboard of one metric from the max-t rank sets (the same keys as :func:`_standings`; no
+    letters: a compact letter display of so many results is neither computable in time nor readable)."""
+    n = len(labels)
+    order = sorted(range(n), key=lambda i: (-values[i], labels[i]))
+    position = {i: k for k, i in enumerate(order)}
+    same: dict[float, list[str]] = {}
+    for i in range(n):
+        same.setdefault(values[i], []).append(labels[i])
+    rows = []
+    for i in order:
+        others = (sorted(sets.not_separated_from(i).tolist(), key=position.__getitem__) if sets is not None
+                  else [j for j in order if j != i])
+        rows.append({
+            "label": labels[i], "value": values[i], "ci95": own[i][0], **({"ci_reason": own[i][1]} if own[i][1] else {}),
+            **({"ci_method": own[i][2]} if len(own[i]) > 2 and own[i][2] else {}),
+            "rank_range": [int(sets.lower[i]), int(sets.upper[i])] if sets is not None else [1, n], "groups": None,
+            "groups_reason": (f"past {EXACT_PAIRS_UP_TO} results the max-t rank sets separate the pairs: the rank "
+                              "interval alone (a compact letter display of so many results is neither computable "
+                              "in time nor readable)"),
+            "indistinguishable_from": [labels[j] for j in others],
+            "equal_to": sorted(x for x in same[values[i]] if x != labels[i]),
+            **({"counts": counts[i]} if counts[i] else {}),
+        })
+    return rows
+
+
 def compare(entries: list[Entry], *, intersection: bool = False, resamples: int = DEFAULT_RESAMPLES,
             seed: int = 16, alpha: float = DEFAULT_ALPHA, top: int = DEFAULT_TOP,
-            standings: bool = False, detectable_effects: bool = True) -> dict[str, Any]:
+            standings: bool = False, detectable_effects: bool = True, rank_sets: str = "auto",
+            draws: int = K.DEFAULT_DRAWS) -> dict[str, Any]:
     """The comparison document (without provenance): every pair of entries, per metric. The
     leaderboards come with three or more results, or with two when ``standings`` (the leaderboard
     command: one pair, its plain p-value decides). Without ``detectable_effects`` the minimum
-    detectable effects are not computed (null, and said so): the leaderboard publishes none."""
+    detectable effects are not computed (null, and said so): the leaderboard publishes none. Past
+    :data:`EXACT_PAIRS_UP_TO` results (or with ``rank_sets="max-t"``) the max-t bootstrap over all pairs
+    (``draws`` multiplier draws) gives the rank sets and the verdicts, and only the pairs adjacent on a
+    board are listed (:func:`rank_method`)."""
     check_comparable(entries)
     names = [m.name for m in entries[0].metrics]
     metric_of = {(e.label, m.name): m for e in entries for m in e.metrics}
@@ -522,24 +659,41 @@ def compare(entries: list[Entry], *, intersection: bool = False, resamples: int 
         recomputed[name] = bool(dropped or nulls)
     if not items_of:
         raise BadInput("nothing to compare: " + _grouped(not_compared))
-    pairs = list(itertools.combinations(range(len(entries)), 2))
-    family = len(pairs) if len(entries) >= 3 else 1
+    method = rank_method(len(entries), rank_sets)
+    if method == K.METHOD:
+        pairs, family = _adjacent_pairs(labels, values), 1
+        why_method = ((f"{len(entries)} results: past {EXACT_PAIRS_UP_TO}, " if rank_sets == "auto" else
+                       "--rank-sets max-t: ") + f"the {len(entries) * (len(entries) - 1) // 2:,} pairs are not "
+                      "each tested: the max-t bootstrap over all of them with stepdown gives the rank sets and "
+                      "the verdicts; the comparisons listed are the pairs adjacent on a board")
+    else:
+        pairs = list(itertools.combinations(range(len(entries)), 2))
+        family = len(pairs) if len(entries) >= 3 else 1
+    rank_info: dict[str, dict[str, Any]] = {}
     comparisons: list[dict[str, Any]] = [{"a": labels[i], "b": labels[j], "metrics": []} for i, j in pairs]
     leaderboards: dict[str, list[dict[str, Any]]] = {}
     for name, items in items_of.items():
         layout, cols = prepared[name]
         ms = [metric_of[(label, name)] for label in labels]
-        inferences = []
-        for i, j in pairs:
-            units = layout.units(cols[i], cols[j], bounds=ms[0].bounds)
-            inferences.append(P.infer_pair(units, resamples=resamples, rng=rng_for(seed, name, labels[i], labels[j]),
-                                           binary=ms[0].binary))
+        sets: K.RankSets | None = None
+        if method == K.METHOD:
+            sets, rank_info[name] = _max_t(name, layout, cols, values[name], alpha, draws, seed, why_method)
+            inferences = [K.pair_inference(sets, i, j, values[name][i], values[name][j], layout.g, ms[0].bounds)
+                          for i, j in pairs]
+        else:
+            inferences = []
+            for i, j in pairs:
+                units = layout.units(cols[i], cols[j], bounds=ms[0].bounds)
+                inferences.append(P.infer_pair(units, resamples=resamples,
+                                               rng=rng_for(seed, name, labels[i], labels[j]), binary=ms[0].binary))
         ps = [r.p_value for r in inferences]
         adjusted = P.holm(ps) if family > 1 else None
         level_alpha = P.holm_level(adjusted, alpha) if adjusted is not None else alpha
         for k, ((i, j), r) in enumerate(zip(pairs, inferences, strict=True)):
             holm_p = adjusted[k] if adjusted is not None else None
             verdict, why = _verdict(r.p_value, r.smallest_attainable_p, alpha, family, holm_p, r.n_units)
+            if method == K.METHOD:  # the verdict is the rank sets': say so
+                why = _max_t_reason(rank_info[name], verdict, why, len(labels), alpha)
             ci, ci_reason = r.interval(level_alpha)
             mde, mde_reason = (r.minimum_detectable_effect(level_alpha) if detectable_effects else
                                (None, "not computed: the leaderboard publishes no minimum detectable effect"))
@@ -549,7 +703,8 @@ def compare(entries: list[Entry], *, intersection: bool = False, resamples: int 
                 "name": name, "a": values[name][i], "b": values[name][j],
                 "difference": values[name][i] - values[name][j], "verdict": verdict, "verdict_reason": why,
                 "ci95": list(ci) if ci else None, "ci_level": 1.0 - level_alpha,
-                "ci_method": {"mcnemar_exact": "mcnemar_inversion", "paired_t": "paired_t_inversion"}.get(
+                "ci_method": {"mcnemar_exact": "mcnemar_inversion", "paired_t": "paired_t_inversion",
+                              K.METHOD: "max_t_inversion"}.get(
                     r.test, "sign_flip_inversion"),
                 **({"ci_reason": ci_reason} if ci_reason else {}),
                 "p_value": r.p_value, **({"p_holm": holm_p} if holm_p is not None else {}), "test": r.test,
@@ -560,7 +715,12 @@ def compare(entries: list[Entry], *, intersection: bool = False, resamples: int 
                 **({"counts": {"a": ms[i].counts, "b": ms[j].counts}} if ms[i].counts else {}),
             }
             comparisons[k]["metrics"].append(row)
-        if adjusted is not None or standings:
+        if method == K.METHOD:
+            own = [(m.ci95, m.ci_reason) if not dropped_of[name] else
+                   (None, "compared on the common items only: the output's interval is of all its items")
+                   for m in ms]
+            leaderboards[name] = _max_t_standings(labels, values[name], own, sets, [m.counts for m in ms])
+        elif adjusted is not None or standings:
             deciding = adjusted if adjusted is not None else ps
             sep = {frozenset(pair) for k, pair in enumerate(pairs) if deciding[k] < alpha}
             # on fewer items than the output's own (--intersection), the interval of the items compared
@@ -578,6 +738,8 @@ def compare(entries: list[Entry], *, intersection: bool = False, resamples: int 
     }
     if leaderboards:
         doc["leaderboards"] = leaderboards
+    if rank_info:
+        doc["rank_sets"] = rank_info
     doc["not_compared"] = not_compared
     doc["intersection"] = {name: {"items": len(items_of[name]), "dropped": d}
                            for name, d in dropped_of.items() if d} if intersection else None
@@ -681,11 +843,21 @@ def print_comparison(doc: dict[str, Any]) -> None:
         return f"[{fmt(row['ci95'][0])}, {fmt(row['ci95'][1])}]{unit}"
 
     print_line(f"compare {doc['kind']}: {len(doc['results'])} results; same {', '.join(doc['same'])}")
-    holm = "leaderboards" in doc
+    holm = "leaderboards" in doc and not doc.get("rank_sets")
     for name, board in doc.get("leaderboards", {}).items():
-        print_table(f"leaderboard {name}: rank intervals (95 %, simultaneous) and groups from the pairs Holm "
-                    f"separates at alpha {doc['alpha']}; results sharing a group label are not separated"
-                    + (f" ({board[0]['groups_reason']})" if board and board[0].get("groups_reason") else ""),
+        info = (doc.get("rank_sets") or {}).get(name)
+        if info is not None:
+            print_line(f"{name}: {info['method_reason']}" + (f"; {info['reason']}" if info.get("reason") else
+                       f"; critical value {fmt(info['critical_value'])} (Monte-Carlo se "
+                       f"{fmt(info['critical_value_mc_standard_error'])}, {info['draws']} draws, "
+                       f"{len(info['steps'])} steps; {info['pairs_within_mc_error']} pairs within its "
+                       "Monte-Carlo error)"))
+        reason = board[0].get("groups_reason") if board else None
+        print_table((f"leaderboard {name}: rank intervals (95 %, simultaneous) and groups from the pairs Holm "
+                     f"separates at alpha {doc['alpha']}; results sharing a group label are not separated"
+                     if info is None else f"leaderboard {name}: rank sets (95 %, simultaneous) from the pairs the "
+                     f"max-t stepdown separates at alpha {doc['alpha']}")
+                    + (f" ({reason})" if reason else ""),
                     ["rank_range", "groups", "label", "value", "ci95", "indistinguishable_from", "equal_to",
                      *(["counts"] if any("counts" in r for r in board) else [])],
                     [(f"{r['rank_range'][0]}-{r['rank_range'][1]}", groups_text(r["groups"]), r["label"],

@@ -191,7 +191,7 @@ def test_cli_prints_every_violation_with_task_and_seq(store_url, finished):
 
 
 def test_run_report_carries_the_head_the_audit_recomputes(tmp_path, pinned_time):
-    from tests.swarm.runtime.test_cli import invoke, write_inputs
+    from .test_cli import invoke, write_inputs
 
     tasks, agents = write_inputs(tmp_path)
     store = f"sqlite:///{tmp_path}/run.db"
