@@ -33,6 +33,58 @@ def _missing(reason: str, switch: str) -> None:
     pytest.skip(reason)
 
 
+def _import_error(module: str) -> str | None:
+    """None when ``module`` imports, else why it does not (cached: each optional part is tried once)."""
+    if module not in _IMPORT_ERRORS:
+        try:
+            __import__(module)
+            _IMPORT_ERRORS[module] = None
+        except ImportError as exc:
+            _IMPORT_ERRORS[module] = f"{exc}"
+    return _IMPORT_ERRORS[module]
+
+
+_IMPORT_ERRORS: dict[str, str | None] = {}
+
+#: The optional parts, by the fixture that stands for them: a test whose fixtures include one of these
+#: (directly, through another fixture or ``usefixtures``, at any scope) skips or fails by the part's
+#: switch in ``pytest_runtest_setup``, before any of its fixtures runs: a module-scoped fixture that runs
+#: lm_eval never starts when lm_eval is missing. Each entry: why it is missing (None when it is there),
+#: the switch that makes a missing part a failure.
+OPTIONAL_PARTS = {
+    "inspect_ai_installed": (
+        lambda: (f"inspect_ai is not importable ({e}); install the extra: pip install -e '.[inspect]'"
+                 if (e := _import_error("inspect_ai")) else None),
+        "BENCHSCORE_REQUIRE_INSPECT"),
+    "lm_eval_installed": (
+        lambda: (f"lm-evaluation-harness is not importable ({e}); install the extra: pip install -e '.[lmeval]'"
+                 if (e := _import_error("lm_eval")) else None),
+        "BENCHSCORE_REQUIRE_LMEVAL"),
+    "browser": (
+        lambda: None if CHROMIUM.exists() else f"{CHROMIUM} is not installed (apt-get install chromium)",
+        "BENCHSCORE_REQUIRE_BROWSER"),
+}
+
+
+#: the marker each optional part's tests carry, whether they ask for its fixture directly or not
+#: (``.ci/run``'s second pass selects them with ``-m lmeval`` once the extra is installed)
+MARKERS = {"inspect_ai_installed": "inspect", "lm_eval_installed": "lmeval"}
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        for name, marker in MARKERS.items():
+            if name in getattr(item, "fixturenames", ()) and not item.get_closest_marker(marker):
+                item.add_marker(marker)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    for name, (missing, switch) in OPTIONAL_PARTS.items():
+        if name in getattr(item, "fixturenames", ()) and (reason := missing()):
+            _missing(reason, switch)
+
+
 def _unavailable(what: str, exc: BaseException) -> None:
     reason = f"{what} unreachable: {type(exc).__name__}: {exc}"
     if services_required():
