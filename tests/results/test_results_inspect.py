@@ -242,6 +242,12 @@ def test_a_run_that_ended_in_error_is_not_final(tmp_path, logs):
         assert counts["sample_epochs"] == held and counts["missing"] == 24 - held
         assert "NOT FINAL: the run ended with status error" in text and "HTTP 503" in text
         assert "mockllm/broken: NOT FINAL" in text
+    # the report's summary row of that comparison says so too, never "complete"
+    from benchscore.common.html import Output
+    from benchscore.publish.compare_figures import summary_rows
+
+    (srow,) = summary_rows(Output(out, out.name, "", orjson.loads(out.read_bytes()), "compare"))
+    assert srow.status == "not final" and srow.reason.startswith("NOT FINAL: mockllm/broken ended error")
 
 
 def test_a_benchscore_output_and_a_log_are_refused_together(tmp_path, logs):

@@ -54,11 +54,19 @@ def summary_rows(out: Output) -> list[html.SummaryRow]:
         reasons.append(f"{counts['cannot_separate_at_this_n']} of {total}: {VERDICT_WORDS['cannot_separate_at_this_n']}")
     if skipped:
         reasons.append("not compared: " + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
+    statuses = {(row["label"], (row.get("counts") or {}).get("status"))
+                for rows in (doc.get("leaderboards") or {}).values() for row in rows}
+    statuses |= {(pair[side], (m.get("counts") or {}).get(side, {}).get("status"))
+                 for pair in doc.get("comparisons", []) for m in pair.get("metrics", []) for side in ("a", "b")}
+    unfinished = sorted({f"{label} ended {status}" for label, status in statuses
+                         if status not in (None, "success", "unknown")})
+    if unfinished:
+        reasons.insert(0, "NOT FINAL: " + ", ".join(unfinished))
     test = "Holm-adjusted tests" if doc.get("leaderboards") else "tests"
     return [html.SummaryRow(
         out, f"{doc.get('kind')}: {', '.join(map(str, doc.get('results', [])))}",
         [html.Headline(f"differences the {test} separate at alpha {doc.get('alpha')}", f"{counts['differs']} of {total}")],
-        "complete", "; ".join(reasons) or None, what="compare")]
+        "not final" if unfinished else "complete", "; ".join(reasons) or None, what="compare")]
 
 
 def render(outputs: Sequence[Output]) -> list[str]:
