@@ -440,3 +440,8 @@ def test_compare_leaderboard_and_verify_run_the_max_t_sets_from_the_command_line
     rows = board["metrics"][0]["rows"]
     assert [r["rank_range"] for r in rows] == sorted(ranges.values()) and all(r["groups"] is None for r in rows)
     assert all(p["test"] == K.METHOD for p in board["metrics"][0]["adjacent_pairs"])
+    # the board carries the rank sets it was ranked by, and its page says so (not "the pairs Holm separates")
+    assert board["metrics"][0]["rank_sets"] == info
+    page = (site / "index.html").read_text()
+    assert "max-t bootstrap over every pair" in page and f"{info['critical_value']:.4g}" in page
+    assert "pairs Holm separates" not in page

@@ -132,6 +132,9 @@ def formats() -> dict[str, type]:
         adjacent_pairs: list[AdjacentPair]
         neighbour_pairs: list[PairVerdict] = Field(
             description="a board of more than 100 results: every pair of rows at most 10 places apart, upper first")
+        rank_sets: dict[str, Any] | None = Field(None, description=(
+            "a board ranked by the max-t rank sets (compare's rank_sets of this metric: draws, critical values "
+            "and their Monte-Carlo error); absent where every pair's exact test and Holm made the ranks"))
 
     class LeaderboardOutput(Format):
         """Output of ``benchscore leaderboard``: compare's leaderboard of each metric, with counts,
@@ -231,6 +234,20 @@ def record_names(labels: Sequence[str]) -> dict[str, str]:
     return out
 
 
+def _separated_by(metric: dict[str, Any], alpha: float) -> str:
+    """What separated the pairs a board's rank intervals come from, in words (with the max-t critical value and
+    its Monte-Carlo error when the rank sets made them)."""
+    sets = metric.get("rank_sets")
+    if not sets:
+        return f"from the pairs Holm separates at alpha {alpha:g}; groups come from the same pairs"
+    if sets.get("critical_value") is None:
+        return f"from the max-t rank sets, which separate no pair here: {H.esc(sets.get('reason') or '')}"
+    se = sets["critical_value_mc_standard_error"]
+    return (f"from the max-t bootstrap over every pair with stepdown ({sets['draws']:,} multiplier draws; a pair is "
+            f"separated when |T| exceeds {sets['critical_value']:.4g}, Monte-Carlo standard error {se:.2g}; "
+            f"{sets.get('pairs_within_mc_error') or 0} pairs lie within that error)")
+
+
 def plotted_rows(values: Sequence[float], top: int = PLOT_TOP) -> int:
     """How many of the rows (values highest first) the forest plot draws: the first ``top`` and every
     row after them with the same value as the last of them (a tie is never cut in two)."""
@@ -320,7 +337,8 @@ def build(doc: dict[str, Any], entries: Sequence[Entry],
                        "n_items": first["n_items"], "n_units": first["n_units"], "rows": rows,
                        "plotted": plotted_rows([r["value"] for r in board]),
                        "pages": "result" if large else "adjacent_pair",
-                       "adjacent_pairs": pairs, "neighbour_pairs": neighbours})
+                       "adjacent_pairs": pairs, "neighbour_pairs": neighbours,
+                       **({"rank_sets": sets} if (sets := (doc.get("rank_sets") or {}).get(name)) else {})})
     return {"format": FORMAT, "kind": doc["kind"], "same": doc["same"], "results": doc["results"],
             "alpha": doc["alpha"], "level": doc["level"], "metrics": boards,
             "not_compared": doc["not_compared"], "intersection": doc["intersection"],
@@ -739,8 +757,8 @@ def render(board: dict[str, Any]) -> dict[str, str]:
         sections.append(
             f'<section><h2>{H.esc(metric["name"])}</h2>'
             f'<p>{metric["n_items"]} items in {metric["n_units"]} independent units. The rank interval (95 %, '
-            f'simultaneous over the results) is the rank: the places the result can hold, from the pairs Holm '
-            f'separates at alpha {board["alpha"]:g}; groups come from the same pairs.{groups_note}'
+            f'simultaneous over the results) is the rank: the places the result can hold, '
+            f'{_separated_by(metric, board["alpha"])}.{groups_note}'
             + (" A reproduced mark means <code>benchscore verify</code> re-ran that output from its recorded command "
                "and inputs and got every value back." if contract else "") + f"{pages_note}</p>"
             f'<figure>{forest_svg(metric)}<figcaption>{H.esc(metric["name"])}: {H.esc(top)}: each result\'s value '
