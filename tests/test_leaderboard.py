@@ -323,3 +323,11 @@ def test_a_site_of_2000_models_stays_readable_and_small(tmp_path, monkeypatch, c
     assert {k: (site / k).read_bytes() for k in before} == before
     assert sorted(p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file()) == sorted(sizes)
     assert not [p for p in tmp_path.iterdir() if p.name != "site"]
+
+
+def test_record_names_are_unique_and_never_end_in_json_twice():
+    from benchscore.publish.leaderboard import record_names
+
+    names = record_names(["e1.json", "e1", "org/model", "org model", ".json", ".."])
+    assert names["e1.json"] == "e1" and names["e1"] == "e1-2"
+    assert len(set(names.values())) == 6 and not any(n.endswith(".json") or n.startswith(".") for n in names.values())

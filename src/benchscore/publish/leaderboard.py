@@ -216,15 +216,16 @@ def _standard_error(m: Metric, items: Sequence[str]) -> tuple[float | None, str 
 
 
 def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "result"
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_.") or "result"
 
 
 def record_names(labels: Sequence[str]) -> dict[str, str]:
-    """A file name per label (unique, safe in a URL)."""
+    """A file name per label (unique, safe in a URL; a label that is a file name loses its ``.json``, which the
+    record's own name adds back: ``e1.json`` is ``e1.json``, never ``e1.json.json``)."""
     out: dict[str, str] = {}
     taken: set[str] = set()
     for label in labels:
-        base, k = _slug(label), 1
+        base, k = _slug(label.removesuffix(".json")), 1
         name = base
         while name in taken:
             k += 1
