@@ -1,0 +1,150 @@
+"""What a ``differs`` verdict rests on: the fewest units whose removal changes it.
+
+A paired comparison separates two results on ``n`` independent units (:mod:`benchscore.stats.paired`).
+Its *fragility* is the fewest units whose removal (the test rerun on the units left, with the same
+test, the same resamples and, with three or more results, Holm over the other pairs' p-values as they
+were) turns ``differs`` into another verdict (``not_separated``, ``cannot_separate_at_this_n``, or a
+difference of the other sign). A verdict is *fragile* when it rests on one unit or on fewer than
+:data:`FRAGILE_SHARE` of the units: a reader should not trust a separation that one or two tasks
+carry (SWE-bench's board flips on half-splits).
+
+How the fewest units are found (the method is written beside the count):
+
+- ``exact``: up to :data:`EXACT_UNITS` units, every set of 1, 2, ... units is removed in turn until one
+  changes the verdict (at most :data:`EXACT_TESTS` reruns; past them the search below);
+- ``leave_one_out_then_greedy``: every single unit is removed in turn (up to :data:`LEAVE_ONE_OUT_UNITS`
+  units: a count of 1 is then exact); past one, the units that favour the winner most are removed
+  one by one, the smallest such prefix found by bisection: an upper bound on the fewest (removing
+  these units does change the verdict; fewer others might);
+- ``greedy``: the same greedy bound without the leave-one-out pass (more units than it affords).
+
+Units are ordered by their share of the difference (the winner's side first):
+``scale W_s (num_a / D_a,s - num_b / D_b,s)`` (``D``: the stratum's summed denominators), which sum to
+``value(a) - value(b)``. A removal that empties a stratum is not made (it changes what the
+number is, not how sure we are of it).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from benchscore.stats import paired as P
+
+#: a verdict resting on fewer than this share of its units (or on one unit) is fragile
+FRAGILE_SHARE = 0.10
+#: up to this many units the fewest units are found exactly (every subset, smallest first)
+EXACT_UNITS = 13
+#: the most reruns of the test the exact search makes before it falls back to the greedy bound
+EXACT_TESTS = 2_000
+#: up to this many units every single unit is removed in turn (past it: the greedy bound only)
+LEAVE_ONE_OUT_UNITS = 200
+
+METHODS = ("exact", "leave_one_out_then_greedy", "greedy")
+
+
+@dataclass(frozen=True)
+class Fragility:
+    """``units_to_change``: the fewest units found whose removal changes the verdict (``removed``: their
+    positions, winner's side first) out of ``n_units``; ``method`` (:data:`METHODS`) says whether the
+    count is exact or an upper bound; ``fragile``: one unit, or fewer than :data:`FRAGILE_SHARE` of them."""
+
+    units_to_change: int
+    n_units: int
+    removed: tuple[int, ...]
+    method: str
+    tests: int
+
+    @property
+    def share(self) -> float:
+        return self.units_to_change / self.n_units
+
+    @property
+    def fragile(self) -> bool:
+        return is_fragile(self.units_to_change, self.n_units)
+
+
+def is_fragile(k: int, n: int) -> bool:
+    """A verdict resting on ``k`` of ``n`` units is fragile when ``k == 1`` or ``k < FRAGILE_SHARE x n``."""
+    return k <= 1 or k < FRAGILE_SHARE * n
+
+
+def contributions(u: P.Units) -> np.ndarray:
+    """Each unit's share of ``value(a) - value(b)`` (see the module doc); they sum to the difference."""
+    s = len(u.weights)
+    w = u.scale * u.weights
+    bot_a = np.bincount(u.stratum, weights=u.den_a, minlength=s)
+    bot_b = np.bincount(u.stratum, weights=u.den_b, minlength=s)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        c = w[u.stratum] * (u.num_a / bot_a[u.stratum] - u.num_b / bot_b[u.stratum])
+    return np.nan_to_num(c)
+
+
+def subset(u: P.Units, keep: np.ndarray) -> P.Units:
+    """The units ``keep`` (a boolean mask) of ``u``, strata and weights as they were."""
+    return P.Units(u.num_a[keep], u.den_a[keep], u.num_b[keep], u.den_b[keep], u.stratum[keep], u.weights, u.scale,
+                   u.bounds)
+
+
+def fragility(u: P.Units, still_differs: Callable[[P.Units], bool]) -> Fragility:
+    """The fewest units of ``u`` whose removal changes a ``differs`` verdict (see the module doc).
+
+    ``still_differs(units)`` reruns the comparison's test on ``units`` and says whether the verdict is
+    still ``differs`` with the difference's sign as it was (the caller holds the test, its resamples,
+    its seed and Holm's family)."""
+    n = u.n
+    c = contributions(u)
+    sign = 1.0 if float(np.sum(c)) >= 0 else -1.0
+    # winner's side first; ties by position (deterministic)
+    order = np.lexsort((np.arange(n), -sign * c))
+    s = len(u.weights)
+    per_stratum = np.bincount(u.stratum, minlength=s)
+    tests = 0
+
+    def changes(removed: tuple[int, ...] | np.ndarray) -> bool | None:
+        """Whether removing ``removed`` changes the verdict; None when it would empty a stratum."""
+        nonlocal tests
+        keep = np.ones(n, dtype=bool)
+        keep[list(removed)] = False
+        if np.any(np.bincount(u.stratum[keep], minlength=s)[per_stratum > 0] == 0):
+            return None
+        tests += 1
+        return not still_differs(subset(u, keep))
+
+    if n <= EXACT_UNITS:
+        for k in range(1, n):
+            for combo in itertools.combinations(order.tolist(), k):
+                if tests >= EXACT_TESTS:
+                    break
+                if changes(combo):
+                    return Fragility(k, n, tuple(sorted(combo, key=list(order).index)), "exact", tests)
+            else:
+                continue
+            break
+        method = "greedy"
+    elif n <= LEAVE_ONE_OUT_UNITS:
+        for j in order.tolist():
+            if changes((j,)):
+                return Fragility(1, n, (j,), "leave_one_out_then_greedy", tests)
+        method = "leave_one_out_then_greedy"
+    else:
+        method = "greedy"
+    # the greedy bound: the shortest prefix of ``order`` whose removal changes the verdict, by bisection
+    # (the verdict of a prefix is taken as monotone in its length; the prefix found is checked)
+    top, got = n - 1, None
+    while top > 0 and (got := changes(order[:top])) is None:
+        top -= 1
+    if top <= 0 or not got:
+        return Fragility(n, n, tuple(order.tolist()), method, tests)  # only removing everything changes it
+    low, high = 0, top  # removing ``low`` units keeps the verdict, removing ``high`` changes it
+    while high - low > 1:
+        mid = (low + high) // 2
+        got = changes(order[:mid])
+        if got:
+            high = mid
+        else:
+            low = mid
+    return Fragility(high, n, tuple(order[:high].tolist()), method, tests)
