@@ -88,3 +88,14 @@ def test_a_leaderboard_names_the_separations_that_are_fragile():
     assert board["a"]["fragile_separations"] == ["b"] and board["b"]["fragile_separations"] == ["a"]
     assert "fragile_separations" not in board["c"]
     assert board["a"]["rank_range"] == [1, 1]  # the fragile separation still counts
+
+
+def test_the_leaderboard_site_says_what_a_differs_rests_on(tmp_path):
+    run("leaderboard", _six_tasks(tmp_path), "--output-dir", tmp_path / "site")
+    doc = orjson.loads((tmp_path / "site" / "leaderboard.json").read_bytes())
+    board = next(m for m in doc["metrics"] if m["name"] == "track_means.theorem")
+    (pair,) = board["adjacent_pairs"]
+    assert pair["verdict"] == "differs" and pair["fragility"]["units_to_change"] == 1
+    assert pair["fragility"]["fragile"] is True
+    page = (tmp_path / "site" / pair["page"]).read_text()
+    assert "rests on 1 of 6 units" in page and "FRAGILE" in page
