@@ -75,8 +75,20 @@ def test_the_exact_search_finds_the_brute_force_minimum(seed):
 
 
 def test_a_verdict_near_alpha_rests_on_one_unit_found_by_leave_one_out():
-    """30 units (more than the exact search takes) separated at p just under 0.05: removing one unit
-    changes the verdict exactly when some single unit does (every one tried)."""
+    """20 units (more than the exact search takes), one of them far larger: removing it leaves the others
+    clearly separated, so the greedy bound is above one; removing another unit does change the verdict,
+    and leave-one-out finds it."""
+    still = _still(True, resamples=4000)
+    u = _units(np.concatenate([[6.0], np.random.default_rng(66).normal(0.5, 1.0, size=19)]))
+    assert still(u) and still(F.subset(u, np.arange(u.n) != 0))  # without the large unit: still separated
+    got = F.fragility(u, still)
+    singles = [j for j in range(u.n) if not still(F.subset(u, np.arange(u.n) != j))]
+    assert (got.units_to_change, got.fragile, got.method) == (1, True, "leave_one_out_then_greedy")
+    assert got.removed[0] in singles
+
+
+def test_one_unit_is_always_the_fewest():
+    """30 units separated at p just under 0.05: the unit favouring the winner most carries the verdict."""
     still = _still(True, resamples=4000)
     for seed in range(200):
         u = _units(np.random.default_rng(seed).normal(0.4, 1.0, size=30))
@@ -85,8 +97,7 @@ def test_a_verdict_near_alpha_rests_on_one_unit_found_by_leave_one_out():
             break
     got = F.fragility(u, still)
     singles = [j for j in range(u.n) if not still(F.subset(u, np.arange(u.n) != j))]
-    assert singles and got.method == "leave_one_out_then_greedy"
-    assert (got.units_to_change, got.fragile) == (1, True) and got.removed[0] in singles
+    assert (got.units_to_change, got.fragile, got.method) == (1, True, "exact") and got.removed[0] in singles
 
 
 def test_the_greedy_bound_removes_units_that_change_the_verdict():

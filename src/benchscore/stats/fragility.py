@@ -10,14 +10,16 @@ carry (SWE-bench's board flips on half-splits).
 
 How the fewest units are found (the method is written beside the count):
 
-- ``exact``: up to :data:`EXACT_UNITS` units, every set of 1, 2, ... units is removed in turn until one
-  changes the verdict (at most :data:`EXACT_TESTS` reruns; past them the search below);
-- ``leave_one_out_then_greedy``: every single unit on the winner's side is removed in turn (up to
-  :data:`LEAVE_ONE_OUT_UNITS` units; a unit that favours the loser or neither only widens the gap or
-  leaves the statistic as it is: a count of 1 is then exact); past one, the units that favour the winner most are removed
-  one by one, the smallest such prefix found by bisection: an upper bound on the fewest (removing
-  these units does change the verdict; fewer others might);
-- ``greedy``: the same greedy bound without the leave-one-out pass (more units than it affords).
+- first the greedy bound: the units that favour the winner most are removed one by one, the shortest
+  such prefix that changes the verdict found by bisection (a handful of reruns): an upper bound;
+- then every single unit on the winner's side is removed in turn (up to :data:`LEAVE_ONE_OUT_UNITS`
+  units; a unit that favours the loser or neither only widens the gap or leaves the statistic as it is),
+  so a count of 1 is always found when there is one (and below 20 units a verdict is fragile exactly
+  when one unit carries it);
+- ``exact``: up to :data:`EXACT_UNITS` units, every set of 2, 3, ... units below the greedy bound is
+  removed in turn, when that takes at most :data:`EXACT_TESTS` reruns: the count is the fewest;
+- ``leave_one_out_then_greedy``: a count past one is the greedy bound (fewer other units might do);
+- ``greedy``: the greedy bound alone (more units than leave-one-out affords).
 
 Units are ordered by their share of the difference (the winner's side first):
 ``scale W_s (num_a / D_a,s - num_b / D_b,s)`` (``D``: the stratum's summed denominators), which sum to
@@ -28,6 +30,7 @@ number is, not how sure we are of it).
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -116,39 +119,36 @@ def fragility(u: P.Units, still_differs: Callable[[P.Units], bool]) -> Fragility
         tests += 1
         return not still_differs(subset(u, keep))
 
-    if n <= EXACT_UNITS:
-        for k in range(1, n):
-            for combo in itertools.combinations(order.tolist(), k):
-                if tests >= EXACT_TESTS:
-                    break
-                if changes(combo):
-                    return Fragility(k, n, tuple(sorted(combo, key=list(order).index)), "exact", tests)
-            else:
-                continue
-            break
-        method = "greedy"
-    elif n <= LEAVE_ONE_OUT_UNITS:
-        for j in order.tolist():
-            if sign * c[j] <= 0:
-                break  # the rest favour the loser or neither
-            if changes((j,)):
-                return Fragility(1, n, (j,), "leave_one_out_then_greedy", tests)
-        method = "leave_one_out_then_greedy"
-    else:
-        method = "greedy"
     # the greedy bound: the shortest prefix of ``order`` whose removal changes the verdict, by bisection
     # (the verdict of a prefix is taken as monotone in its length; the prefix found is checked)
     top, got = n - 1, None
     while top > 0 and (got := changes(order[:top])) is None:
         top -= 1
     if top <= 0 or not got:
-        return Fragility(n, n, tuple(order.tolist()), method, tests)  # only removing everything changes it
-    low, high = 0, top  # removing ``low`` units keeps the verdict, removing ``high`` changes it
-    while high - low > 1:
-        mid = (low + high) // 2
-        got = changes(order[:mid])
-        if got:
-            high = mid
-        else:
-            low = mid
-    return Fragility(high, n, tuple(order[:high].tolist()), method, tests)
+        bound = Fragility(n, n, tuple(order.tolist()), "greedy", tests)  # only removing everything changes it
+    else:
+        low, high = 0, top  # removing ``low`` units keeps the verdict, removing ``high`` changes it
+        while high - low > 1:
+            mid = (low + high) // 2
+            if changes(order[:mid]):
+                high = mid
+            else:
+                low = mid
+        bound = Fragility(high, n, tuple(order[:high].tolist()), "greedy", tests)
+    if bound.units_to_change == 1:  # nothing is fewer than one unit
+        return Fragility(1, n, bound.removed, "exact", tests)
+    if n <= LEAVE_ONE_OUT_UNITS:
+        for j in order.tolist():
+            if sign * c[j] <= 0:
+                break  # the rest favour the loser or neither
+            if changes((j,)):
+                return Fragility(1, n, (j,), "exact" if n <= EXACT_UNITS else "leave_one_out_then_greedy", tests)
+    k_bound = bound.units_to_change
+    if n <= EXACT_UNITS and sum(math.comb(n, k) for k in range(2, k_bound)) <= EXACT_TESTS:
+        for k in range(2, k_bound):
+            for combo in itertools.combinations(order.tolist(), k):
+                if changes(combo):
+                    return Fragility(k, n, combo, "exact", tests)
+        return Fragility(k_bound, n, bound.removed, "exact", tests)
+    return Fragility(k_bound, n, bound.removed, "leave_one_out_then_greedy" if n <= LEAVE_ONE_OUT_UNITS else "greedy",
+                     tests)
