@@ -80,6 +80,13 @@ class Metric:
     ci_reason: str | None = None
     counts: dict[str, Any] | None = None
     ci_method: str | None = None
+    #: the output's own interval of this number is null at this n (a floor of its method, such as "the
+    #: construction track needs 20 tasks"): compare then gives no interval and no minimum detectable effect
+    #: either, and the verdict ``cannot_separate_at_this_n`` with this reason (issue 38)
+    floor_reason: str | None = None
+    #: the metrics this number is made of (a composite: the TCSExam index of its track means), listed beside
+    #: a floor as what compare can compare instead
+    components: list[str] | None = None
 
 
 @dataclass
@@ -202,6 +209,9 @@ def formats() -> dict[str, type]:
         minimum_detectable_effect: float | None = Field(
             description="the smallest true difference the test, at the interval's level, detects with 80 % power")
         mde_reason: str | None = None
+        components: list[str] | None = Field(None, description=(
+            "a composite whose own interval is null at this n (cannot_separate_at_this_n, no interval, no "
+            "minimum detectable effect): the components compare can compare instead"))
         items_that_differ_most: list[Differing]
         counts: dict[Literal["a", "b"], Counts] | None = Field(
             None, description="per result (a, b): the samples scored, errored, unscored and how errors were counted")
@@ -501,6 +511,25 @@ def _grouped(not_compared: dict[str, str]) -> str:
     return "; ".join(parts)
 
 
+def _floor(name: str, ms: list[Metric], labels: list[str], metric_of: dict[tuple[str, str], Metric],
+           compared: dict[str, list[str]]) -> tuple[str | None, list[str] | None]:
+    """Why no comparison of metric ``name`` can be trusted at this n, when a result's own interval of it
+    is null by a floor (:attr:`Metric.floor_reason`), with the components compare can compare instead
+    (compared, and without a floor of their own); ``(None, None)`` otherwise."""
+    got = next(((label, m) for label, m in zip(labels, ms, strict=True) if m.floor_reason), None)
+    if got is None:
+        return None, None
+    label, m = got
+    why = (f"the own interval of {name} in {label} is null ({m.floor_reason}): a comparison on the same units "
+           "cannot be trusted either, so no interval and no minimum detectable effect")
+    if m.components is None:
+        return why, None
+    ok = [c for c in m.components if c in compared
+          and not any(metric_of[(x, c)].floor_reason for x in labels)]
+    return why + ("; its components compared instead: " + ", ".join(ok) if ok else
+                  "; none of its components can be compared either"), ok
+
+
 def _verdict(p: float, sap: float, alpha: float, family: int, holm_p: float | None, n_units: int) -> tuple[str, str]:
     """One verdict and its reason, from the p-value that decides (Holm-adjusted with a family)."""
     name, used = ("p_holm", holm_p) if holm_p is not None else ("p", p)
@@ -745,6 +774,7 @@ def compare(entries: list[Entry], *, intersection: bool = False, resamples: int 
                 units = layout.units(cols[i], cols[j], bounds=ms[0].bounds)
                 inferences.append(P.infer_pair(units, resamples=resamples,
                                                rng=rng_for(seed, name, labels[i], labels[j]), binary=ms[0].binary))
+        floor, components = _floor(name, ms, labels, metric_of, items_of)
         ps = [r.p_value for r in inferences]
         adjusted = P.holm(ps) if family > 1 else None
         level_alpha = P.holm_level(adjusted, alpha) if adjusted is not None else alpha
@@ -754,6 +784,9 @@ def compare(entries: list[Entry], *, intersection: bool = False, resamples: int 
             if method == K.METHOD:  # the verdict is the rank sets': say so
                 why = _max_t_reason(rank_info[name], verdict, why, len(labels), alpha)
             ci, ci_reason = r.interval(level_alpha)
+            if floor is not None:  # compare obeys the floor of the number's own interval
+                why = f"{why}; and {floor}" if verdict == "cannot_separate_at_this_n" else floor
+                verdict, ci, ci_reason = "cannot_separate_at_this_n", None, floor
             mde, mde_reason = (r.minimum_detectable_effect(level_alpha) if detectable_effects else
                                (None, "not computed: the leaderboard publishes no minimum detectable effect"))
             if verdict == "cannot_separate_at_this_n":
@@ -777,6 +810,7 @@ def compare(entries: list[Entry], *, intersection: bool = False, resamples: int 
                 "smallest_attainable_p": r.smallest_attainable_p, "n_items": len(items), "n_units": r.n_units,
                 "standard_error": r.standard_error, "minimum_detectable_effect": mde,
                 **({"mde_reason": mde_reason} if mde_reason else {}),
+                **({"components": components} if floor is not None and components is not None else {}),
                 "items_that_differ_most": layout.differ_most(cols[i], cols[j], top),
                 **({"counts": {"a": ms[i].counts, "b": ms[j].counts}} if ms[i].counts else {}),
                 **({"fragility": fragility} if fragility else {}),
@@ -787,10 +821,11 @@ def compare(entries: list[Entry], *, intersection: bool = False, resamples: int 
             own = [(m.ci95, m.ci_reason) if not dropped_of[name] else
                    (None, "compared on the common items only: the output's interval is of all its items")
                    for m in ms]
-            leaderboards[name] = _max_t_standings(labels, values[name], own, sets, [m.counts for m in ms])
+            leaderboards[name] = _max_t_standings(labels, values[name], own, sets if floor is None else None,
+                                                  [m.counts for m in ms])
         elif adjusted is not None or standings:
             deciding = adjusted if adjusted is not None else ps
-            sep = {frozenset(pair) for k, pair in enumerate(pairs) if deciding[k] < alpha}
+            sep = {frozenset(pair) for k, pair in enumerate(pairs) if deciding[k] < alpha and floor is None}
             fragile = {frozenset(pair) for pair, c in zip(pairs, comparisons, strict=True)
                        if (c["metrics"][-1].get("fragility") or {}).get("fragile")}
             # on fewer items than the output's own (--intersection), the interval of the items compared
