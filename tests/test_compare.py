@@ -340,9 +340,11 @@ def test_five_tasks_a_track_cannot_be_separated_and_nothing_says_otherwise(tmp_p
     theorem = rows["track_means.theorem"]  # 1 against 0 on every task: not [1, 1]
     assert theorem["test"] == "mcnemar_exact" and theorem["ci95"][0] < 0 < theorem["ci95"][1] == 1.0
     assert "cannot separate at this n (with 5 units the smallest attainable p-value is 0.0625" in r.output
-    # the index pools 20 tasks: it can be separated, and its verdict agrees with its interval
+    # the index pools 20 tasks, but its own interval is null (construction needs 20 tasks): compare obeys
+    # that floor (issue 38 point 4: tests/test_compare_floors.py)
     index = rows["index"]
-    assert index["verdict"] == "differs" and index["ci95"][0] > 0 and index["p_value"] < 0.05
+    assert index["verdict"] == "cannot_separate_at_this_n" and index["ci95"] is None
+    assert index["minimum_detectable_effect"] is None and "construction" in index["verdict_reason"]
 
 
 def test_three_rxn_evaluations_count_only_what_the_tests_separate(rxn, tmp_path):

@@ -16,7 +16,7 @@ from typing import Any
 
 from benchscore.common import html, plot
 from benchscore.common.html import Output
-from benchscore.stats.compare import VERDICT_WORDS, groups_text
+from benchscore.stats.compare import VERDICT_WORDS, fragility_text, groups_text
 
 TITLE = "compare: paired differences between outputs"
 KINDS = {"compare": "benchscore compare"}
@@ -98,11 +98,14 @@ def _one(out: Output) -> str:
             "separated by the Holm-adjusted tests) and its 95 % rank interval. A result is never drawn "
             "as ranked below one it is not separated from: read the groups and rank intervals, not the order.",
             [out]))
+        fragile = any("fragile_separations" in r for r in board)
         blocks.append(html.table(
-            ["result", "value", "ci95", "rank_range", "groups", "indistinguishable from", "equal to"],
+            ["result", "value", "ci95", "rank_range", "groups", "indistinguishable from", "equal to",
+             *(["separated only by a fragile verdict"] if fragile else [])],
             [[r["label"], r["value"], _ci_text(r.get("ci95")) if r.get("ci95") else f"- ({r.get('ci_reason')})",
               f"{r['rank_range'][0]}-{r['rank_range'][1]}", groups_text(r["groups"]),
-              ", ".join(r["indistinguishable_from"]) or "-", ", ".join(r["equal_to"]) or "-"] for r in board],
+              ", ".join(r["indistinguishable_from"]) or "-", ", ".join(r["equal_to"]) or "-",
+              *([", ".join(r.get("fragile_separations") or []) or "-"] if fragile else [])] for r in board],
             caption=f"leaderboard {name}: rank intervals (95 %, simultaneous) and groups at alpha {doc.get('alpha')} "
                     "(Holm)"))
     for pair in doc.get("comparisons", []):
@@ -135,6 +138,8 @@ def _one(out: Output) -> str:
                 why.append(f"no interval: {m['ci_reason']}")
             if m.get("mde_reason") and m["mde_reason"] != m["verdict_reason"]:
                 why.append(f"no minimum detectable effect: {m['mde_reason']}")
+            if fragility_text(m):
+                why.append(fragility_text(m))
             reasons.append(f"{m['name']}: {VERDICT_WORDS[m['verdict']]} ({'; '.join(why)})")
         blocks.append(html.bullet_list(reasons))
         strips = [m for m in metrics if m.get("items_that_differ_most")]

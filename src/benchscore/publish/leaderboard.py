@@ -35,7 +35,7 @@ import numpy as np
 
 from benchscore.common import html as H
 from benchscore.common.errors import BadInput
-from benchscore.stats.compare import VERDICT_WORDS, Entry, Metric, counts_text, groups_text
+from benchscore.stats.compare import VERDICT_WORDS, Entry, Metric, counts_text, fragility_text, groups_text
 from benchscore.stats.intervals import NoInterval, cluster_codes, standard_error
 
 FORMAT = "benchscore-leaderboard"
@@ -111,6 +111,9 @@ def formats() -> dict[str, type]:
         test: str
         n_items: int
         n_units: int
+        fragility: dict[str, Any] | None = Field(None, description=(
+            "differs: the fewest units whose removal changes the verdict, as compare gives it "
+            "(benchscore-compare's fragility)"))
 
     class AdjacentPair(PairVerdict):
         page: str
@@ -270,7 +273,8 @@ def _pair_verdict(row: dict[str, Any], a: str, b: str, flipped: bool) -> dict[st
             "ci95": (sorted([sign * ci[0], sign * ci[1]]) if ci else None), "ci_level": row["ci_level"],
             **({"ci_reason": row["ci_reason"]} if row.get("ci_reason") else {}),
             "p_value": row["p_value"], **({"p_holm": row["p_holm"]} if "p_holm" in row else {}),
-            "test": row["test"], "n_items": row["n_items"], "n_units": row["n_units"]}
+            "test": row["test"], "n_items": row["n_items"], "n_units": row["n_units"],
+            **({"fragility": row["fragility"]} if row.get("fragility") else {})}
 
 
 def build(doc: dict[str, Any], entries: Sequence[Entry],
@@ -840,7 +844,8 @@ def _pair_page(board: dict[str, Any], metric: dict[str, Any], p: dict[str, Any])
     body = (f'<header><p><a href="index.html">&larr; leaderboard</a></p><h1>{H.esc(p["a"])} vs {H.esc(p["b"])}</h1>'
             f'<p>{H.esc(metric["name"])}: {H.esc(VERDICT_WORDS[p["verdict"]])} ({H.esc(p["verdict_reason"])}). '
             f'Difference {_num(p["difference"])}, interval {H.esc(ci)}; {H.esc(pval)} ({H.esc(p["test"])}, '
-            f'{p["n_units"]} units).</p></header><main><section><h2>The samples that separate them</h2>'
+            f'{p["n_units"]} units).' + (f' It {H.esc(fragility_text(p))}.' if p.get("fragility") else "")
+            + '</p></header><main><section><h2>The samples that separate them</h2>'
             f'<p>The {len(p["items_that_differ_most"])} items whose values differ most (at most <code>--top</code>; '
             f'largest first), of {p["n_items"]}.</p><table class="board"><tr><th>item</th><th>{H.esc(p["a"])}</th>'
             f'<th>{H.esc(p["b"])}</th><th>difference</th></tr>{rows}</table>'

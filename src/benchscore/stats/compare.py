@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from benchscore.common.errors import BadInput
+from benchscore.stats import fragility as F
 from benchscore.stats import paired as P
 from benchscore.stats import ranks as K
 from benchscore.stats.intervals import LEVEL, NoInterval, cluster_codes, ratio_interval, rng_for
@@ -41,6 +42,8 @@ EXACT_PAIRS_UP_TO = 100
 RANK_SETS = {"holm": "holm_exact", "max-t": K.METHOD}
 #: how closely the number recomputed from the items must equal the output's own number
 _AGREE = 1e-9
+#: how many removed units a fragility names
+FRAGILE_LISTED = 10
 
 
 @dataclass
@@ -77,6 +80,13 @@ class Metric:
     ci_reason: str | None = None
     counts: dict[str, Any] | None = None
     ci_method: str | None = None
+    #: the output's own interval of this number is null at this n (a floor of its method, such as "the
+    #: construction track needs 20 tasks"): compare then gives no interval and no minimum detectable effect
+    #: either, and the verdict ``cannot_separate_at_this_n`` with this reason (issue 38)
+    floor_reason: str | None = None
+    #: the metrics this number is made of (a composite: the TCSExam index of its track means), listed beside
+    #: a floor as what compare can compare instead
+    components: list[str] | None = None
 
 
 @dataclass
@@ -159,6 +169,20 @@ def formats() -> dict[str, type]:
         difference: float | None
         unit: str | None = Field(None, description="the independent unit the item belongs to (an rxn condition table)")
 
+    class Fragility(Format):
+        """What a differs verdict rests on (benchscore.stats.fragility)."""
+
+        units_to_change: int = Field(ge=1, description="the fewest units found whose removal changes the verdict")
+        n_units: int = Field(ge=1)
+        share: float = Field(description="units_to_change / n_units")
+        method: Literal["exact", "leave_one_out_then_greedy", "greedy"] = Field(description=(
+            "exact: every smaller set of units was removed in turn; leave_one_out_then_greedy: every single "
+            "unit was, and past one the count is an upper bound (the units favouring the winner most, removed "
+            "one by one); greedy: that upper bound alone"))
+        fragile: bool = Field(description=f"the verdict rests on one unit or on fewer than "
+                                          f"{F.FRAGILE_SHARE:.0%} of the units")
+        removed: list[str] = Field(description=f"the units removed (their names; the first {FRAGILE_LISTED})")
+
     class MetricComparison(Format):
         name: str
         a: float = Field(description="the first result's number (its own, or on the common items with --intersection)")
@@ -185,9 +209,16 @@ def formats() -> dict[str, type]:
         minimum_detectable_effect: float | None = Field(
             description="the smallest true difference the test, at the interval's level, detects with 80 % power")
         mde_reason: str | None = None
+        components: list[str] | None = Field(None, description=(
+            "a composite whose own interval is null at this n (cannot_separate_at_this_n, no interval, no "
+            "minimum detectable effect): the components compare can compare instead"))
         items_that_differ_most: list[Differing]
         counts: dict[Literal["a", "b"], Counts] | None = Field(
             None, description="per result (a, b): the samples scored, errored, unscored and how errors were counted")
+        fragility: Fragility | None = Field(None, description=(
+            "differs: the fewest units whose removal changes the verdict, and whether it is fragile (null for "
+            "any other verdict, or with fragility_reason)"))
+        fragility_reason: str | None = None
 
     class Pair(Format):
         a: str
@@ -213,6 +244,10 @@ def formats() -> dict[str, type]:
         indistinguishable_from: list[str]
         equal_to: list[str] = Field(description="results with exactly the same value (listed in label order)")
         counts: Counts | None = None
+        fragile_separations: list[str] | None = Field(None, description=(
+            "results it is separated from by a fragile verdict only (resting on one unit or on fewer than "
+            f"{F.FRAGILE_SHARE:.0%} of the units): the rank interval and the groups count these separations, "
+            "this list says which they are"))
 
     class Step(Format):
         hypotheses: int = Field(ge=0, description="ordered pairs still in play")
@@ -377,6 +412,11 @@ class _Layout:
     def per_unit(self, col: np.ndarray) -> np.ndarray:
         return np.bincount(self.codes, weights=col, minlength=self.g)
 
+    def unit_name(self, unit: int) -> str:
+        """A unit's name: its item, or its cluster (an rxn condition table)."""
+        first = int(np.flatnonzero(self.codes == unit)[0])
+        return self.items[first] if self.clusters is None else self.clusters[self.items[first]]
+
     def value(self, num: np.ndarray, den: np.ndarray) -> float:
         return P.value(self.per_unit(num), self.per_unit(den), self.stratum, self.weights, self.scale)
 
@@ -471,6 +511,25 @@ def _grouped(not_compared: dict[str, str]) -> str:
     return "; ".join(parts)
 
 
+def _floor(name: str, ms: list[Metric], labels: list[str], metric_of: dict[tuple[str, str], Metric],
+           compared: dict[str, list[str]]) -> tuple[str | None, list[str] | None]:
+    """Why no comparison of metric ``name`` can be trusted at this n, when a result's own interval of it
+    is null by a floor (:attr:`Metric.floor_reason`), with the components compare can compare instead
+    (compared, and without a floor of their own); ``(None, None)`` otherwise."""
+    got = next(((label, m) for label, m in zip(labels, ms, strict=True) if m.floor_reason), None)
+    if got is None:
+        return None, None
+    label, m = got
+    why = (f"the own interval of {name} in {label} is null ({m.floor_reason}): a comparison on the same units "
+           "cannot be trusted either, so no interval and no minimum detectable effect")
+    if m.components is None:
+        return why, None
+    ok = [c for c in m.components if c in compared
+          and not any(metric_of[(x, c)].floor_reason for x in labels)]
+    return why + ("; its components compared instead: " + ", ".join(ok) if ok else
+                  "; none of its components can be compared either"), ok
+
+
 def _verdict(p: float, sap: float, alpha: float, family: int, holm_p: float | None, n_units: int) -> tuple[str, str]:
     """One verdict and its reason, from the p-value that decides (Holm-adjusted with a family)."""
     name, used = ("p_holm", holm_p) if holm_p is not None else ("p", p)
@@ -486,7 +545,8 @@ def _verdict(p: float, sap: float, alpha: float, family: int, holm_p: float | No
 
 
 def _standings(labels: list[str], values: list[float], own: list[tuple[list[float] | None, str | None, str | None]],
-               sep: set[frozenset[int]], counts: list[dict[str, Any] | None]) -> list[dict[str, Any]]:
+               sep: set[frozenset[int]], counts: list[dict[str, Any] | None],
+               fragile: set[frozenset[int]] = frozenset()) -> list[dict[str, Any]]:
     """The leaderboard of one metric: results by value (highest first; equal values by label, and
     named as equal), each with its own interval (``own``: interval, reason, method), its rank interval and
     its group labels (both from the Holm-separated pairs)."""
@@ -510,7 +570,35 @@ def _standings(labels: list[str], values: list[float], own: list[tuple[list[floa
         "indistinguishable_from": [labels[j] for j in order if j != i and not separated(i, j)],
         "equal_to": sorted(labels[j] for j in range(n) if j != i and values[j] == values[i]),
         **({"counts": counts[i]} if counts[i] else {}),
+        **({"fragile_separations": [labels[j] for j in order if frozenset((i, j)) in fragile]}
+           if any(i in f for f in fragile) else {}),
     } for i in order]
+
+
+def _fragility(layout: _Layout, a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray], m: Metric,
+               r: P.PairInference, k: int, ps: list[float], alpha: float, family: int, resamples: int,
+               rng: np.random.Generator) -> dict[str, Any]:
+    """The fragility of pair ``k``'s differs verdict (:func:`benchscore.stats.fragility.fragility`): the
+    test rerun on fewer units with the same resamples and seed, Holm over the other pairs' p-values as
+    they are."""
+    state = rng.bit_generator.state
+    sign = r.difference > 0
+
+    def still_differs(units: P.Units) -> bool:
+        rng.bit_generator.state = state  # the same patterns for every rerun
+        got = P.infer_pair(units, resamples=resamples, rng=rng, binary=m.binary)
+        holm_p = None
+        if family > 1:
+            others = list(ps)
+            others[k] = got.p_value
+            holm_p = P.holm(others)[k]
+        verdict, _ = _verdict(got.p_value, got.smallest_attainable_p, alpha, family, holm_p, got.n_units)
+        return verdict == "differs" and (got.difference > 0) == sign
+
+    got = F.fragility(layout.units(a, b, bounds=m.bounds), still_differs)
+    return {"units_to_change": got.units_to_change, "n_units": got.n_units, "share": got.share,
+            "method": got.method, "fragile": got.fragile,
+            "removed": [layout.unit_name(x) for x in got.removed[:FRAGILE_LISTED]]}
 
 
 def rank_method(n_results: int, requested: str = "auto") -> str:
@@ -686,6 +774,7 @@ def compare(entries: list[Entry], *, intersection: bool = False, resamples: int 
                 units = layout.units(cols[i], cols[j], bounds=ms[0].bounds)
                 inferences.append(P.infer_pair(units, resamples=resamples,
                                                rng=rng_for(seed, name, labels[i], labels[j]), binary=ms[0].binary))
+        floor, components = _floor(name, ms, labels, metric_of, items_of)
         ps = [r.p_value for r in inferences]
         adjusted = P.holm(ps) if family > 1 else None
         level_alpha = P.holm_level(adjusted, alpha) if adjusted is not None else alpha
@@ -695,10 +784,20 @@ def compare(entries: list[Entry], *, intersection: bool = False, resamples: int 
             if method == K.METHOD:  # the verdict is the rank sets': say so
                 why = _max_t_reason(rank_info[name], verdict, why, len(labels), alpha)
             ci, ci_reason = r.interval(level_alpha)
+            if floor is not None:  # compare obeys the floor of the number's own interval
+                why = f"{why}; and {floor}" if verdict == "cannot_separate_at_this_n" else floor
+                verdict, ci, ci_reason = "cannot_separate_at_this_n", None, floor
             mde, mde_reason = (r.minimum_detectable_effect(level_alpha) if detectable_effects else
                                (None, "not computed: the leaderboard publishes no minimum detectable effect"))
             if verdict == "cannot_separate_at_this_n":
                 mde, mde_reason = None, why
+            fragility, fragility_reason = None, None
+            if verdict == "differs" and method == K.METHOD:
+                fragility_reason = ("not computed past the exact pairs: the max-t rank sets decide every pair at "
+                                    "once")
+            elif verdict == "differs":
+                fragility = _fragility(layout, cols[i], cols[j], ms[0], r, k, ps, alpha, family, resamples,
+                                       rng_for(seed, name, labels[i], labels[j], "fragility"))
             row: dict[str, Any] = {
                 "name": name, "a": values[name][i], "b": values[name][j],
                 "difference": values[name][i] - values[name][j], "verdict": verdict, "verdict_reason": why,
@@ -711,22 +810,28 @@ def compare(entries: list[Entry], *, intersection: bool = False, resamples: int 
                 "smallest_attainable_p": r.smallest_attainable_p, "n_items": len(items), "n_units": r.n_units,
                 "standard_error": r.standard_error, "minimum_detectable_effect": mde,
                 **({"mde_reason": mde_reason} if mde_reason else {}),
+                **({"components": components} if floor is not None and components is not None else {}),
                 "items_that_differ_most": layout.differ_most(cols[i], cols[j], top),
                 **({"counts": {"a": ms[i].counts, "b": ms[j].counts}} if ms[i].counts else {}),
+                **({"fragility": fragility} if fragility else {}),
+                **({"fragility_reason": fragility_reason} if fragility_reason else {}),
             }
             comparisons[k]["metrics"].append(row)
         if method == K.METHOD:
             own = [(m.ci95, m.ci_reason) if not dropped_of[name] else
                    (None, "compared on the common items only: the output's interval is of all its items")
                    for m in ms]
-            leaderboards[name] = _max_t_standings(labels, values[name], own, sets, [m.counts for m in ms])
+            leaderboards[name] = _max_t_standings(labels, values[name], own, sets if floor is None else None,
+                                                  [m.counts for m in ms])
         elif adjusted is not None or standings:
             deciding = adjusted if adjusted is not None else ps
-            sep = {frozenset(pair) for k, pair in enumerate(pairs) if deciding[k] < alpha}
+            sep = {frozenset(pair) for k, pair in enumerate(pairs) if deciding[k] < alpha and floor is None}
+            fragile = {frozenset(pair) for pair, c in zip(pairs, comparisons, strict=True)
+                       if (c["metrics"][-1].get("fragility") or {}).get("fragile")}
             # on fewer items than the output's own (--intersection), the interval of the items compared
             own = [_interval_on(layout, c, m.bounds) if recomputed[name] else (m.ci95, m.ci_reason, m.ci_method)
                    for m, c in zip(ms, cols, strict=True)]
-            leaderboards[name] = _standings(labels, values[name], own, sep, [m.counts for m in ms])
+            leaderboards[name] = _standings(labels, values[name], own, sep, [m.counts for m in ms], fragile)
     doc: dict[str, Any] = {
         "format": "benchscore-compare",
         "kind": entries[0].kind,
@@ -822,6 +927,27 @@ VERDICT_WORDS = {"differs": "differs", "not_separated": "not separated",
                  "cannot_separate_at_this_n": "cannot separate at this n"}
 
 
+#: the fragility search's method, in words
+FRAGILITY_METHOD_WORDS = {"exact": "exact: every smaller set of units tried",
+                          "leave_one_out_then_greedy": "every single unit tried; past one an upper bound",
+                          "greedy": "an upper bound: the units favouring the winner most removed first"}
+
+
+def fragility_text(row: dict[str, Any]) -> str | None:
+    """What a differs verdict rests on, in words (terminal, compare's report page, leaderboard page):
+    ``rests on 2 of 20 units (exact: ...): removing t1, t2 changes it; FRAGILE``; None for another verdict."""
+    f = row.get("fragility")
+    if not f:
+        return f"rests on: {row['fragility_reason']}" if row.get("fragility_reason") else None
+    names = ", ".join(f["removed"]) + (", ..." if f["units_to_change"] > len(f["removed"]) else "")
+    unit = "unit" if f["n_units"] == 1 else "units"
+    text = (f"rests on {f['units_to_change']} of {f['n_units']} {unit} ({FRAGILITY_METHOD_WORDS[f['method']]}): "
+            f"removing {names} changes it")
+    if f["fragile"]:
+        text += (f"; FRAGILE (one unit, or under {F.FRAGILE_SHARE:.0%} of the units)")
+    return text
+
+
 def groups_text(groups: list[str] | None) -> str:
     """A result's group labels for reading: separated by commas (``a, b``; ``ab, ac``), never run
     together; ``-`` when the board has none (its rank interval alone)."""
@@ -859,12 +985,15 @@ def print_comparison(doc: dict[str, Any]) -> None:
                      f"max-t stepdown separates at alpha {doc['alpha']}")
                     + (f" ({reason})" if reason else ""),
                     ["rank_range", "groups", "label", "value", "ci95", "indistinguishable_from", "equal_to",
-                     *(["counts"] if any("counts" in r for r in board) else [])],
+                     *(["counts"] if any("counts" in r for r in board) else []),
+                     *(["fragile_separations"] if any("fragile_separations" in r for r in board) else [])],
                     [(f"{r['rank_range'][0]}-{r['rank_range'][1]}", groups_text(r["groups"]), r["label"],
                       num(r["value"], name),
                       ci({"ci95": r["ci95"], "name": name}) if r["ci95"] else f"- ({r.get('ci_reason')})",
                       ", ".join(r["indistinguishable_from"]) or "-", ", ".join(r["equal_to"]) or "-",
-                      *([counts_text(r.get("counts"))] if any("counts" in x for x in board) else []))
+                      *([counts_text(r.get("counts"))] if any("counts" in x for x in board) else []),
+                      *([", ".join(r.get("fragile_separations") or []) or "-"]
+                        if any("fragile_separations" in x for x in board) else []))
                      for r in board])
     for c in doc["comparisons"]:
         levels = sorted({m["ci_level"] for m in c["metrics"]})
@@ -887,6 +1016,8 @@ def print_comparison(doc: dict[str, Any]) -> None:
                 why.append(f"no interval: {m['ci_reason']}")
             if m.get("mde_reason") and m["mde_reason"] != m["verdict_reason"]:
                 why.append(f"no minimum detectable effect: {m['mde_reason']}")
+            if fragility_text(m):
+                why.append(fragility_text(m))
             print_line(f"  {m['name']}: {VERDICT_WORDS[m['verdict']]} ({'; '.join(why)})")
     for c in doc["comparisons"]:
         for m in c["metrics"]:

@@ -33,18 +33,24 @@ def _index_entries(doc: dict[str, Any], label: str) -> list[Entry]:
         why = f"the result of {model} is {res['status']}"
         own = res.get("intervals") or {}
 
-        def ci(rec: Any) -> dict[str, Any]:
+        def ci(rec: Any, value: Any, floor: bool = True) -> dict[str, Any]:
+            """The number's own interval; a null one beside a number is a floor compare obeys (issue 38):
+            the index's (a composite) and an unbounded track's (too few tasks for its tail)."""
             rec = rec if isinstance(rec, dict) else {}
-            return {"ci95": rec.get("ci95"), "ci_reason": rec.get("ci_reason")}
+            null = floor and value is not None and rec.get("ci95") is None and rec.get("ci_reason")
+            return {"ci95": rec.get("ci95"), "ci_reason": rec.get("ci_reason"),
+                    "floor_reason": rec.get("ci_reason") if null else None}
 
         metrics = [Metric("index", res["index"], complete, strata=strata, weights=dict(WEIGHTS),
-                          null_reason=why, bounds=(0.0, None), **ci(own.get("index")))]
+                          null_reason=why, bounds=(0.0, None), components=[f"track_means.{t}" for t in TRACKS],
+                          **ci(own.get("index"), res["index"]))]
         for t in TRACKS:
             mine = {k: v for k, v in complete.items() if strata[k] == t}
             metrics.append(Metric(f"track_means.{t}", res["track_means"][t], mine, binary=t in BINARY_TRACKS,
                                   null_reason=f"a {t} task of {model} has no complete result",
                                   bounds=(0.0, None if t in UNBOUNDED_TRACKS else 1.0),
-                                  **ci((own.get("track_means") or {}).get(t))))
+                                  **ci((own.get("track_means") or {}).get(t), res["track_means"][t],
+                                       floor=t in UNBOUNDED_TRACKS)))
         out.append(Entry(f"{label}:{model}", "tcsexam score", same, metrics))
     return out
 
