@@ -378,6 +378,24 @@ def run_pair_cell(cell: PairCell, draws: int, mde_draws: int, seed: int, *,
                       mde_draws, null_mde / mde_draws if mde_draws else 0.0)
 
 
+def power_at_mde(cell: PairCell, draws: int, seed: int, *, resamples: int = 2000) -> tuple[float | None, int, int]:
+    """The power at the reported MDE alone: ``draws`` data sets under the null each report an MDE, and a
+    fresh data set with that true difference is tested (``resamples`` patterns, as compare's
+    ``--resamples``). Returns ``(power, data sets with an MDE, data sets without one)``."""
+    rng = np.random.default_rng(seed)
+    hits = tried = none = 0
+    for _ in range(draws):
+        units, binary = _units(cell, rng, 0.0)
+        mde, _ = P.infer_pair(units, resamples=resamples, rng=rng, binary=binary).minimum_detectable_effect(0.05)
+        if mde is None:
+            none += 1
+            continue
+        units, binary = _units(cell, rng, mde)
+        hits += P.infer_pair(units, resamples=resamples, rng=rng, binary=binary).p_value < 0.05
+        tried += 1
+    return (hits / tried if tried else None), tried, none
+
+
 def pair_verdict(r: PairResult) -> str | None:
     """None when the comparison cell meets its claims (allowing two standard errors of the simulation)."""
     se = math.sqrt(0.05 * 0.95 / r.draws)
