@@ -38,6 +38,8 @@ BAND = (0.93, 0.97)
 TYPE_I_MAX = 0.055
 DIFF_COVERAGE_MIN = 0.93
 POWER_BAND = (0.75, 0.85)
+#: an unbounded cell with no interval in this share of draws is judged as "none" (issue 38's tail rule)
+MOSTLY_NULL = 0.9
 
 
 # --- designs: one data set per call, and the truth ------------------------------------------------------
@@ -112,12 +114,16 @@ def tcs_solver(rng: np.random.Generator, k: int, attempts: int):
     return att.mean(axis=1), np.ones(k), 2 / 7
 
 
-def tcs_construction(rng: np.random.Generator, k: int, attempts: int, sigma: float = 0.5):
+def tcs_construction(rng: np.random.Generator, k: int, attempts: int, sigma: float = 0.5, zeros: float = 0.0):
     """Construction rewards (non-negative, no upper bound): a task's level ~ log-normal(-0.5, sigma),
-    attempts within a log-normal factor of sd 0.3 (mean 1)."""
+    attempts within a log-normal factor of sd 0.3 (mean 1); with ``zeros``, that share of tasks (at
+    random) scores 0 on every attempt."""
     level = rng.lognormal(-0.5, sigma, size=(k, 1))
     att = level * rng.lognormal(-0.045, 0.3, size=(k, attempts))
-    return att.mean(axis=1), np.ones(k), math.exp(-0.5 + sigma**2 / 2)
+    means = att.mean(axis=1)
+    if zeros:
+        means = np.where(rng.random(k) < zeros, 0.0, means)
+    return means, np.ones(k), (1.0 - zeros) * math.exp(-0.5 + sigma**2 / 2)
 
 
 # --- single intervals -----------------------------------------------------------------------------------
@@ -224,6 +230,9 @@ def interval_verdict(r: IntervalResult, draws_for_band: int | None = None) -> st
       a t quantile of few degrees of freedom), and not where most draws needed the ``units_wilson``
       fallback (data near 0 or 1, or few units holding a success): there an interval that never
       undercovers must be wider than a perfectly calibrated one.
+    - Unbounded values (issue 38's tail rule): a cell where at least :data:`MOSTLY_NULL` of the draws get no
+      interval, with the reason, meets its claim (the tail is too long for so few units); the few
+      intervals given there (their sample hides the tail) are reported, not judged.
     - A cell expected to have no interval must have none, with a reason that says how many units there
       were and how many are needed.
     """
@@ -233,6 +242,8 @@ def interval_verdict(r: IntervalResult, draws_for_band: int | None = None) -> st
         if not r.reason or "needs at least" not in r.reason:
             return f"no interval, but the reason does not say how many units are needed: {r.reason!r}"
         return None
+    if not r.cell.bounded and r.nulls >= MOSTLY_NULL and r.reason:
+        return None  # a tail too long for the draws' units: none, with the reason, in nearly every draw
     if r.coverage is None:
         return f"no interval at all ({r.reason})"
     if r.cell.binomial:
@@ -454,6 +465,21 @@ def interval_grid() -> list[IntervalCell]:
     for k in (20, 40):
         cells.append(IntervalCell("tcsexam", f"construction track (skewed rewards), {k} tasks x 2", k,
                                   lambda r, k=k: tcs_construction(r, k, 2), bounded=False))
+    return cells + tail_grid()
+
+
+def tail_grid() -> list[IntervalCell]:
+    """Issue 38's heavy tails: construction-like rewards of log sd 0.5, 1.0, 1.5, with and without 20 %
+    of tasks at 0, at 20, 40 and 80 tasks (2 attempts each)."""
+    cells = []
+    for sigma in (0.5, 1.0, 1.5):
+        for zeros in (0.0, 0.2):
+            for k in (20, 40, 80):
+                label = (f"heavy tail: rewards of log sd {sigma}{', 20 % of tasks at 0' if zeros else ''}, "
+                         f"{k} tasks x 2")
+                cells.append(IntervalCell("tcsexam", label, k,
+                                          lambda r, k=k, s=sigma, z=zeros: tcs_construction(r, k, 2, s, z),
+                                          bounded=False))
     return cells
 
 
