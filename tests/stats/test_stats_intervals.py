@@ -207,7 +207,36 @@ def test_unbounded_intervals_hold_the_mean(values):
     x = np.array(values)
     try:
         got = S.ratio_interval(x, np.ones(x.size), bounded=False)
-    except S.NoInterval as exc:  # only when the values are all the same, up to rounding
-        assert "same value" in str(exc) and np.ptp(x) <= 1e-12 * max(1.0, float(np.abs(x).max()))
+    except S.NoInterval as exc:  # when the values are all the same, up to rounding, or their tail is too long
+        positive = x[x > 0]
+        if "log standard deviation" in str(exc):
+            assert np.std(np.log(positive), ddof=1) > S.tail_limit(x.size)
+        elif "above 0" in str(exc):
+            assert positive.size < 3
+        else:
+            assert "same value" in str(exc) and np.ptp(x) <= 1e-12 * max(1.0, float(np.abs(x).max()))
         return
     assert got.low <= x.mean() <= got.high and got.high > got.low
+
+
+def test_unbounded_values_with_a_long_tail_get_no_interval_and_say_why():
+    """Issue 38: whether unbounded values get an interval follows from their tail as well as their count:
+    rewards spread by a log sd of 1.5 over 40 tasks (89-92 % coverage before) get none, with both numbers;
+    a log sd of 0.5 keeps its interval, as do 80 units of log sd 1.0."""
+    z = sps.norm.ppf((np.arange(40) + 0.5) / 40)
+    with pytest.raises(S.NoInterval, match=r"40 construction tasks whose values spread by a log standard deviation "
+                                           r"of 1\.[45]\d: .* needs at most 0\.75 at 40"):
+        S.ratio_interval(np.exp(1.5 * z), np.ones(40), bounded=False, unit="construction task")
+    assert S.ratio_interval(np.exp(0.5 * z), np.ones(40), bounded=False).method == "skew_corrected_t"
+    z80 = sps.norm.ppf((np.arange(80) + 0.5) / 80)
+    assert S.ratio_interval(np.exp(1.0 * z80), np.ones(80), bounded=False).method == "skew_corrected_t"
+    # zeros do not count in the spread; too few values above 0 leave the tail unjudged
+    assert S.ratio_interval(np.concatenate([np.exp(0.5 * z), np.zeros(10)]), np.ones(50), bounded=False)
+    with pytest.raises(S.NoInterval, match="2 units of 25 above 0"):
+        S.ratio_interval(np.array([0.0] * 23 + [1.0, 3.0]), np.ones(25), bounded=False)
+
+
+def test_the_tail_limit_grows_with_the_units():
+    assert S.tail_limit(20) == pytest.approx(0.70) and S.tail_limit(40) == pytest.approx(0.75)
+    assert S.tail_limit(80) == S.tail_limit(500) == pytest.approx(1.20)
+    assert 0.70 < S.tail_limit(30) < 0.75

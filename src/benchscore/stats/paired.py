@@ -17,9 +17,9 @@ interval excludes 0 exactly when the test rejects at the interval's level (:clas
 - for one 0/1 outcome per unit, the exact McNemar test, and as interval every difference compatible
   with the exact (Clopper-Pearson) interval of the share of discordant pairs won by a, at every
   discordance rate in its own exact interval;
-- the minimum detectable effect of the test actually run at 80 % power (exact McNemar power; the
-  sign-flip test's power at the observed paired spread, simulated, or its t approximation from 14
-  units on);
+- the minimum detectable effect of the test actually run at 80 % power (exact McNemar power; for the
+  sign-flip test up to :data:`~benchscore.stats.power.SIMULATED_UNITS` units ``c x SE`` with ``c``
+  simulated against the same test (:mod:`benchscore.stats.power`), past them its t approximation);
 - :func:`holm`, :func:`rank_ranges`, :func:`letters` for three or more results.
 
 Every random sign pattern is a row of bits drawn from a seeded generator and applied to all units
@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from benchscore.stats.intervals import LEVEL, _t
+from benchscore.stats.power import SIMULATED_UNITS, cached_mde_factor, unit_model
 
 POWER = 0.80
 #: the most cells (sign patterns x units) held at once; table lookups in smaller chunks (cache-sized)
@@ -241,7 +242,7 @@ class PairInference:
         reach = self.reach
         if self._mde_approx is not None:
             mde = self._mde_approx(alpha)
-            if mde <= reach:
+            if math.isfinite(mde) and mde <= reach:
                 return float(mde), None
         else:
             top = reach if math.isfinite(reach) else None
@@ -456,12 +457,29 @@ def infer_pair(units: Units, *, resamples: int, rng: np.random.Generator, binary
         return _sign_flip_power(share / k_total, np.abs(scaled), effect, alpha, power_rng_seed)
 
     mde_approx = None
-    if u.n > _EXACT_POWER_UNITS and se is not None:
+    if u.n <= SIMULATED_UNITS and se is not None and se > 0:
+        mde_approx = _simulated_mde(share / k_total, u.stratum, infl, se, exact, total)
+    elif u.n > _EXACT_POWER_UNITS and se is not None:
         def mde_approx(alpha: float) -> float:
             return (_t(df, 1 - alpha) + _t(df, 1 - 2 * (1 - POWER))) * se
 
     return PairInference(a, b, d, u.n, test, p, sap, se, u.difference_bounds(), interval, power, mde_approx,
                          spread_inflation(df) if mde_approx is None else 1.0, _reach(u, a, b))
+
+
+def _simulated_mde(share: np.ndarray, stratum: np.ndarray, residual: np.ndarray, se: float, exact: bool,
+                   patterns: int) -> Callable[[float], float]:
+    """The MDE ``c x SE`` of the sign-flip test on these units, ``c`` simulated against the same test
+    (:mod:`benchscore.stats.power`), once per level."""
+    sigma = unit_model(share, stratum, residual)
+    factors: dict[float, float] = {}
+
+    def mde(alpha: float) -> float:
+        if alpha not in factors:
+            factors[alpha] = cached_mde_factor(share, stratum, sigma, alpha, exact=exact, patterns=patterns)
+        return factors[alpha] * se
+
+    return mde
 
 
 @functools.lru_cache(maxsize=256)
