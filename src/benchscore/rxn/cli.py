@@ -163,6 +163,11 @@ def _print_build(kind: str, folder: Path, build: Build) -> None:
     others = sorted(p.name for p in folder.iterdir() if p.name not in datasets)
     print_line(f"rows left out (no measured outcome): {build.dropped_rows}")
     print_line(f"also wrote: {', '.join(others)}")
+    fallback = sorted({s["meta"]["source"]["table_id"] for samples in build.samples.values() for s in samples
+                       if s["meta"]["yield_measure"] is None})
+    if fallback:
+        print_line(f"note: {len(fallback)} table(s) without a yield column, scored on selectivity (ee, dr) alone "
+                   f"(yield_measure null in each sample): {', '.join(fallback[:10])}{' ...' if len(fallback) > 10 else ''}")
 
 
 @group.command("build-mc")
@@ -655,10 +660,17 @@ def convert_csv(csv_path: Path, output: Path) -> None:
 
     parsed = read_literature_csv(csv_path)
     body = parsed.model_dump(mode="json", by_alias=True)
+    if body.get("fallback_measure") is None:
+        body.pop("fallback_measure", None)  # written only when it is used
     body["provenance"] = provenance("rxn-convert-csv", {"csv": csv_path})
     atomic_write_json(output, body)
     rows = [(t.table_id, len(t.rows), ", ".join(t.condition_keys), t.yield_measure or "none") for t in parsed.tables]
     print_table(f"wrote {output}", ("table_id", "rows", "condition keys", "measure"), rows)
+    if parsed.fallback_measure is not None:
+        from benchscore.common.terminal import print_line
+
+        print_line(f"note: {csv_path.name} has no yield column: its tables are scored on {parsed.fallback_measure} "
+                   "(ee, dr) alone (fallback_measure in the output); a column named yield holds yields")
 
 
 def demo(out_dir: Path) -> None:
