@@ -345,6 +345,9 @@ def _compared(outputs: tuple[str, ...], metrics: tuple[str, ...], cluster: str |
 
         if not all(theirs):
             ours = paths[theirs.index(False)]
+            from benchscore.common.readers import check_file
+
+            check_file(ours)  # a FIFO, a link loop, a missing file: said as such, not taken for an output
             raise BadInput(f"{ours} is a benchscore output and {paths[theirs.index(True)]} results of another tool: "
                            "compare needs results of one evaluation")
         entries, skipped, files = compare_inputs(paths, Options(metrics, cluster, errors or "as-wrong", intersection,

@@ -182,7 +182,19 @@ class Command(click.Command):
         else:
             recorded = provenance.not_recorded()
         with _ctrl_c(), guard.inputs_guard(), recorded:
-            return super().invoke(ctx)
+            try:
+                return super().invoke(ctx)
+            except BadInput as exc:  # two inputs given to each other's options: said as such (swapped.py)
+                kinds = getattr(self, "input_kinds", None)
+                if not kinds:
+                    raise
+                from .swapped import explain
+
+                options = {p.name: (p.opts[0] if p.opts else p.name) for p in self.params if p.name}
+                swapped = explain(exc, kinds, ctx.params, options)
+                if swapped is None:
+                    raise
+                raise swapped from None
 
 
 class Group(click.Group):

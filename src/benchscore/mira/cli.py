@@ -15,9 +15,20 @@ import click
 from benchscore.common.cli import exit_for
 from benchscore.common.cli import group as _group
 from benchscore.common.errors import BadInput
+from benchscore.common.swapped import Kind, keys, swappable
 
 if TYPE_CHECKING:  # pragma: no cover
     from . import formats as F
+
+
+#: the formats of the inputs, as a refusal names them when two are given to each other's options (swapped.py)
+CONTRACT = Kind("a Mira contract", keys("benchmark_id", "cases"))
+REPETITIONS = Kind("Mira repetition records", keys("case_id", "repetition", "terminal_state"), lines=True)
+DEVIATIONS = Kind("Mira deviations", keys("deviations"))
+VERDICTS = Kind("judge verdicts", keys("model", "verdicts"))
+CALIBRATION = Kind("a judge calibration set", keys("packet_id", "criterion_id"), lines=True)
+OBSERVATIONS = Kind("reference observations", keys("case_id", "observation_id"), lines=True)
+POLICY = Kind("a calibration policy", keys("policy", "min_observations"))
 
 
 def _formats() -> dict[str, type]:
@@ -223,6 +234,8 @@ _folder = click.Path(file_okay=False, path_type=Path)
 _quiet = click.option("--quiet", is_flag=True, help="Print nothing on success.")
 
 
+@swappable(contract=CONTRACT, repetitions=REPETITIONS, deviations=DEVIATIONS, verdicts=VERDICTS,
+            judge_calibration=CALIBRATION)
 @group.command()
 @click.option("--contract", required=True, type=_file, help="Contract JSON (frozen case set).")
 @click.option("--repetitions", required=True, type=_file, help="Repetition records JSONL.")
@@ -301,6 +314,7 @@ def from_inspect(logs: tuple[str, ...], contract: Path, mapping: Path, output: P
         raise SystemExit(ExitCode.FAILED)
 
 
+@swappable(contract=CONTRACT, observations=OBSERVATIONS, policy=POLICY)
 @group.command()
 @click.option("--contract", required=True, type=_file, help="Contract JSON whose cases get their T_soft budgets.")
 @click.option("--observations", required=True, type=_file, help="Controlled reference observations JSONL.")
@@ -318,6 +332,7 @@ def calibrate(contract: Path, observations: Path, policy: Path | None, output: P
         _wrote(str(output))
 
 
+@swappable(contract=CONTRACT, repetitions=REPETITIONS)
 @group.command("judge-packets")
 @click.option("--contract", required=True, type=_file, help="Contract JSON (frozen case set): the judge criteria.")
 @click.option("--repetitions", required=True, type=_file,
@@ -533,6 +548,7 @@ def run_judge_report(calibration: Path, verdicts_path: Path, output: Path | None
     return out
 
 
+@swappable(calibration=CALIBRATION, verdicts=VERDICTS)
 @group.command("judge-report")
 @click.option("--calibration", required=True, type=_file,
               help="The calibration set: judge packets with the verdict a person decided (mira-judge-calibration JSONL).")

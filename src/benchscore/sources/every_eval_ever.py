@@ -165,7 +165,7 @@ def read_evaluation(path: Path) -> EeeEvaluation:
     aggregate = read_aggregate(aggregate_path) if aggregate_path is not None else None
     if aggregate is not None and samples_path is None:
         samples_path = samples_beside(aggregate_path, aggregate)  # type: ignore[arg-type]
-        if not samples_path.is_file():
+        if not (samples_path.is_symlink() or samples_path.exists()):  # a FIFO, a loop: refused as such below
             raise BadInput(f"its instance-level records {samples_path.name} are not beside it", source=aggregate_path,
                            field="detailed_evaluation_results.file_path")
     records = read_instances(samples_path)  # type: ignore[arg-type]

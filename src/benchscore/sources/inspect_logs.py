@@ -291,9 +291,16 @@ def _loads(data: bytes | str, where: str, source: str, record: str | None = None
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
+        from benchscore.common.readers import check_nesting
+
+        raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+        try:  # the stdlib reader recurses: nothing deeper than the readers' limit reaches it
+            check_nesting(raw, source)
+        except BadInput as exc:
+            raise BadInput(f"{where} is {exc.detail}", source=source, record=record) from None
         try:
             return json.loads(data)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             raise BadInput(f"{where} is not JSON ({exc})", source=source, record=record) from None
 
 
@@ -342,8 +349,10 @@ def _zip(fp: BinaryIO, source: str) -> Any:
 
     try:
         return zipfile.ZipFile(fp)
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:  # UnicodeDecodeError: a ValueError
         raise BadInput(f"not a readable inspect_ai log (not a zip: {exc})", source=source) from None
+    except NotImplementedError as exc:  # a zip version or feature zipfile does not read
+        raise BadInput(f"not a readable inspect_ai log (a zip benchscore cannot read: {exc})", source=source) from None
 
 
 def _members(zf: Any) -> dict[str, Any]:
@@ -371,7 +380,7 @@ _EOCD64_LOCATOR = b"PK\x06\x07"
 _CENTRAL = b"PK\x01\x02"
 
 
-def _central_directory(fp: BinaryIO) -> dict[str, _Member] | None:
+def _central_directory(fp: BinaryIO, source: str = "") -> dict[str, _Member] | None:
     """The zip's members by name, read straight from its central directory with ``struct`` (zip64 included;
     a name written twice is its last copy). None when the file is not laid out as expected: the caller then
     uses :mod:`zipfile`, which says what is wrong."""
@@ -406,7 +415,11 @@ def _central_directory(fp: BinaryIO) -> dict[str, _Member] | None:
             return None
         _, flags, method, crc, csize, usize, name_len, extra_len, comment_len, _, _, offset = unpack(cd, pos)
         name_raw = cd[pos + 46:pos + 46 + name_len]
-        name = name_raw.decode("utf-8" if flags & 0x800 else "cp437")
+        try:
+            name = name_raw.decode("utf-8" if flags & 0x800 else "cp437")
+        except UnicodeDecodeError:
+            raise BadInput(f"a member name in the zip's central directory is not UTF-8, though its flag says it is: "
+                           f"{name_raw[:80]!r} (a damaged zip)", source=source) from None
         if 0xFFFFFFFF in (csize, usize, offset):
             extra = cd[pos + 46 + name_len:pos + 46 + name_len + extra_len]
             usize, csize, offset = _zip64_sizes(extra, usize, csize, offset)
@@ -438,7 +451,7 @@ def _header_document(fp: BinaryIO, source: str, is_eval: bool, index: dict[str, 
     finished, its ``_journal/start.json`` with status ``started``); a ``.json`` log's keys before ``samples``.
     ``index`` (when given) receives the zip's members, so the samples are read without a second pass."""
     if is_eval:
-        members = _central_directory(fp) or _members(_zip(fp, source))
+        members = _central_directory(fp, source) or _members(_zip(fp, source))
         if index is not None:
             index.update(members)
         if "header.json" in members:
@@ -1060,6 +1073,26 @@ def _completion(output: Any, attachments: Mapping[str, str]) -> str:
     return ""
 
 
+def _check_input(value: Any, source: str, where: str) -> None:
+    """A sample's ``input`` as inspect_ai writes it: a text, or a list of chat messages (objects) whose ``content``
+    is a text or a list of content objects; anything else is refused in one line."""
+    if type(value) is str:
+        return
+    if type(value) is not list:
+        raise BadInput(f"expected a text or a list of chat messages, got {value!r}"[:300], source=source, record=where,
+                       field="input")
+    for i, message in enumerate(value):
+        if type(message) is not dict:
+            raise BadInput(f"expected a chat message (an object), got {message!r}"[:300], source=source, record=where,
+                           field=f"input[{i}]")
+        content = message.get("content")
+        if content is None or type(content) is str:
+            continue
+        if type(content) is not list or any(type(c) is not dict for c in content):
+            raise BadInput(f"expected a text or a list of content objects, got {content!r}"[:300], source=source,
+                           record=where, field=f"input[{i}].content")
+
+
 def sample_record(doc: Any, source: str, raw: bytes | None = None) -> SampleRecord:
     """One sample of a log (its JSON object) as a :class:`SampleRecord`; refuses a malformed one in one line.
     ``raw``: the sample's JSON bytes, when at hand (a sample whose bytes hold no ``"approval"`` has none, so
@@ -1096,6 +1129,13 @@ def sample_record(doc: Any, source: str, raw: bytes | None = None) -> SampleReco
     retries: tuple[RetriedError, ...] = ()
     if get("error_retries"):
         where = f"sample {sid!r} epoch {epoch}"
+        if type(get("error_retries")) is not list:
+            raise BadInput(f"expected a list of errors, got {get('error_retries')!r}"[:300], source=source,
+                           record=where, field="error_retries")
+        for i, r in enumerate(get("error_retries")):
+            if r is None:
+                raise BadInput("expected the error of a retried attempt, got null", source=source, record=where,
+                               field=f"error_retries[{i}]")
         retries = tuple(RetriedError(_error(r, source, where, f"error_retries[{i}]"),  # type: ignore[arg-type]
                                      _scan_events(r.get("events"), attachments)[0])
                         for i, r in enumerate(get("error_retries")))
@@ -1105,6 +1145,7 @@ def sample_record(doc: Any, source: str, raw: bytes | None = None) -> SampleReco
     metadata = get("metadata")
     error = get("error")
     text_input = get("input")
+    _check_input(text_input, source, f"sample {sid!r} epoch {epoch}")
     return SampleRecord(
         id=sid, epoch=epoch, uuid=get("uuid") if type(get("uuid")) is str else None,
         input=_resolve(text_input, attachments) if attachments else text_input, target=get("target"),
@@ -1125,7 +1166,7 @@ def iter_samples(header: LogHeader) -> Iterator[SampleRecord]:
     source = header.location.url
     with open(header.path, "rb") as fp:
         if header.format == "eval":
-            members = header.members or _central_directory(fp) or _members(_zip(fp, source))
+            members = header.members or _central_directory(fp, source) or _members(_zip(fp, source))
             for name, info in members.items():
                 if name.startswith("samples/") and name.endswith(".json"):
                     data = _member_bytes(fp, info, source)

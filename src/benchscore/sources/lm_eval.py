@@ -116,6 +116,34 @@ def _line(path: Path, number: int, row: Any) -> SampleLine:
                       doc)
 
 
+#: the objects of a results file benchscore reads, and what each holds per task (None: any value)
+_PER_TASK = {"results": dict, "configs": dict, "versions": None, "n-shot": None, "n-samples": dict,
+             "higher_is_better": dict}
+
+
+def _check_results(results: dict[str, Any], path: Path) -> None:
+    """The shapes benchscore reads in a results file, each refused in one line naming its field: every object of
+    :data:`_PER_TASK` an object of tasks (each task's entry an object where one is read), ``config`` an object,
+    a task's ``metric_list`` a list, ``higher_is_better`` true, false or null per metric."""
+    for key in ("config", *_PER_TASK):
+        value = results.get(key)
+        if value is not None and not isinstance(value, dict):
+            raise BadInput(f"expected an object, got {shown(value)}", source=path, field=key)
+    for key, kind in _PER_TASK.items():
+        for task, entry in (results.get(key) or {}).items():
+            if kind is not None and entry is not None and not isinstance(entry, kind):
+                raise BadInput(f"expected an object, got {shown(entry)}", source=path, field=f"{key}.{task}")
+    for task, config in (results.get("configs") or {}).items():
+        metric_list = (config or {}).get("metric_list")
+        if metric_list is not None and not isinstance(metric_list, list):
+            raise BadInput(f"expected a list, got {shown(metric_list)}", source=path, field=f"configs.{task}.metric_list")
+    for task, better in (results.get("higher_is_better") or {}).items():
+        for metric, value in (better or {}).items():
+            if value is not None and not isinstance(value, bool):
+                raise BadInput(f"expected true, false or null, got {shown(value)}", source=path,
+                               field=f"higher_is_better.{task}.{metric}")
+
+
 def read_run(results_path: Path) -> LmEvalRun:
     """The results file and every samples file of its run (same timestamp, same folder)."""
     from benchscore.common.readers import loads_json, read_json, read_json_bytes
@@ -124,6 +152,7 @@ def read_run(results_path: Path) -> LmEvalRun:
     if not isinstance(results, dict) or not isinstance(results.get("results"), dict):
         raise BadInput("not an lm-evaluation-harness results file (no 'results' object)", source=results_path,
                        field="results")
+    _check_results(results, results_path)
     known = set(results["results"]) | set(results.get("configs") or {})
     files = _samples_files(results_path)
     if not files:

@@ -17,6 +17,7 @@ import click
 from benchscore import __version__
 from benchscore.common.cli import exit_for, refuse_overwriting_inputs
 from benchscore.common.cli import group as _group
+from benchscore.common.swapped import Kind, keys, list_of, swappable
 from benchscore.common.terminal import fmt, interval_cell, print_line, print_table, progress
 
 from .datafolder import DATA_ENV, resolve
@@ -36,6 +37,13 @@ METRIC_IDS = {
     "fixed_reference_relative": "tcsexam solver-score: relative_score against a frozen reference",
     "tcsexam-reference": "tcsexam reference build / merge: a frozen reference",
 }
+
+
+#: the formats of the inputs, as a refusal names them when two are given to each other's options (swapped.py)
+RECORDS = Kind("instance records", list_of("instance", "status"))
+REFERENCE = Kind("a solver reference", keys("reference_id", "tasks"))
+SUITE = Kind("a suite manifest", keys("suite", "tracks"))
+COHORT = Kind("a cohort", keys("suite", "models"))
 
 
 def __getattr__(name: str) -> Any:
@@ -167,6 +175,7 @@ def reference_show(reference: str, data_dir: Path | None) -> None:
     print_line(f"sha256 {loaded.sha256}  {loaded.path}")
 
 
+@swappable(records=RECORDS, reference=REFERENCE)
 @group.command("solver-score")
 @click.option("--task", required=True, help="Task id in the reference.")
 @click.option(
@@ -250,6 +259,7 @@ def _print_solver_scores(task: str, done: list[tuple[Path, Path, dict]]) -> None
             print_line(f"{rec}: unscored_instances {' '.join(s['unscored_instances'])}")
 
 
+@swappable(suite=SUITE, cohort=COHORT)
 @group.command("score")
 @click.option("--suite", required=True, help="lite, full (from the data folder) or PATH to a suite manifest.")
 @click.option(
