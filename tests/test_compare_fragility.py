@@ -99,3 +99,6 @@ def test_the_leaderboard_site_says_what_a_differs_rests_on(tmp_path):
     assert pair["fragility"]["fragile"] is True
     page = (tmp_path / "site" / pair["page"]).read_text()
     assert "rests on 1 of 6 units" in page and "FRAGILE" in page
+    rows = {r["label"]: r for r in board["rows"]}
+    assert rows["i.json:a"]["fragile_separations"] == ["i.json:b"]
+    assert rows["i.json:b"]["fragile_separations"] == ["i.json:a"]
