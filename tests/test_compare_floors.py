@@ -40,6 +40,7 @@ def test_a_lite_index_without_its_own_interval_cannot_be_separated_in_compare(tm
     assert "its components compared instead: track_means.theorem, track_means.solver, track_means.conjecture" in (
         index["verdict_reason"])
     assert "cannot separate at this n (the own interval of index in i.json:a is null" in r.output
+    assert r.output.count("the own interval of index in i.json:a is null") == 1  # said once, not again as ci_reason
     # the construction track has no interval of its own either: the same floor, no components
     construction = rows["track_means.construction"]
     assert construction["verdict"] == "cannot_separate_at_this_n" and construction["ci95"] is None

@@ -72,7 +72,7 @@ def _entry(label: str, values: list[float]) -> C.Entry:
                                                  bounds=(0.0, 1.0))])
 
 
-def test_a_leaderboard_names_the_separations_that_are_fragile():
+def test_a_leaderboard_names_the_separations_that_are_fragile(capsys):
     """a beats b on 6 of 6 items (separated, fragile: 5 items cannot separate) and c on 20 of 20 (not
     fragile: it takes 16 items); the rank intervals and groups count both, fragile_separations says which
     is fragile."""
@@ -88,6 +88,9 @@ def test_a_leaderboard_names_the_separations_that_are_fragile():
     assert board["a"]["fragile_separations"] == ["b"] and board["b"]["fragile_separations"] == ["a"]
     assert "fragile_separations" not in board["c"]
     assert board["a"]["rank_range"] == [1, 1]  # the fragile separation still counts
+    C.print_comparison(doc)  # the terminal: a column, and each differs says what it rests on
+    out = capsys.readouterr().out
+    assert "fragile_separations" in out and "rests on 1 of 26 units" in out
 
 
 def test_the_leaderboard_site_says_what_a_differs_rests_on(tmp_path):
@@ -99,3 +102,6 @@ def test_the_leaderboard_site_says_what_a_differs_rests_on(tmp_path):
     assert pair["fragility"]["fragile"] is True
     page = (tmp_path / "site" / pair["page"]).read_text()
     assert "rests on 1 of 6 units" in page and "FRAGILE" in page
+    rows = {r["label"]: r for r in board["rows"]}
+    assert rows["i.json:a"]["fragile_separations"] == ["i.json:b"]
+    assert rows["i.json:b"]["fragile_separations"] == ["i.json:a"]

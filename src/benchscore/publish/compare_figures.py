@@ -134,7 +134,7 @@ def _one(out: Output) -> str:
         reasons = []
         for m in metrics:
             why = [m["verdict_reason"]]
-            if m.get("ci_reason"):
+            if m.get("ci_reason") and m["ci_reason"] not in m["verdict_reason"]:
                 why.append(f"no interval: {m['ci_reason']}")
             if m.get("mde_reason") and m["mde_reason"] != m["verdict_reason"]:
                 why.append(f"no minimum detectable effect: {m['mde_reason']}")

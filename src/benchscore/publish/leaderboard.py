@@ -87,6 +87,9 @@ def formats() -> dict[str, type]:
             "(indistinguishable_reason): its rank interval and its page say it"))
         indistinguishable_reason: str | None = None
         n_indistinguishable: int = Field(ge=0, description="how many results it is not separated from")
+        fragile_separations: list[str] | None = Field(None, description=(
+            "the results it is separated from by a fragile verdict only (one unit, or under 10 % of the units): "
+            "compare's, counted in the rank interval and groups; each pair's page says what it rests on"))
         counts: dict[str, Any] | None = Field(description="scored / errored / unscored sample x epochs and the "
                                                           "errors policy (results of other tools)")
         counts_reason: str | None = None
@@ -315,6 +318,7 @@ def build(doc: dict[str, Any], entries: Sequence[Entry],
                                                 "none: the rank interval says where it can stand, its page gives its "
                                                 "verdicts against its neighbours"} if large else {}),
                 "n_indistinguishable": len(r["indistinguishable_from"]),
+                **({"fragile_separations": r["fragile_separations"]} if r.get("fragile_separations") else {}),
                 "counts": r.get("counts"),
                 **({} if r.get("counts") else {"counts_reason": "a contract output: its items are the contract's; "
                                                                 "errors are counted as the contract says"}),

@@ -1012,7 +1012,7 @@ def print_comparison(doc: dict[str, Any]) -> None:
             for m in c["metrics"]])
         for m in c["metrics"]:
             why = [m["verdict_reason"]]
-            if m.get("ci_reason"):
+            if m.get("ci_reason") and m["ci_reason"] not in m["verdict_reason"]:
                 why.append(f"no interval: {m['ci_reason']}")
             if m.get("mde_reason") and m["mde_reason"] != m["verdict_reason"]:
                 why.append(f"no minimum detectable effect: {m['mde_reason']}")
