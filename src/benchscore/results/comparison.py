@@ -491,7 +491,8 @@ def compare_inputs(paths: Sequence[str | Path], options: Options) -> tuple[list[
 
     with progress() as bar:
         task = bar.add_task("reading results", total=None)
-        evaluations = read(paths, on_file=lambda p: bar.advance(task), reducer=options.reducer)
+        evaluations = read(paths, on_file=lambda p: bar.advance(task), reducer=options.reducer,
+                           intersection=options.intersection)
     entries_, skipped = entries(evaluations, options)
     for e in evaluations:
         for note in e.notes:
@@ -499,7 +500,7 @@ def compare_inputs(paths: Sequence[str | Path], options: Options) -> tuple[list[
         for t in e.tasks:
             if (why := no_usable_sample(e, t)) is not None:
                 print_line(f"{e.model}: {why}: counted under --errors {options.errors}")
-    return entries_, skipped, [f for e in evaluations for f in e.files]
+    return entries_, skipped, list(dict.fromkeys(f for e in evaluations for f in e.files))  # a table: many models
 
 
 __all__ = ["DEFAULT_ERRORS", "DEFAULT_RETRIES", "ERRORS", "RETRIES", "RETRIES_WORDS", "Options", "compare_inputs",

@@ -19,6 +19,9 @@ the room takes from it (docs/results.md).
   ``NAME/score`` and ``NAME/is_correct``; the identity is the record's ``sample_hash`` (a sha256
   of the input and references computed here when it is null); ``metadata.epoch`` is the epoch when
   the record has one (the inspect_ai converter writes it).
+- A table of per-sample scores: a ``.parquet``, ``.csv`` or ``.jsonl`` file with the columns ``model``,
+  ``sample_id``, optionally ``epoch``, and one numeric column per metric (recognised by those columns); one
+  evaluation per model (``benchscore.results.score_tables``).
 """
 
 from __future__ import annotations
@@ -40,9 +43,12 @@ from benchscore.common.errors import BadInput, shown
 from .formats import Evaluation, MetricInfo, SampleResult
 from .values import COUNTING, DEFAULT_REDUCER, NotNumeric, flatten, written
 
-INSPECT, LM_EVAL, EEE = "inspect_ai", "lm-evaluation-harness", "every_eval_ever"
+INSPECT, LM_EVAL, EEE, TABLE = "inspect_ai", "lm-evaluation-harness", "every_eval_ever", "score_table"
 _HEAD = 4096
 _SKIP_JSON = {"eval-set.json", "logs.json", "listing.json"}
+#: a file with one of these suffixes is read as a table of per-sample scores (refused, naming its columns, when
+#: it lacks model or sample_id): no benchscore output has them
+_TABLE_SUFFIXES = (".parquet", ".csv", ".jsonl")
 #: how far the mean of the per-sample values may be from the number a tool reported for it
 _AGREE = 1e-9
 
@@ -69,6 +75,10 @@ def kind_of_file(path: Path) -> str | None:
         return LM_EVAL
     if name.endswith("_samples.jsonl"):
         return EEE
+    if name.lower().endswith((".parquet", ".csv", ".jsonl")):
+        from benchscore.sources.score_tables import is_score_table
+
+        return TABLE if is_score_table(path) else None
     if name.endswith(".json") and name not in _SKIP_JSON:
         head = _head(path)
         if re.search(rb'"schema_version"\s*:', head) and re.search(rb'"evaluation_id"\s*:', head):
@@ -213,7 +223,7 @@ def recognises(path: str | os.PathLike[str]) -> bool:
     if is_url(path):
         return True
     path = _local(located(path))  # verify's staged copy of what was given, if any
-    return path.is_dir() or kind_of_file(path) is not None
+    return path.is_dir() or kind_of_file(path) is not None or path.name.lower().endswith(_TABLE_SUFFIXES)
 
 
 def _results_of_samples(path: Path) -> Path:
@@ -225,11 +235,13 @@ def _results_of_samples(path: Path) -> Path:
                    "the model and how each metric is aggregated)", source=path)
 
 
-def read(paths: Sequence[str | os.PathLike[str]], *, on_file=None, reducer: str | None = None) -> list[Evaluation]:
+def read(paths: Sequence[str | os.PathLike[str]], *, on_file=None, reducer: str | None = None,
+         intersection: bool = False) -> list[Evaluation]:
     """The evaluations in ``paths`` (files, folders and URLs, any mix of what the module docstring lists).
 
     ``on_file(path)`` is called as each file is read (for a progress bar). ``reducer``: the epoch reducer of
-    every metric in place of the one each task declares (``--reducer``)."""
+    every metric in place of the one each task declares (``--reducer``). ``intersection``: a table of scores
+    whose models do not all hold the same samples is read on the samples they share (else refused)."""
     from benchscore.common.provenance import located, note_read
     from benchscore.sources.inspect_logs import EVAL_SET_MANIFEST
 
@@ -248,14 +260,23 @@ def read(paths: Sequence[str | os.PathLike[str]], *, on_file=None, reducer: str 
             folders.append((given, p, False))
             inside = files_in(p)
             if not inside:
-                raise BadInput("holds no inspect_ai log, lm-evaluation-harness results_*.json or Every Eval Ever "
-                               "record", source=p)
+                raise BadInput("holds no inspect_ai log, lm-evaluation-harness results_*.json, Every Eval Ever "
+                               "record or table of per-sample scores", source=p)
             found.extend(inside)
         else:
             kind = kind_of_file(p)
+            if kind is None and p.name.lower().endswith(_TABLE_SUFFIXES):
+                from benchscore.sources.score_tables import columns_of
+
+                columns = columns_of(p)
+                raise BadInput("not a table of per-sample scores: it needs the columns model and sample_id (optional "
+                               "epoch, one numeric column per metric); "
+                               + (f"its columns are {', '.join(map(repr, columns))}" if columns is not None else
+                                  "its columns cannot be read"), source=p)
             if kind is None:
-                raise BadInput("not an inspect_ai log, lm-evaluation-harness output or Every Eval Ever record",
-                               source=p)
+                raise BadInput("not an inspect_ai log, lm-evaluation-harness output, Every Eval Ever record or "
+                               "table of per-sample scores (columns model, sample_id, optional epoch, one numeric "
+                               "column per metric)", source=p)
             if kind == LM_EVAL and p.name.startswith("samples_"):
                 p = _results_of_samples(p)
             elif is_url(given):  # a URL of one file, read from verify's staged copy
@@ -278,6 +299,10 @@ def read(paths: Sequence[str | os.PathLike[str]], *, on_file=None, reducer: str 
             out.append(from_lm_eval(p, reducer=reducer))
         elif kind == EEE:
             out.append(from_eee(p, reducer=reducer))
+        elif kind == TABLE:
+            from .score_tables import from_score_table
+
+            out.extend(from_score_table(p, reducer=reducer, intersection=intersection))
         if kind != INSPECT and on_file is not None:
             on_file(p)
     for given, root, eval_set in folders:  # provenance: every file read through each folder given
@@ -598,5 +623,5 @@ def from_eee(path: Path, *, reducer: str | None = None) -> Evaluation:
         if library.get("name") else None)
 
 
-__all__ = ["EEE", "INSPECT", "LM_EVAL", "files_in", "from_eee", "from_inspect", "from_lm_eval", "kind_of_file", "read",
+__all__ = ["EEE", "INSPECT", "LM_EVAL", "TABLE", "files_in", "from_eee", "from_inspect", "from_lm_eval", "kind_of_file", "read",
            "recognises"]
