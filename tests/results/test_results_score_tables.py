@@ -158,6 +158,25 @@ def test_a_table_of_the_logs_scores_compares_as_the_logs_do(tmp_path):
                 assert ma[key] == mb[key], key
 
 
+@pytest.mark.usefixtures("inspect_ai_installed")
+def test_the_docs_samples_df_recipe_gives_the_logs_numbers(tmp_path):
+    """docs/results.md's recipe from inspect_ai's own samples_df, end to end."""
+    import pandas as pd
+    from inspect_ai.analysis import EvalModel, SampleSummary, samples_df
+
+    df = samples_df(str(LOGS), columns=EvalModel + SampleSummary, quiet=True)
+    value = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
+    table = pd.DataFrame({"model": df["model"], "sample_id": df["id"].astype(str), "epoch": df["epoch"],
+                          "match": df["score_match"].map(lambda v: value.get(v, v)).astype(float)})
+    table.loc[df["error"].fillna("") != "", "match"] = None
+    table.to_parquet(tmp_path / "quiz.parquet", index=False)
+    run("compare", *sorted(LOGS.glob("*.eval")), "--metric", "quiz/match", "--output", tmp_path / "logs.json")
+    run("compare", tmp_path / "quiz.parquet", "--output", tmp_path / "table.json")
+    a, b = (json.loads((tmp_path / f).read_text())["leaderboards"]["quiz/match"] for f in ("logs.json", "table.json"))
+    assert [(r["label"], r["value"], r["ci95"], r["rank_range"]) for r in a] == \
+        [(r["label"], r["value"], r["ci95"], r["rank_range"]) for r in b]
+
+
 # --- refusals: one line, exit 2, nothing written ----------------------------------------------------
 
 
