@@ -151,6 +151,22 @@ def lm_eval_installed():
     return lm_eval
 
 
+@pytest.fixture(scope="session")
+def dask_installed():
+    """Dask distributed, the optional ``dask`` extra (``--scheduler``).
+
+    Tests that start a Dask cluster depend on this fixture first, so that the skip (with the reason, when
+    ``distributed`` is not importable) or the failure (``BENCHSCORE_REQUIRE_DASK=1``, as CI sets it) happens
+    before any fixture that needs Dask runs, whatever its scope.
+    """
+    try:
+        import distributed
+    except ImportError as exc:
+        _missing(f"dask distributed is not importable ({exc}); install the extra: pip install -e '.[dask]'",
+                 "BENCHSCORE_REQUIRE_DASK")
+    return distributed
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
