@@ -87,14 +87,14 @@ def run(*args, expect=0):
     return res
 
 
-def ran_on(address: str) -> dict[str, int]:
-    """Per task prefix, how many tasks the workers have finished (entered memory; task_prefixes and their counts of
+def ran_on(address: str) -> int:
+    """How many tasks the workers have finished (entered memory: the scheduler's task prefixes and their counts of
     transitions persist after the tasks are gone)."""
     from distributed import Client
 
     with Client(address, timeout=60) as client:
         return client.run_on_scheduler(
-            lambda dask_scheduler: {k: p.state_counts["memory"] for k, p in dask_scheduler.task_prefixes.items()})
+            lambda dask_scheduler: sum(p.state_counts["memory"] for p in dask_scheduler.task_prefixes.values()))
 
 
 def table(path: Path, models: int = 4, n: int = 25, epochs: int = 2) -> Path:
@@ -112,18 +112,18 @@ def table(path: Path, models: int = 4, n: int = 25, epochs: int = 2) -> Path:
 
 def test_compare_and_leaderboard_on_a_cluster_equal_the_local_run(cluster, tmp_path):
     address, _ = cluster
-    before = ran_on(address).get("read_unit", 0)
+    before = ran_on(address)
     logs = sorted(LOGS.glob("*.eval"))
     run("compare", *logs, "--output", tmp_path / "local.json")
     res = run("compare", *logs, "--output", tmp_path / "dask.json", "--scheduler", address)
     assert (tmp_path / "local.json").read_bytes() == (tmp_path / "dask.json").read_bytes(), res.output
-    assert ran_on(address).get("read_unit", 0) == before + 4  # one unit per log: read by the workers
+    assert ran_on(address) == before + 4  # one unit per log: read by the workers
     scores = table(tmp_path / "bench.parquet")
     run("leaderboard", scores, "--output-dir", tmp_path / "site-local", "--resamples", "200")
     run("leaderboard", scores, "--output-dir", tmp_path / "site-dask", "--resamples", "200", "--scheduler", address)
     for name in ("leaderboard.json", "index.html"):
         assert (tmp_path / "site-local" / name).read_bytes() == (tmp_path / "site-dask" / name).read_bytes(), name
-    assert ran_on(address).get("read_unit", 0) == before + 5
+    assert ran_on(address) == before + 5
     provenance = json.loads((tmp_path / "site-dask" / "leaderboard.json").read_text())["provenance"]
     assert "--scheduler" not in provenance["arguments"]  # where it ran is no part of the recipe: verify runs here
 
@@ -141,12 +141,12 @@ def test_logs_on_s3_are_read_by_the_workers_from_their_urls(cluster, tmp_path, m
         client.upload_file(str(log), "bucket", f"runs/{log.name}")
     fsspec.config.conf.clear()
     fsspec.config.set_conf_env(fsspec.config.conf)
-    before = ran_on(address).get("read_unit", 0)
+    before = ran_on(address)
     run("compare", "s3://bucket/runs/", "--metric", "quiz/match", "--output", tmp_path / "local.json")
     run("compare", "s3://bucket/runs/", "--metric", "quiz/match", "--output", tmp_path / "dask.json",
         "--scheduler", address)
     assert (tmp_path / "local.json").read_bytes() == (tmp_path / "dask.json").read_bytes()
-    assert ran_on(address).get("read_unit", 0) == before + 4
+    assert ran_on(address) == before + 4
     res = run("verify", tmp_path / "dask.json")  # recorded as the local run records it: verify re-reads the URL
     assert res.output.splitlines()[-1] == "verified 1 outputs: 1 reproduced", res.output
 
@@ -179,3 +179,16 @@ def test_without_dask_scheduler_says_how_to_install_it(tmp_path, monkeypatch):
     lines = res.output.strip().splitlines()
     assert len(lines) == 1 and "--scheduler needs Dask" in lines[0] and "pip install 'benchscore[dask]'" in lines[0]
     assert not out.exists()
+
+
+def test_evaluations_travel_packed_and_arrive_as_they_left(tmp_path, inspect_ai_installed):
+    import pickle
+
+    from benchscore.results.distributed import pack, unpack
+    from benchscore.results.reading import read
+
+    evaluations = read([*sorted(LOGS.glob("*.eval"))]) + read([table(tmp_path / "bench.parquet")])
+    evaluations[0].samples[1].values = {"only/this": 0.5}  # records whose metrics differ travel as they are
+    back = unpack(pickle.loads(pickle.dumps(pack(evaluations))))
+    assert back == evaluations
+    assert [len(e.samples) for e in back] == [len(e.samples) for e in evaluations] and back[0].samples
