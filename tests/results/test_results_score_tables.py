@@ -97,6 +97,25 @@ def test_the_three_formats_give_one_comparison(tmp_path):
     assert docs[0] == docs[1] == docs[2]
 
 
+def test_a_folder_of_tables_is_one_board_and_other_files_in_it_are_not_read(tmp_path):
+    whole = board(models=("m1", "m2", "m3", "m4"), n=10)
+    half = len(whole["model"]) // 2  # m1, m2 in one shard, m3, m4 in the other: one task, one board
+    for k, part in enumerate((slice(0, half), slice(half, None))):
+        (tmp_path / "runs" / f"shard{k}").mkdir(parents=True)
+        write(tmp_path / "runs" / f"shard{k}" / "bench.parquet", {c: v[part] for c, v in whole.items()})
+    (tmp_path / "runs" / "notes.csv").write_text("who,what\nme,a note\n")
+    # (bench/f1 lies in [0, 1] in one shard only: each result's bounds are its own values', as a log's are)
+    run("compare", tmp_path / "runs", "--output", tmp_path / "C.json", "--resamples", "200", "--metric", "bench/acc")
+    write(tmp_path / "bench.parquet", whole)
+    run("compare", tmp_path / "bench.parquet", "--output", tmp_path / "one.json", "--resamples", "200", "--metric",
+        "bench/acc")
+    a, b = (json.loads((tmp_path / f).read_text()) for f in ("C.json", "one.json"))
+    assert a["results"] == b["results"] == ["m1", "m2", "m3", "m4"]
+    assert a["leaderboards"] == b["leaderboards"] and a["comparisons"] == b["comparisons"]
+    names = [f["name"] for f in a["provenance"]["arguments"]["outputs"][0]["files"]]
+    assert names == ["shard0/bench.parquet", "shard1/bench.parquet"]  # the notes were not read
+
+
 def test_epochs_are_reduced_by_the_mean_unless_reducer_says_otherwise(tmp_path):
     cols = board(n=20, epochs=3)
     table = write(tmp_path / "bench.parquet", cols)
@@ -260,6 +279,11 @@ def test_an_unreadable_table_is_refused_in_one_line(tmp_path):
     table = tmp_path / "t.csv"
     table.write_text('model,sample_id,acc\na,1,1\na,2,1,9\n')
     refused(run("compare", table, expect=2), str(table), "not a readable csv table")
+    refused(run("compare", tmp_path / "none.parquet", expect=2), "none.parquet", "file not found")
+    broken = tmp_path / "broken.parquet"
+    broken.write_bytes(b"PAR1 not a parquet file")
+    refused(run("compare", broken, expect=2), str(broken), "not a table of per-sample scores",
+            "its columns cannot be read")
 
 
 # --- leaderboard, and verify re-checks it --------------------------------------------------------------

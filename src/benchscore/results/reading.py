@@ -75,7 +75,7 @@ def kind_of_file(path: Path) -> str | None:
         return LM_EVAL
     if name.endswith("_samples.jsonl"):
         return EEE
-    if name.lower().endswith((".parquet", ".csv", ".jsonl")):
+    if name.lower().endswith(_TABLE_SUFFIXES):
         from benchscore.sources.score_tables import is_score_table
 
         return TABLE if is_score_table(path) else None
@@ -274,8 +274,10 @@ def read(paths: Sequence[str | os.PathLike[str]], *, on_file=None, reducer: str 
         else:
             kind = kind_of_file(p)
             if kind is None and p.name.lower().endswith(_TABLE_SUFFIXES):
+                from benchscore.common.readers import check_file
                 from benchscore.sources.score_tables import columns_of
 
+                check_file(p)  # not found, a FIFO, a device, too large: said as for any input
                 columns = columns_of(p)
                 raise BadInput("not a table of per-sample scores: it needs the columns model and sample_id (optional "
                                "epoch, one numeric column per metric); "
