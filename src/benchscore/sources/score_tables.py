@@ -132,7 +132,8 @@ def _read_arrow(path: Path) -> Any:
         if suffix == ".parquet":
             import pyarrow.parquet as pq
 
-            return pq.read_table(path)
+            with pq.ParquetFile(path) as f:  # not pq.read_table: its dataset layer imports pandas (about 1 s)
+                return f.read()
         if suffix == ".csv":
             import pyarrow.csv as pcsv
 
