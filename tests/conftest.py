@@ -60,6 +60,10 @@ OPTIONAL_PARTS = {
         lambda: (f"lm-evaluation-harness is not importable ({e}); install the extra: pip install -e '.[lmeval]'"
                  if (e := _import_error("lm_eval")) else None),
         "BENCHSCORE_REQUIRE_LMEVAL"),
+    "dask_installed": (
+        lambda: (f"dask distributed is not importable ({e}); install the extra: pip install -e '.[dask]'"
+                 if (e := _import_error("distributed")) else None),
+        "BENCHSCORE_REQUIRE_DASK"),
     "browser": (
         lambda: None if CHROMIUM.exists() else f"{CHROMIUM} is not installed (apt-get install chromium)",
         "BENCHSCORE_REQUIRE_BROWSER"),
@@ -67,8 +71,8 @@ OPTIONAL_PARTS = {
 
 
 #: the marker each optional part's tests carry, whether they ask for its fixture directly or not
-#: (``.ci/run``'s second pass selects them with ``-m lmeval`` once the extra is installed)
-MARKERS = {"inspect_ai_installed": "inspect", "lm_eval_installed": "lmeval"}
+#: (``.ci/run``'s second pass selects them with ``-m "lmeval or dask"`` once the extras are installed)
+MARKERS = {"inspect_ai_installed": "inspect", "lm_eval_installed": "lmeval", "dask_installed": "dask"}
 
 
 def pytest_collection_modifyitems(items):
@@ -201,6 +205,22 @@ def lm_eval_installed():
         _missing(f"lm-evaluation-harness is not importable ({exc}); install the extra: pip install -e '.[lmeval]'",
                  "BENCHSCORE_REQUIRE_LMEVAL")
     return lm_eval
+
+
+@pytest.fixture(scope="session")
+def dask_installed():
+    """Dask distributed, the optional ``dask`` extra (``--scheduler``).
+
+    Tests that start a Dask cluster depend on this fixture first, so that the skip (with the reason, when
+    ``distributed`` is not importable) or the failure (``BENCHSCORE_REQUIRE_DASK=1``, as CI sets it) happens
+    before any fixture that needs Dask runs, whatever its scope.
+    """
+    try:
+        import distributed
+    except ImportError as exc:
+        _missing(f"dask distributed is not importable ({exc}); install the extra: pip install -e '.[dask]'",
+                 "BENCHSCORE_REQUIRE_DASK")
+    return distributed
 
 
 def _free_port() -> int:

@@ -238,6 +238,10 @@ def _comparison_options(top_help: str) -> Any:
                      help="Results of other tools: take scores edited after the run (inspect_ai's edit_score) and "
                           "list each edit (sample, epoch, scorer, who, why) beside the numbers; without it an edited "
                           "score is refused."),
+        click.option("--scheduler", metavar="ADDRESS",
+                     help="Results of other tools: read them on the Dask distributed cluster whose scheduler is at "
+                          "ADDRESS (tcp://HOST:8786; files on storage the workers share, or fsspec URLs); the "
+                          "statistics stay here and the output is the local run's. Needs the dask extra."),
         click.option("--judge-calibration", "judge_calibration", type=click.Path(dir_okay=False),
                      help="Results of other tools graded by a model: known values of some samples (JSON Lines: "
                           "result, metric, sample_id, known_value); each result's value corrected for the grader's "
@@ -259,7 +263,7 @@ def _comparison_options(top_help: str) -> Any:
 def compare(outputs: tuple[str, ...], output: str | None, intersection: bool, resamples: int, seed: int,
             alpha: float, top: int, rank_sets: str, draws: int, metrics: tuple[str, ...], cluster: str | None,
             errors: str | None, reducer: str | None, retries: str | None, accept_score_edits: bool,
-            judge_calibration: str | None) -> None:
+            scheduler: str | None, judge_calibration: str | None) -> None:
     """Compare OUTPUTS of one contract, or results of one evaluation, item by item: one verdict per difference.
 
     Pairs the items (rxn: question, mira: case, tcsexam: task or instance) and writes per metric a, b,
@@ -279,7 +283,7 @@ def compare(outputs: tuple[str, ...], output: str | None, intersection: bool, re
     from benchscore.stats import compare as C
 
     entries, skipped, inputs, files = _compared(outputs, metrics, cluster, errors, intersection, reducer, retries,
-                                                accept_score_edits)
+                                                accept_score_edits, scheduler)
     doc = C.compare(entries, intersection=intersection, resamples=resamples, seed=seed, alpha=alpha, top=top,
                     rank_sets=rank_sets, draws=draws)
     doc["not_compared"].update(skipped)
@@ -329,7 +333,8 @@ def _judged(doc: dict[str, Any], entries: list, files: dict[str, Any], inputs: d
 
 def _compared(outputs: tuple[str, ...], metrics: tuple[str, ...], cluster: str | None, errors: str | None,
               intersection: bool, reducer: str | None = None, retries: str | None = None,
-              accept_score_edits: bool = False) -> tuple[list, dict[str, str], dict[str, Any], dict[str, Any]]:
+              accept_score_edits: bool = False,
+              scheduler: str | None = None) -> tuple[list, dict[str, str], dict[str, Any], dict[str, Any]]:
     """compare's entries of OUTPUTS (contract outputs, or results of other tools), the metrics left
     out, the inputs for provenance, and, for contract outputs, each file's label and path."""
     from pathlib import Path
@@ -352,10 +357,11 @@ def _compared(outputs: tuple[str, ...], metrics: tuple[str, ...], cluster: str |
                            "compare needs results of one evaluation")
         entries, skipped, files = compare_inputs(paths, Options(metrics, cluster, errors or "as-wrong", intersection,
                                                                 reducer, retries or "last-attempt",
-                                                                accept_score_edits))
+                                                                accept_score_edits, scheduler))
         return entries, skipped, {f"input{i}": f for i, f in enumerate(files, 1)}, {}
-    if metrics or cluster or errors or reducer or retries or accept_score_edits:
-        raise BadInput("--metric, --cluster, --errors, --reducer, --retries and --accept-score-edits apply to results "
+    if metrics or cluster or errors or reducer or retries or accept_score_edits or scheduler:
+        raise BadInput("--metric, --cluster, --errors, --reducer, --retries, --accept-score-edits and --scheduler apply "
+                       "to results "
                        "of other tools (inspect_ai logs, lm-evaluation-harness output, Every Eval Ever records), not "
                        "to benchscore outputs")
     for p in paths:
@@ -380,7 +386,7 @@ def _compared(outputs: tuple[str, ...], metrics: tuple[str, ...], cluster: str |
 def leaderboard(outputs: tuple[str, ...], output_dir: str, intersection: bool, resamples: int, seed: int,
                 alpha: float, top: int, rank_sets: str, draws: int, metrics: tuple[str, ...], cluster: str | None,
                 errors: str | None, reducer: str | None, retries: str | None, accept_score_edits: bool,
-                judge_calibration: str | None) -> None:
+                scheduler: str | None, judge_calibration: str | None) -> None:
     """Publish OUTPUTS of one benchmark (contract outputs, or logs of many models) as a static leaderboard.
 
     Writes into --output-dir one self-contained page (no script, no network) with, per result, the score
@@ -401,7 +407,7 @@ def leaderboard(outputs: tuple[str, ...], output_dir: str, intersection: bool, r
     from benchscore.stats import compare as C
 
     entries, skipped, inputs, files = _compared(outputs, metrics, cluster, errors, intersection, reducer, retries,
-                                                accept_score_edits)
+                                                accept_score_edits, scheduler)
     for path, doc in files.values():
         metric_id = str((doc.get("provenance") or {}).get("metric_id", "")) if isinstance(doc, dict) else ""
         if metric_id.startswith("mira:") and metric_id.endswith("/score"):

@@ -58,7 +58,7 @@ DEFAULT_RETRIES = "last-attempt"
 @dataclass(frozen=True)
 class Options:
     """What ``benchscore compare`` was asked: ``--metric``, ``--cluster``, ``--errors``, ``--intersection``,
-    ``--reducer``, ``--retries``, ``--accept-score-edits``."""
+    ``--reducer``, ``--retries``, ``--accept-score-edits``, ``--scheduler``."""
 
     metrics: tuple[str, ...] = ()
     cluster: str | None = None
@@ -67,6 +67,8 @@ class Options:
     reducer: str | None = None
     retries: str = DEFAULT_RETRIES
     accept_score_edits: bool = False
+    #: ``--scheduler``: the Dask scheduler that reads the results (None: read here)
+    scheduler: str | None = None
 
 
 def labels(evaluations: Sequence[Evaluation]) -> list[str]:
@@ -489,9 +491,15 @@ def compare_inputs(paths: Sequence[str | Path], options: Options) -> tuple[list[
 
     from .reading import read
 
+    map_units = None
+    if options.scheduler is not None:
+        from .distributed import dask_map
+
+        map_units = dask_map(options.scheduler)
     with progress() as bar:
         task = bar.add_task("reading results", total=None)
-        evaluations = read(paths, on_file=lambda p: bar.advance(task), reducer=options.reducer)
+        evaluations = read(paths, on_file=lambda p: bar.advance(task), reducer=options.reducer,
+                           intersection=options.intersection, map_units=map_units)
     entries_, skipped = entries(evaluations, options)
     for e in evaluations:
         for note in e.notes:
@@ -499,7 +507,7 @@ def compare_inputs(paths: Sequence[str | Path], options: Options) -> tuple[list[
         for t in e.tasks:
             if (why := no_usable_sample(e, t)) is not None:
                 print_line(f"{e.model}: {why}: counted under --errors {options.errors}")
-    return entries_, skipped, [f for e in evaluations for f in e.files]
+    return entries_, skipped, list(dict.fromkeys(f for e in evaluations for f in e.files))  # a table: many models
 
 
 __all__ = ["DEFAULT_ERRORS", "DEFAULT_RETRIES", "ERRORS", "RETRIES", "RETRIES_WORDS", "Options", "compare_inputs",

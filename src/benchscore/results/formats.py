@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-Tool = Literal["inspect_ai", "lm-evaluation-harness", "every_eval_ever"]
+Tool = Literal["inspect_ai", "lm-evaluation-harness", "every_eval_ever", "score_table"]
 TOOL_NAMES: dict[str, str] = {"inspect_ai": "inspect_ai", "lm-evaluation-harness": "lm-evaluation-harness",
-                              "every_eval_ever": "Every Eval Ever"}
+                              "every_eval_ever": "Every Eval Ever", "score_table": "score table"}
 
 
 @dataclass(frozen=True, slots=True)

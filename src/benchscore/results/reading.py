@@ -19,6 +19,9 @@ the room takes from it (docs/results.md).
   ``NAME/score`` and ``NAME/is_correct``; the identity is the record's ``sample_hash`` (a sha256
   of the input and references computed here when it is null); ``metadata.epoch`` is the epoch when
   the record has one (the inspect_ai converter writes it).
+- A table of per-sample scores: a ``.parquet``, ``.csv`` or ``.jsonl`` file with the columns ``model``,
+  ``sample_id``, optionally ``epoch``, and one numeric column per metric (recognised by those columns); one
+  evaluation per model (``benchscore.results.score_tables``).
 """
 
 from __future__ import annotations
@@ -50,9 +53,12 @@ from .values import (
     written,
 )
 
-INSPECT, LM_EVAL, EEE = "inspect_ai", "lm-evaluation-harness", "every_eval_ever"
+INSPECT, LM_EVAL, EEE, TABLE = "inspect_ai", "lm-evaluation-harness", "every_eval_ever", "score_table"
 _HEAD = 4096
 _SKIP_JSON = {"eval-set.json", "logs.json", "listing.json"}
+#: a file with one of these suffixes is read as a table of per-sample scores (refused, naming its columns, when
+#: it lacks model or sample_id): no benchscore output has them
+_TABLE_SUFFIXES = (".parquet", ".csv", ".jsonl")
 #: how far the mean of the per-sample values may be from the number a tool reported for it
 _AGREE = 1e-9
 
@@ -79,6 +85,10 @@ def kind_of_file(path: Path) -> str | None:
         return LM_EVAL
     if name.endswith("_samples.jsonl"):
         return EEE
+    if name.lower().endswith(_TABLE_SUFFIXES):
+        from benchscore.sources.score_tables import is_score_table
+
+        return TABLE if is_score_table(path) else None
     if name.endswith(".json") and name not in _SKIP_JSON:
         head = _head(path)
         if re.search(rb'"schema_version"\s*:', head) and re.search(rb'"evaluation_id"\s*:', head):
@@ -137,6 +147,10 @@ def _inspect_logs_of(given: str | os.PathLike[str], notes: dict[Path, list[str]]
     return out
 
 
+#: the URL each fetched copy was read from (``--scheduler``: a worker reads the URL itself, not this copy)
+_URL_OF: dict[Path, str] = {}
+
+
 def _fetched(loc: Any) -> Path:
     """A remote log copied to a folder of its own under its own name (what is read, and recorded, is that name)."""
     from benchscore.sources.inspect_logs import fetch_log
@@ -145,6 +159,7 @@ def _fetched(loc: Any) -> Path:
     copy = fetch_log(loc, home)[0]
     named = home / loc.name
     os.replace(copy, named)
+    _URL_OF[named] = loc.url
     return named
 
 
@@ -223,7 +238,7 @@ def recognises(path: str | os.PathLike[str]) -> bool:
     if is_url(path):
         return True
     path = _local(located(path))  # verify's staged copy of what was given, if any
-    return path.is_dir() or kind_of_file(path) is not None
+    return path.is_dir() or kind_of_file(path) is not None or path.name.lower().endswith(_TABLE_SUFFIXES)
 
 
 def _results_of_samples(path: Path) -> Path:
@@ -235,11 +250,16 @@ def _results_of_samples(path: Path) -> Path:
                    "the model and how each metric is aggregated)", source=path)
 
 
-def read(paths: Sequence[str | os.PathLike[str]], *, on_file=None, reducer: str | None = None) -> list[Evaluation]:
+def read(paths: Sequence[str | os.PathLike[str]], *, on_file=None, reducer: str | None = None,
+         intersection: bool = False, map_units=None) -> list[Evaluation]:
     """The evaluations in ``paths`` (files, folders and URLs, any mix of what the module docstring lists).
 
     ``on_file(path)`` is called as each file is read (for a progress bar). ``reducer``: the epoch reducer of
-    every metric in place of the one each task declares (``--reducer``)."""
+    every metric in place of the one each task declares (``--reducer``). ``intersection``: a table of scores
+    whose models do not all hold the same samples is read on the samples they share (else refused).
+    ``map_units(fn, units)``: how the reading is spread (``results.distributed.dask_map``: on a Dask cluster):
+    an iterable of ``fn(unit)`` in the order of ``units``, each unit one result's files (:func:`read_unit`);
+    None: read here, one file after another."""
     from benchscore.common.provenance import located, note_read
     from benchscore.sources.inspect_logs import EVAL_SET_MANIFEST
 
@@ -258,17 +278,28 @@ def read(paths: Sequence[str | os.PathLike[str]], *, on_file=None, reducer: str 
             folders.append((given, p, False))
             inside = files_in(p)
             if not inside:
-                raise BadInput("holds no inspect_ai log, lm-evaluation-harness results_*.json or Every Eval Ever "
-                               "record", source=p)
+                raise BadInput("holds no inspect_ai log, lm-evaluation-harness results_*.json, Every Eval Ever "
+                               "record or table of per-sample scores", source=p)
             found.extend(inside)
         else:
             from benchscore.common.readers import check_file
 
             check_file(p)  # a regular file within the size limit: never a FIFO, a device or a link loop
             kind = kind_of_file(p)
+            if kind is None and p.name.lower().endswith(_TABLE_SUFFIXES):
+                from benchscore.common.readers import check_file
+                from benchscore.sources.score_tables import columns_of
+
+                check_file(p)  # not found, a FIFO, a device, too large: said as for any input
+                columns = columns_of(p)
+                raise BadInput("not a table of per-sample scores: it needs the columns model and sample_id (optional "
+                               "epoch, one numeric column per metric); "
+                               + (f"its columns are {', '.join(map(repr, columns))}" if columns is not None else
+                                  "its columns cannot be read"), source=p)
             if kind is None:
-                raise BadInput("not an inspect_ai log, lm-evaluation-harness output or Every Eval Ever record",
-                               source=p)
+                raise BadInput("not an inspect_ai log, lm-evaluation-harness output, Every Eval Ever record or "
+                               "table of per-sample scores (columns model, sample_id, optional epoch, one numeric "
+                               "column per metric)", source=p)
             if kind == LM_EVAL and p.name.startswith("samples_"):
                 p = _results_of_samples(p)
             elif is_url(given):  # a URL of one file, read from verify's staged copy
@@ -284,6 +315,14 @@ def read(paths: Sequence[str | os.PathLike[str]], *, on_file=None, reducer: str 
         unique.append((kind, p))
     out: list[Evaluation] = []
     logs = [p for kind, p in unique if kind == INSPECT]
+    if map_units is not None:
+        units = _units(unique, notes, reducer, intersection)
+        for unit, got in zip(units, map_units(read_unit, units), strict=True):
+            out.extend(got)
+            if on_file is not None:
+                for p, _ in unit[1]:
+                    on_file(p)
+        logs, unique = [], []  # read
     if logs:
         out.extend(from_inspect(logs, on_file=on_file, log_notes=notes, reducer=reducer))
     for kind, p in unique:
@@ -291,10 +330,76 @@ def read(paths: Sequence[str | os.PathLike[str]], *, on_file=None, reducer: str 
             out.append(from_lm_eval(p, reducer=reducer))
         elif kind == EEE:
             out.append(from_eee(p, reducer=reducer))
+        elif kind == TABLE:
+            from .score_tables import from_score_table
+
+            out.extend(from_score_table(p, reducer=reducer, intersection=intersection))
         if kind != INSPECT and on_file is not None:
             on_file(p)
     for given, root, eval_set in folders:  # provenance: every file read through each folder given
         _note_folder(given, root, (f for e in out for f in e.files), eval_set)
+    return out
+
+
+# --- units: what one worker reads ---------------------------------------------------------------
+
+#: one result's files: (kind, [(the path read here, the URL it was fetched from or None)], notes per log, reducer,
+#: intersection); the logs of one inspect_ai run and model are one unit (one evaluation)
+Unit = tuple[str, list[tuple[Path, str | None]], dict[Path, list[str]], str | None, bool]
+
+
+def _units(found: list[tuple[str, Path]], notes: dict[Path, list[str]], reducer: str | None,
+           intersection: bool) -> list[Unit]:
+    """The units of the files found, in the order :func:`read` gives their evaluations (inspect_ai logs grouped
+    by run and model from their headers, in order of first appearance, then every other file in order)."""
+    from .inspect_adapter import log_facts
+
+    def where(p: Path) -> tuple[Path, str | None]:
+        return (p, _URL_OF.get(p))
+
+    groups: dict[tuple[str, str], list[Path]] = {}
+    for kind, p in found:
+        if kind == INSPECT:
+            facts = log_facts(p)
+            groups.setdefault((facts.run_id, facts.model), []).append(p)
+    units: list[Unit] = [(INSPECT, [where(p) for p in group], {p: notes[p] for p in group if p in notes}, reducer,
+                          intersection) for group in groups.values()]
+    units.extend((kind, [where(p)], {}, reducer, intersection) for kind, p in found if kind != INSPECT)
+    return units
+
+
+def read_unit(unit: Unit) -> list[Evaluation]:
+    """The evaluations of one unit, read wherever this runs (a Dask worker: a remote log is read from its URL,
+    fetched to a temporary folder of this process, and named in the evaluations as the caller's copy)."""
+    kind, files, notes, reducer, intersection = unit
+    with tempfile.TemporaryDirectory(prefix="benchscore-unit-") as tmp:
+        local: list[Path] = []
+        back: dict[Path, Path] = {}
+        for path, url in files:
+            mine = path
+            if url is not None:
+                from benchscore.sources.inspect_logs import LogLocation, fetch_log
+
+                home = Path(tempfile.mkdtemp(dir=tmp))
+                copy = fetch_log(LogLocation(url, path.name, True), home)[0]
+                mine = home / path.name
+                os.replace(copy, mine)
+                back[mine] = path
+            local.append(mine)
+        if kind == INSPECT:
+            mine_notes = {m: notes[p] for m, (p, _) in zip(local, files, strict=True) if p in notes}
+            out = from_inspect(local, log_notes=mine_notes, reducer=reducer)
+        elif kind == LM_EVAL:
+            out = [from_lm_eval(local[0], reducer=reducer)]
+        elif kind == EEE:
+            out = [from_eee(local[0], reducer=reducer)]
+        else:
+            from .score_tables import from_score_table
+
+            out = from_score_table(local[0], reducer=reducer, intersection=intersection)
+    for e in out:
+        e.source = back.get(e.source, e.source)
+        e.files = [back.get(f, f) for f in e.files]
     return out
 
 
@@ -629,5 +734,5 @@ def from_eee(path: Path, *, reducer: str | None = None) -> Evaluation:
         if library.get("name") else None)
 
 
-__all__ = ["EEE", "INSPECT", "LM_EVAL", "files_in", "from_eee", "from_inspect", "from_lm_eval", "kind_of_file", "read",
-           "recognises"]
+__all__ = ["EEE", "INSPECT", "LM_EVAL", "TABLE", "files_in", "from_eee", "from_inspect", "from_lm_eval", "kind_of_file", "read",
+           "read_unit", "recognises"]
