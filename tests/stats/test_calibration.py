@@ -96,7 +96,7 @@ def test_single_intervals_hold_their_level_over_the_grid():
 @pytest.mark.slow
 def test_paired_tests_intervals_and_mde_hold_over_the_grid():
     if THOROUGH:
-        cells = [(c, 300) for c in pair_grid()]
+        cells = [(c, 1000) for c in pair_grid()]
         draws = 500
     else:
         by_label = {c.label: c for c in pair_grid()}
@@ -357,7 +357,7 @@ def _write_table(intervals, pairs) -> None:
         parts["intervals"] = "\n".join(rows) + "\n\n"
     if pairs is not None:
         rows = ["", f"Comparisons (generated {stamp}; 500 seeded draws under the null and 500 under a shift of 0.1 "
-                    "a cell, 300 for the power at the minimum detectable effect):", "",
+                    "a cell, 1,000 for the power at the minimum detectable effect):", "",
                 "| cell | type I error | interval coverage | interval and test agree | cannot separate | "
                 "power at the reported MDE | meets its claim |", "| --- | --- | --- | --- | --- | --- | --- |"]
         for r in pairs:
