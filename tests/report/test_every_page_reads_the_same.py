@@ -132,3 +132,23 @@ def test_nothing_overflows_on_any_page_at_900_and_1400_px(browser, demo_out, lea
         if found:
             problems[str(path.relative_to(path.parents[1]))] = found[:6]
     assert problems == {}
+
+
+def test_the_terminal_reads_the_same_as_the_pages(tmp_path, monkeypatch):
+    """What ``benchscore demo`` (its swarm and rxn parts: the FAIL reasons and the chance levels) and
+    ``benchscore leaderboard`` print: four significant digits, no float noise (``0.9400000000000001`` was in
+    the swarm FAIL reason's evidence)."""
+    from report_helpers import invoke
+
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
+    logs = Path(__file__).resolve().parents[2] / "examples" / "results" / "logs"
+    printed = []
+    for args in (["demo", "--only", "swarm", "--only", "rxn", "--output-dir", str(tmp_path / "demo")],
+                 ["leaderboard", str(logs), "--output-dir", str(tmp_path / "site")]):
+        result = invoke(*args)
+        assert result.exit_code == 0, result.output
+        printed.append(result.stdout)
+    text = "\n".join(printed)
+    assert "MINIMAL_CLOSED_LOOP_PASS = false" in text and "rank" in text
+    assert sorted({n for n in NUMBER.findall(text) if significant_digits(n) > 4}) == []
+    assert noise(text) == []
