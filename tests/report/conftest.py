@@ -37,3 +37,15 @@ def swarm_outputs(tmp_path_factory, demo_out) -> dict[str, Path]:
         result = invoke(*args)
         assert result.exit_code == (1 if args[1] == "stress" else 0), (args, result.output)  # 1: L01 reduced
     return paths
+
+
+@pytest.fixture(scope="session")
+def leaderboard_out(tmp_path_factory) -> Path:
+    """``benchscore leaderboard`` run once on the README's example logs (examples/results/logs): its site."""
+    site = tmp_path_factory.mktemp("report-leaderboard") / "site"
+    logs = Path(__file__).resolve().parents[2] / "examples" / "results" / "logs"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SOURCE_DATE_EPOCH", "1767225600")
+        result = invoke("leaderboard", str(logs), "--output-dir", str(site))
+    assert result.exit_code == 0, result.output
+    return site

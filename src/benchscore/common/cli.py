@@ -165,14 +165,42 @@ def _check_paths(ctx: click.Context) -> None:
     refuse_overwriting_inputs(inputs, outputs)
 
 
+#: the help of ``--quiet``, which every command has (:func:`quiet_option`)
+QUIET_HELP = ("Print nothing on standard output (an error is still one line on standard error, and the exit code "
+              "says how it went).")
+
+
+def quiet_option() -> click.Option:
+    """``--quiet``: the one option every command shares (added by :class:`Command` where a command has
+    none of its own: Mira's commands say the same with their own flag)."""
+    return click.Option(["--quiet"], is_flag=True, help=QUIET_HELP)
+
+
+@contextlib.contextmanager
+def _quiet_stdout(quiet: bool) -> Iterator[None]:
+    if not quiet:
+        yield
+        return
+    with open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull):
+        yield
+
+
 class Command(click.Command):
     """A click command that checks its paths before running, records how it ran in the provenance of
     what it writes (``command`` and ``arguments``; ``record_invocation = False`` for a command that is
-    no recipe of its own, like ``benchscore demo``) and turns Ctrl-C into exit 130."""
+    no recipe of its own, like ``benchscore demo``), turns Ctrl-C into exit 130 and, with ``--quiet``
+    (every command has it), prints nothing on standard output."""
 
     record_invocation = True
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.shared_quiet = not any(p.name == "quiet" for p in self.params)
+        if self.shared_quiet:
+            self.params.append(quiet_option())
+
     def invoke(self, ctx: click.Context) -> Any:
+        quiet = bool(ctx.params.pop("quiet", False)) if self.shared_quiet else False
         _check_paths(ctx)
         from . import provenance
 
@@ -181,7 +209,7 @@ class Command(click.Command):
                                              provenance.arguments_record(self, ctx.params))
         else:
             recorded = provenance.not_recorded()
-        with _ctrl_c(), guard.inputs_guard(), recorded:
+        with _ctrl_c(), guard.inputs_guard(), recorded, _quiet_stdout(quiet):
             try:
                 return super().invoke(ctx)
             except BadInput as exc:  # two inputs given to each other's options: said as such (swapped.py)
@@ -197,6 +225,11 @@ class Command(click.Command):
                 raise swapped from None
 
 
+#: how long a command's summary in its group's ``--help`` may be: its whole first sentence (click's
+#: default cuts it mid-phrase at about 45 characters); a longer first sentence still ends in "..."
+SUMMARY_LIMIT = 200
+
+
 class Group(click.Group):
     """A click group whose commands are :class:`Command` s and whose errors are one line each."""
 
@@ -206,6 +239,17 @@ class Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         with _ctrl_c():
             return super().invoke(ctx)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """As click's, but each command's summary is its whole first sentence (click cuts it at the width)."""
+        rows = []
+        for name in self.list_commands(ctx):
+            cmd = self.get_command(ctx, name)
+            if cmd is not None and not cmd.hidden:
+                rows.append((name, cmd.get_short_help_str(SUMMARY_LIMIT)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
     def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None,
                                                                             list[str]]:
@@ -337,7 +381,7 @@ class LazyGroup(Group):
             else:
                 cmd = self.commands[name]
                 if not cmd.hidden:
-                    rows.append((name, cmd.get_short_help_str(formatter.width - 6 - len(name))))
+                    rows.append((name, cmd.get_short_help_str(SUMMARY_LIMIT)))
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)

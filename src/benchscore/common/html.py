@@ -90,13 +90,16 @@ name_html = prose
 
 
 def fmt(value: Any) -> str:
-    """A value as text: floats to 6 significant digits, None as '-', lists joined by commas."""
+    """A value as text: floats to 4 significant digits without float noise (the terminal's
+    :func:`benchscore.common.terminal.number`), None as '-', lists joined by commas."""
     if value is None:
         return "-"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
-        return format(value, ".6g")
+        from .terminal import number as reading
+
+        return reading(value)
     if isinstance(value, list | tuple):
         return ", ".join(fmt(v) for v in value) if value else "(none)"
     return str(value)
@@ -127,15 +130,15 @@ def cell(value: Any, key: str = "") -> str:
     """One ``<td>``: escaped, formatted, the exact float in a tooltip, state words marked (not by colour alone)."""
     if isinstance(value, Raw):
         return f"<td>{value}</td>"
-    if value == "":
-        return '<td class="note">(empty string)</td>'
+    if value == "":  # nothing to say: shown as a missing value is
+        return "<td>-</td>"
     shown = prose(fmt(value))
     cls = state_class(value, key)
     if _LONG_TOKEN.search(fmt(value)) and not isinstance(value, int | float):
         if not cls:
             return f'<td class="long">{shown}</td>'
         return f'<td class="{cls} long"><span class="mark">{shown}</span></td>'
-    title = f' title="{esc(repr(value))}"' if isinstance(value, float) else ""
+    title = f' title="{esc(format(value, ".12g"))}"' if isinstance(value, float) else ""  # noise-free
     num = " num" if isinstance(value, int | float) and not isinstance(value, bool) else ""
     if cls:
         if isinstance(value, bool) or value in FAIL_WORDS | PASS_WORDS | WARN_WORDS:  # one word, one line
@@ -311,6 +314,8 @@ class SummaryRow:
     reason: str | None = None
     what: str = ""
     domain: str = ""
+    #: the reason as a short list (one item per failed part), shown as a list under ``reason`` on a page
+    items: Sequence[str] = ()
 
 
 def number(value: Any, unit: str = "") -> str:
@@ -347,6 +352,8 @@ def summary_facts(row: SummaryRow) -> tuple[str, str, str, str]:
     result = f"{row.output.label} ({row.what + ': ' if row.what else ''}{row.scores})"
     heads = "; ".join(" ".join(p for p in headline_parts(h) if p) for h in row.headline)
     reason = row.reason or ("" if row.status in DONE_STATUSES else "no reason recorded in the output")
+    if row.items:
+        reason = f"{reason} " + " ".join(f"({i}) {item}" for i, item in enumerate(row.items, 1))
     return result, heads, row.status, reason
 
 
@@ -379,8 +386,10 @@ def summary_table(rows: Sequence[SummaryRow], *, href: Mapping[str, str] | None 
         if r.status in DONE_STATUSES:
             reason = f'<td class="note">{prose(why)}</td>' if why else "<td></td>"
         else:
-            reason = (f'<td class="{"reason" if cls == "fail" else "note-warn"}">'
-                      f'{prose(why) if r.reason else f"<em>{esc(why)}</em>"}</td>')
+            said = (prose(r.reason) + ' <ol class="items">'  # numbered as the terminal's line numbers them
+                    + "".join(f"<li>({i}) {prose(item)} </li>" for i, item in enumerate(r.items, 1)) + "</ol>") \
+                if r.items else prose(why) if r.reason else f"<em>{esc(why)}</em>"
+            reason = f'<td class="{"reason" if cls == "fail" else "note-warn"}">{said}</td>'
         heads = "<br>".join(_headline_html(h) for h in r.headline) or "-"
         body.append(f'<tr><th scope="row"><a href="{esc(link)}">{esc(r.output.label)}</a>'
                     f'<br><span class="scores">{esc(kind)}{esc(r.scores)}</span></th>'
@@ -392,6 +401,22 @@ def summary_table(rows: Sequence[SummaryRow], *, href: Mapping[str, str] | None 
                f"(the figures and every value follow)</caption><colgroup><col class=\"c-result\"><col class=\"c-head\">"
                f'<col class="c-status"><col class="c-reason"></colgroup><thead><tr>{head}</tr></thead>'
                f"<tbody>{''.join(body)}</tbody></table></div>")
+
+
+def status_sentence(rows: Sequence[SummaryRow], on_purpose: str = "") -> str:
+    """One sentence that counts results by status (``28 results: 19 complete, 2 incomplete, 4 FAIL, 3 PASS``)
+    and names the rows short of complete or PASS; ``on_purpose`` says why they are there (the demo: refusals
+    shown on purpose). What the index page opens with and ``benchscore demo`` prints first."""
+    counts: dict[str, int] = {}
+    for r in rows:
+        counts[r.status] = counts.get(r.status, 0) + 1
+    text = f"{len(rows)} result{'s' * (len(rows) != 1)}: " + ", ".join(f"{n} {status}" for status, n in counts.items())
+    short = [r for r in rows if r.status not in DONE_STATUSES]
+    if not short:
+        return text + "."
+    names = "; ".join(dict.fromkeys(f"{r.output.label} ({r.status}{', ' + r.what if r.what else ''})"
+                                    for r in short))  # an output with two rows of one status is named once
+    return f"{text}. {on_purpose or 'Short of complete or PASS'}: {names}."
 
 
 def big_number(value: Any, label: str, detail: str = "", level: str = "info") -> Raw:
@@ -576,7 +601,7 @@ figcaption { font-size: .9rem; margin-top: .4rem; }
 .prov-title { font-weight: bold; }
 table.summary { font-size: .85rem; width: 100%; table-layout: fixed; }
 table.summary col.c-result { width: 36%; } table.summary col.c-head { width: 27%; }
-table.summary col.c-status { width: 9%; } table.summary col.c-reason { width: 28%; }
+table.summary col.c-status { width: 8em; } table.summary col.c-reason { width: 28%; }
 table.summary th[scope="row"] { font-weight: normal; overflow-wrap: anywhere; }
 table.summary th[scope="row"] a { font-weight: bold; }
 table.summary .scores { color: var(--muted); font-size: .8rem; }
@@ -587,6 +612,8 @@ table.summary td.status { white-space: nowrap; }
 .headline-item .value { font-weight: bold; font-variant-numeric: tabular-nums; }
 .ci { color: var(--muted); font-variant-numeric: tabular-nums; }
 .note-warn { color: #5a3700; }
+p.answer { font-size: 1.05rem; font-weight: bold; }
+ol.items { list-style: none; margin: .2rem 0 0; padding: 0; } ol.items li { margin: .15rem 0; }
 .big-number { margin: .6rem 0; padding: .4rem .8rem; border-left: 6px solid #0072B2; background: var(--bg-info); }
 .big-number.fail { border-color: var(--fail); background: var(--bg-fail); }
 .big-number.warn { border-color: #E69F00; background: var(--bg-warn); }
@@ -653,9 +680,11 @@ def page(title: str, sections: Sequence[Section], outputs: Sequence[Output], *, 
     return _document(title, f"{header}<main>{summary}{body}</main>{_footer()}")
 
 
-def index_page(title: str, entries: Sequence[tuple[str, str, str, Sequence[Output]]], summary: str = "") -> str:
-    """The demo's index: the summary table of every result (``summary``), then per domain (name,
-    title, href, outputs) a link and the outputs it draws."""
+def index_page(title: str, entries: Sequence[tuple[str, str, str, Sequence[Output]]], summary: str = "",
+               answer: str = "") -> str:
+    """The demo's index: one sentence that answers (``answer``: :func:`status_sentence`), the summary table
+    of every result (``summary``), then per domain (name, title, href, outputs) a link and the outputs it
+    draws."""
     items = []
     for domain, heading_text, href, outs in entries:
         kinds = bullet_list([Raw(f"<code>{esc(o.label)}</code> ({esc(o.kind)})") for o in outs]) if outs else \
@@ -663,7 +692,8 @@ def index_page(title: str, entries: Sequence[tuple[str, str, str, Sequence[Outpu
         items.append(f'<section id="{_slug(domain)}"><h2><a href="{esc(href)}">{esc(heading_text)}</a></h2>{kinds}'
                      "</section>")
     links = " &middot; ".join(f'<a href="{esc(href)}">{esc(domain)}</a>' for domain, _, href, _ in entries)
-    header = (f"<header><h1>{esc(title)}</h1><p>One page per domain ({links}), each built by <code>benchscore "
+    first = f'<p class="answer">{prose(answer)}</p>' if answer else ""
+    header = (f"<header><h1>{esc(title)}</h1>{first}<p>One page per domain ({links}), each built by <code>benchscore "
               "report</code> from the JSON outputs the demo wrote. The table below gives every result's answer; "
               "a row's link opens it on its domain's page.</p></header>")
     return _document(title, f"{header}<main>{summary}{''.join(items)}</main>{_footer()}")

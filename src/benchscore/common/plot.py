@@ -41,7 +41,7 @@ from matplotlib.ticker import Formatter, MaxNLocator  # noqa: E402
 
 __all__ = ["ACCENT", "BAD", "GOOD", "METRIC_COLOURS", "NEUTRAL", "PALETTE", "WARN", "Figure", "Line2D", "MaxNLocator",
            "MARKERS", "Rectangle", "collisions", "colormaps", "count_axis", "data_label", "error_bar", "metric_colour",
-           "new_figure", "styled", "to_svg", "value_axis"]
+           "label_beside", "new_figure", "styled", "to_svg", "value_axis"]
 
 #: Okabe-Ito (Wong 2011, Nature Methods 8:441): black excluded
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
@@ -58,7 +58,7 @@ ACCENT = "#0072B2"  # blue
 METRIC_COLOURS: dict[str, str] = {
     # rxn rates and counts
     "avg_relative_score": "#0072B2", "exact_match_accuracy": "#E69F00", "avg_yield_ratio": "#009E73",
-    "hit_rate": "#CC79A7", "num_samples": "#bbbbbb", "num_scored": "#56B4E9", "num_unhit": "#999999",
+    "hit_rate": "#CC79A7", "best_hit_rate_among_scored": "#56B4E9", "num_samples": "#bbbbbb", "num_scored": "#56B4E9", "num_unhit": "#999999",
     "num_invalid": "#D55E00", "num_missing": "#F0E442",
     # tcsexam tracks
     "theorem": "#0072B2", "solver": "#E69F00", "construction": "#009E73", "conjecture": "#CC79A7",
@@ -311,6 +311,12 @@ def error_bar(ax: Any, y: float, value: float, ci95: Any, *, vertical: bool = Fa
         ax.errorbar([y], [value], yerr=err, fmt="none", ecolor="black", elinewidth=0.9, capsize=2.5, zorder=4)
     else:
         ax.errorbar([value], [y], xerr=err, fmt="none", ecolor="black", elinewidth=0.9, capsize=2.5, zorder=4)
+
+
+def label_beside(ax: Any, x: float, y: float, text: str, **kw: Any) -> Text:
+    """A value label just right of ``x`` (a bar's end or its error bar's upper cap) at row ``y``, 4 points
+    clear of it whatever the axis' scale, so it never touches the cap (capsize 2.5 points)."""
+    return ax.annotate(text, xy=(x, y), xytext=(4, 0), textcoords="offset points", va="center", **kw)
 
 
 def styled(fn):

@@ -337,7 +337,8 @@ def calibrate(contract: Path, observations: Path, policy: Path | None, output: P
 @click.option("--contract", required=True, type=_file, help="Contract JSON (frozen case set): the judge criteria.")
 @click.option("--repetitions", required=True, type=_file,
               help="Repetition records JSONL whose judge criteria are still to be answered.")
-@click.option("--output-dir", "output_dir", type=_folder, help="Folder to create (must not exist).  [required]")
+@click.option("--output-dir", "output_dir", type=_folder, help="Folder to create (must not exist): a new folder each time, unlike --output-dir elsewhere (a folder the command owns, replaced as a whole).  "
+                   "[required]")
 @click.option("--out", "out_dir", type=_folder, hidden=True, help="Old name of --output-dir.")
 @_quiet
 def judge_packets(contract: Path, repetitions: Path, output_dir: Path | None, out_dir: Path | None,

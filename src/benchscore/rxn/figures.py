@@ -13,6 +13,8 @@ from typing import Any
 from benchscore.common import html, plot
 from benchscore.common.html import Output
 
+from .chance import below_chance
+
 TITLE = "rxn: reaction-condition testset V6"
 KINDS = {"eval": "rxn eval-mc / rxn eval-fib"}
 
@@ -81,6 +83,9 @@ def summary_rows(out: Output) -> list[html.SummaryRow]:
 
         note = "; ".join(f"inspect_ai log {e.get('log')}: {retried_text(e)}" for e in retried) + (
             f"; {note}" if note else "")
+    if _below(d):  # complete, and worse than answering at random: said first
+        note = (f"BELOW CHANCE: {', '.join(_below(d))} (the 95 % interval lies below what a uniform random answer "
+                "scores)") + (f"; {note}" if note else "")
     unfinished = [e for e in logs if e.get("status", "success") != "success"]
     status = "complete"
     if unfinished:  # an inspect_ai run that did not finish: its answers are scored, the result is not final
@@ -104,6 +109,24 @@ def _intervals(outputs: Sequence[Output]) -> list[dict[str, Any]]:
         if len(o.doc["per_dataset"]) > 1:
             out.append(ci.get("overall") or {})
     return out
+
+
+def _chances(outputs: Sequence[Output]) -> list[dict[str, Any]]:
+    """The chance levels of each row of :func:`_rows`, in the same order (empty when the output has none)."""
+    out = []
+    for o in outputs:
+        chance = o.doc.get("chance") if isinstance(o.doc.get("chance"), dict) else {}
+        for ds in o.doc["per_dataset"]:
+            out.append((chance.get("per_dataset") or {}).get(ds) or {})
+        if len(o.doc["per_dataset"]) > 1:
+            out.append(chance.get("overall") or {})
+    return out
+
+
+def _below(d: dict[str, Any]) -> list[str]:
+    """The overall metrics the output flags below chance (``below_chance.overall``)."""
+    flagged = d.get("below_chance") if isinstance(d.get("below_chance"), dict) else {}
+    return [str(m) for m in flagged.get("overall") or ()]
 
 
 def _rates(metrics: dict[str, Any]) -> dict[str, float]:
@@ -137,20 +160,25 @@ def _chance_line(out: Output) -> str:
     overall = out.doc.get("overall") or {}
     parts = [f"{k} {html.number(overall.get(k))} against {html.number(chance[k])} by chance"
              for k in ("avg_relative_score", "exact_match_accuracy", "hit_rate") if chance.get(k) is not None]
-    return f"{out.label}: " + "; ".join(parts) + f" ({chance.get('predictor')}, in expectation)"
+    below = f"BELOW CHANCE ({', '.join(_below(out.doc))}): " if _below(out.doc) else ""
+    return f"{below}{out.label}: " + "; ".join(parts) + f" ({chance.get('predictor')}, in expectation)"
 
 
 def render(outputs: Sequence[Output]) -> list[str]:
     rows = _rows(outputs)
-    blocks: list[str] = [html.banner(_chance_line(o), "info") for o in outputs if _chance_line(o)]
+    blocks: list[str] = [html.banner(_chance_line(o), "warn" if _below(o.doc) else "info") for o in outputs
+                         if _chance_line(o)]
     blocks += [
-        html.figure(plot.to_svg(_rates_figure(rows, _intervals(outputs))), "Scores per dataset and question type.",
+        html.figure(plot.to_svg(_rates_figure(rows, _intervals(outputs), _chances(outputs))),
+                    "Scores per dataset and question type.",
                     "For each dataset (question type) of each evaluation: avg_relative_score (the main metric: "
                     "the mean relative score, 0 for an invalid or missing answer), exact_match_accuracy "
                     "(multiple choice: the best option was chosen) or hit_rate (fill in the blank: the answer "
                     "matched a table row), and every other rate the output carries. All are 0-1. The black "
                     "error bars are 95 % intervals (clustered by condition table; none where the questions come "
-                    "from a single table).", outputs),
+                    "from a single table). The black dashed tick across a bar is its chance level (what a "
+                    "uniform random answer scores); a bar whose interval ends left of it is marked BELOW "
+                    "CHANCE.", outputs),
         html.figure(plot.to_svg(_counts_figure(rows)), "Sample counts: invalid, missing, unhit.",
                     "The wide grey bar is num_samples (every sample of the evaluation); the narrow bars on it "
                     "are the output's counts (num_invalid: an answer outside the option space; num_missing: "
@@ -179,7 +207,8 @@ def render(outputs: Sequence[Output]) -> list[str]:
 
 
 @plot.styled
-def _rates_figure(rows: list[tuple[str, dict[str, Any]]], intervals: list[dict[str, Any]] | None = None):
+def _rates_figure(rows: list[tuple[str, dict[str, Any]]], intervals: list[dict[str, Any]] | None = None,
+                  chances: list[dict[str, Any]] | None = None):
     names = list(dict.fromkeys(k for _, m in rows for k in _rates(m)))
     n = len(rows)
     fig = plot.new_figure(9, 1.0 + 0.25 * max(1, len(names)) * n + 0.3)
@@ -197,8 +226,17 @@ def _rates_figure(rows: list[tuple[str, dict[str, Any]]], intervals: list[dict[s
             ci = ((intervals or [{}] * n)[i].get(name) or {}).get("ci95")
             if ci:
                 plot.error_bar(ax, y, v, ci)
-            plot.data_label(ax.text(max(v, ci[1] if ci else v) + 0.01, y, f"{v:.3f}", va="center", fontsize=7),
-                            row=rows[i][0], col=name)
+            level = ((chances or [{}] * n)[i]).get(name)
+            low = below_chance(v, level, ci)
+            if isinstance(level, int | float) and not isinstance(level, bool):
+                ax.plot([level, level], [y - h * 0.5, y + h * 0.5], color="black", linestyle=(0, (2, 1)),
+                        linewidth=1.2, zorder=5, label=None if "chance" in labelled else "chance level")
+                labelled.add("chance")
+            text = f"{html.number(v)}" + (" BELOW CHANCE" if low else "")
+            plot.data_label(ax.text(max(v, ci[1] if ci else v, level if low is not None else v) + 0.015, y, text,
+                                    va="center", fontsize=7, color=plot.BAD if low else "black",
+                                    fontweight="bold" if low else "normal"),
+                            row=rows[i][0], col=name, value=html.number(v))
     ax.set_yticks(range(n), [label for label, _ in rows])
     ax.set_ylim(n - 0.5, -0.5)
     plot.value_axis(ax, "x", 0, 1, room=0.12, step=0.2)

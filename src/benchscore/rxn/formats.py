@@ -315,6 +315,15 @@ class EvaluationChance(Format):
     overall: ChanceLevel
 
 
+class BelowChance(Format):
+    """The metrics below chance, per sub-dataset and overall (``benchscore.rxn.chance``): a metric whose
+    95 % interval lies wholly below its chance level (without an interval: whose value does)."""
+
+    rule: str = Field(description="how below chance is decided")
+    per_dataset: dict[str, list[str]]
+    overall: list[str]
+
+
 Count = Annotated[int, Field(ge=0)]
 Fraction = Annotated[float | None, Field(ge=0.0, le=1.0)]
 
@@ -374,6 +383,9 @@ class EvaluationResult(Format):
     intervals: EvaluationIntervals | None = Field(
         None, description="the 95 % interval of each headline metric, per sub-dataset and overall (clustered by "
                           "condition table; docs/statistics.md)")
+    below_chance: BelowChance | None = Field(
+        None, description="the metrics (of avg_relative_score, exact_match_accuracy, hit_rate) whose 95 % interval "
+                          "lies below the chance level, per sub-dataset and overall")
     per_sample: dict[str, list[SampleOutcome]] = Field(
         default_factory=dict, description="every sample of each sub-dataset, in dataset order: the records the "
                                           "metrics sum up (the report draws their distribution)")

@@ -133,7 +133,9 @@ def audit_cmd(**options: Any) -> None:
 @click.option("--processes", type=click.IntRange(1, 512), default=None,
               help="worker processes (default and L01 requirement: logical CPUs)")
 @click.option("--batch", type=click.IntRange(1, 10000), default=None, help="tasks per claim (default: automatic)")
-@click.option("--blobs", default=None, help="blob store for the shard convergence artifacts")
+@click.option("--blobs", default=None,
+              help="blob store for the shard convergence artifacts (default: none, because the no-op tasks' "
+                   "artifacts prove nothing the report does not; --blobs swarm-blobs, swarm run's default, keeps them)")
 @click.option("--run-id", default=None, help="default: l01- + 12 random hex")
 @click.option("--join", "join", default=None, metavar="RUN_ID",
               help="join the stress run RUN_ID already in the store (running or stopped, this machine or another) "
@@ -160,7 +162,10 @@ def stress_cmd(**options: Any) -> None:
               help="Tokens each task reserves before its model call.")
 @click.option("--agents", "agent_count", type=click.IntRange(1, 1000), default=4, show_default=True,
               help="Agents that run the tasks.")
-@click.option("--store", "store", default=None, help="where the run and the budget ledger live (default: a temporary SQLite file)")
+@click.option("--store", "store", default=None,
+              help="where the run and the budget ledger live (default: a temporary SQLite file, deleted after the "
+                   "run, because the budget's evidence is the JSON report; --store sqlite:///run.db, the default "
+                   "of swarm run, audit, status and stress, keeps it)")
 @output_option
 def budget_cmd(**options: Any) -> None:
     """L02: a swarm run whose tasks reserve tokens in discrete minute windows before each model call."""

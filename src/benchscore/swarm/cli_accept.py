@@ -220,10 +220,14 @@ def _reproduce(ctx: click.Context) -> str:
 @click.option("--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="JSON file (the matrix for 'all', with a Markdown twin beside it; S07/S08 also write "
                    "FILE.model-io.json/.md)")
-@click.option("--store", default=None, help="sqlite:///PATH or postgresql://... (default: a temporary SQLite file)")
+@click.option("--store", default=None,
+              help="sqlite:///PATH or postgresql://... (default: a temporary SQLite file, deleted after the run, "
+                   "because each scenario is a self-contained check whose evidence is the JSON output; "
+                   "--store sqlite:///run.db, the default of swarm run, audit, status and stress, keeps it)")
 @click.option("--redis", "redis_url", default=None, help="redis://HOST:PORT/DB[?prefix=P]: the Redis mirror S07 reads")
 @click.option("--blobs", "blob_root", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="blob store folder (default: temporary)")
+              help="blob store folder (default: a temporary folder, deleted after the run, because the scenarios' "
+                   "evidence is the JSON output; --blobs swarm-blobs, swarm run's default, keeps the artifacts)")
 @click.option("--base-url", default=None,
               help="a real OpenAI-compatible gateway (NewAPI, vLLM, Ollama, ...): S07/S08 run live; without it "
                    "they run as replay against a local test server")

@@ -76,6 +76,37 @@ def _closed_loop_failures(d: dict[str, Any]) -> str:
                      for k, v in (d.get("closed_loop") or {}).items() if v != "PASS")
 
 
+def _short_head(d: dict[str, Any]) -> str:
+    n = sum(1 for v in (d.get("closed_loop") or {}).values() if v != "PASS")
+    return f"MINIMAL_CLOSED_LOOP_PASS = false: {n} item{'s' * (n != 1)} not PASS (the checks table says why in full):"
+
+
+def _closed_loop_items(d: dict[str, Any]) -> tuple[str, ...]:
+    """Why MINIMAL_CLOSED_LOOP_PASS is false, as a short list: per failed closed-loop item, whether it ran
+    live where the seed needs it and the names of its failed checks (their conditions and evidence are in
+    the page's checks table and the JSON)."""
+    from .accept.evidence import LIVE_ONLY
+
+    scenarios: dict[str, Any] = d.get("scenarios") or {}
+    items = []
+    for item, verdict in (d.get("closed_loop") or {}).items():
+        if verdict == "PASS":
+            continue
+        key = item.split("_")[0]
+        sc = scenarios.get(key) or {}
+        failed = [k for k in (sc.get("failures") or {}) if k != "scenario"] or [
+            str(c.get("id", "")).split(".", 1)[-1] for c in d.get("checks") or []
+            if str(c.get("id", "")).split(".")[0] in (item, key) and c.get("verdict") != "PASS"]
+        parts = []
+        if key in LIVE_ONLY and sc.get("mode") not in (None, "live"):
+            parts.append(f"ran {sc.get('mode')}, not live (only a live run counts)")
+        if sc.get("mode") == "not_run":
+            parts.append(f"not run: {sc.get('reason') or 'no reason recorded'}")
+        parts.append(f"checks not met: {', '.join(failed)}" if failed else "its checks passed")
+        items.append(f"{item}: {'; '.join(parts)}")
+    return tuple(items)
+
+
 def _local_failures(d: dict[str, Any]) -> str:
     """Why LOCAL_SCALE_AND_BUDGET_PASS is false: L01 and L02 with the reasons of their failed checks."""
     out = []
@@ -98,8 +129,8 @@ def summary_rows(out: Output) -> list[html.SummaryRow]:
             out, "swarm-minimal: the closed loop (MINIMAL_CLOSED_LOOP_PASS) and the compliance score",
             [H("minimal_compliance_score", d.get("minimal_compliance_score"), "of 100"),
              H("swarmness_score", d.get("swarmness_score"), "of 100"), H("grade", d.get("grade"))],
-            _verdict(closed), None if closed else f"MINIMAL_CLOSED_LOOP_PASS = false: {_closed_loop_failures(d)}",
-            what="acceptance matrix")]
+            _verdict(closed), None if closed else _short_head(d),
+            what="acceptance matrix", items=() if closed else _closed_loop_items(d))]
         if "LOCAL_SCALE_AND_BUDGET_PASS" in d:
             rows.append(html.SummaryRow(
                 out, "swarm-minimal: local scale and budget (LOCAL_SCALE_AND_BUDGET_PASS: L01, L02)", [],

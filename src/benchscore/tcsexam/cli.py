@@ -203,7 +203,8 @@ def reference_show(reference: str, data_dir: Path | None) -> None:
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
     help="Folder for one output per --records file, named after it (its path below the records "
-    "files' deepest common folder). All or nothing: a bad records file writes nothing.",
+    "files' deepest common folder), written into it, unlike --output-dir elsewhere (a folder the command owns, replaced as a whole). All or nothing: "
+    "a bad records file writes nothing.",
 )
 @data_dir_option
 def solver_score_cmd(
@@ -371,7 +372,8 @@ def _print_index(out: dict) -> None:
     type=click.Path(file_okay=False, path_type=Path),
     default=Path("tcsexam-demo"),
     show_default=True,
-    help="Folder for the demo's reference, solver scores and index (created).",
+    help="Folder for the demo's reference, solver scores and index, written into it (created when missing), "
+         "unlike --output-dir elsewhere (a folder the command owns, replaced as a whole).",
 )
 def demo_cmd(output_dir: Path) -> None:
     """Run reference build -> solver-score -> score on the bundled SYNTHETIC demo suite demo-lite."""

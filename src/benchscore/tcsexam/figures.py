@@ -153,9 +153,9 @@ def _index_figure(models: dict[str, Any]):
         ci = _ci(r, "index")
         if ci:
             plot.error_bar(left, i, r["index"], ci)
-        plot.data_label(left.text(max(r["index"], ci[1] if ci else 0) + 1.5, i,
-                                  f"{r['index']:.2f}" + ("" if st == "complete" else f" ({st})"), va="center",
-                                  fontsize=8), row=m, col="index", value=f"{r['index']:.2f}")
+        plot.data_label(plot.label_beside(left, max(r["index"], ci[1] if ci else 0), i,
+                                          html.number(r["index"]) + ("" if st == "complete" else f" ({st})"),
+                                          fontsize=8), row=m, col="index", value=html.number(r["index"]))
     left.set_yticks(range(n), [f"{m}\n({models[m].get('status')})" for m in names])
     left.set_ylim(n - 0.5, -0.5)
     plot.value_axis(left, "x", 0, 100, room=28, step=25)
@@ -175,7 +175,7 @@ def _index_figure(models: dict[str, Any]):
             ci = _ci(models[m], "track_means", t)
             if ci:
                 plot.error_bar(right, pos, v, ci)
-            plot.data_label(right.text(max(v, ci[1] if ci else v) + 0.01, pos, f"{v:.3f}", va="center", fontsize=6.5),
+            plot.data_label(plot.label_beside(right, max(v, ci[1] if ci else v), pos, html.number(v), fontsize=6.5),
                             row=m, col=t)
             top = max(top, v, ci[1] if ci else v)
     plot.value_axis(right, "x", 0, top, room=top * 0.16)
@@ -295,8 +295,8 @@ def _solver_figure(outputs: Sequence[Output]):
         ci = _ci(o.doc, "relative_score")
         if ci:
             plot.error_bar(right, r, o.doc["relative_score"], ci)
-        plot.data_label(right.text(max(o.doc["relative_score"], ci[1] if ci else 0) + 0.02, r,
-                                   f"{o.doc['relative_score']:.3f}", fontsize=8, va="center"),
+        plot.data_label(plot.label_beside(right, max(o.doc["relative_score"], ci[1] if ci else 0), r,
+                                          html.number(o.doc["relative_score"]), fontsize=8),
                         row=o.label, col="relative_score")
     for z in (-1, 0, 1):
         left.axvline(z, color="black", linewidth=0.8 if z == 0 else 0.5, linestyle="-" if z == 0 else ":")

@@ -9,6 +9,7 @@ import orjson
 from pydantic import Field, ModelWrapValidatorHandler, computed_field, field_validator, model_validator
 
 from benchscore.common.models import Format
+from benchscore.common.terminal import rounded
 
 from ..consensus import ConsensusResult
 
@@ -18,7 +19,8 @@ class Check(Format):
 
     ``reason`` (in every JSON output) is empty for a PASS; for a FAIL it is one line: the
     condition, the parts of it that did not hold (the ``false`` entries of the evidence's
-    boolean maps such as ``conditions`` or ``per_step``) and the whole evidence.
+    boolean maps such as ``conditions`` or ``per_step``) and the whole evidence, its floats to four
+    significant digits for reading (``evidence`` keeps every digit).
     """
 
     name: str
@@ -47,7 +49,7 @@ class Check(Format):
             return ""
         parts = failing_parts(self.evidence)
         return (f"not met: {self.condition}" + (f"; failing: {', '.join(parts)}" if parts else "")
-                + f"; evidence: {evidence_line(self.evidence)}")
+                + f"; evidence: {evidence_line(rounded(self.evidence))}")
 
 
 class ScenarioResult(Format):
