@@ -136,6 +136,41 @@ def test_a_score_history_that_is_not_a_list_is_one_line(tmp_path):
             expect="sample 'q03' epoch 1: field 'scores.match.history'")
 
 
+def test_a_span_id_that_is_an_object_is_no_id():
+    """Found by the fuzz (seed 2, scale 6): a span_begin whose id was an object (TypeError: unhashable)."""
+    from benchscore.sources.inspect_logs import sample_record
+
+    with open(LOGS / "strong.eval", "rb") as fp:
+        members = _central_directory(fp)
+        doc = orjson.loads(_member_bytes(fp, members["samples/q04_epoch_1.json"], "strong.eval"))
+    doc["events"].append({"event": "span_begin", "id": {"x": 1}, "parent_id": [1], "type": "scorer",
+                          "name": {"n": 2}})
+    doc["events"].append({"event": "model", "span_id": {"x": 1}})
+    record = sample_record(doc, "strong.eval", orjson.dumps(doc))
+    assert record.model_graded == frozenset()
+
+
+@pytest.mark.parametrize("depth", [101, 1000])
+def test_a_log_nested_past_the_readers_limit_is_refused_before_python_walks_it(tmp_path, depth):
+    """Found by the fuzz (seed 2, scale 6): a .json log's epochs_reducer nested 1,000 deep parsed, then str() of
+    it recursed past Python's limit (RecursionError). Every log, .json or .eval member, now has the readers' one
+    limit."""
+    from benchscore.common.readers import MAX_DEPTH
+    from benchscore.sources import inspect_logs
+
+    assert inspect_logs._LOG_DEPTH == MAX_DEPTH
+    doc = orjson.loads((DATA / "inspect_ai" / "2025-05-12T20-28-13-04-00_popularity.json").read_bytes())
+    other = json.loads(json.dumps(doc))
+    other["eval"]["run_id"], other["eval"]["model"] = "another-run", "openai/another-model"
+    doc["eval"]["config"]["epochs_reducer"] = "DEEP"
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "log.json").write_bytes(orjson.dumps(doc).replace(b'"DEEP"', b"[" * depth + b"]" * depth))
+    (tmp_path / "b" / "log.json").write_bytes(orjson.dumps(other))
+    refused(tmp_path, "compare", tmp_path / "a" / "log.json", tmp_path / "b" / "log.json", "--output",
+            tmp_path / "c.json", expect=f"nested deeper than {MAX_DEPTH} levels")
+
+
 def test_a_retried_error_that_is_null_is_one_line(tmp_path):
     def change(doc: dict) -> None:
         doc["error_retries"] = [None]

@@ -288,16 +288,16 @@ def _loads(data: bytes | str, where: str, source: str, record: str | None = None
     """orjson; stdlib json for a document holding NaN or Infinity (inspect_ai writes them)."""
     import orjson
 
+    from benchscore.common.readers import check_nesting
+
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    try:  # the readers' one limit: nothing deeper reaches a parser, or the code that walks what it gives
+        check_nesting(raw, source)
+    except BadInput as exc:
+        raise BadInput(f"{where} is {exc.detail}", source=source, record=record) from None
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
-        from benchscore.common.readers import check_nesting
-
-        raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
-        try:  # the stdlib reader recurses: nothing deeper than the readers' limit reaches it
-            check_nesting(raw, source)
-        except BadInput as exc:
-            raise BadInput(f"{where} is {exc.detail}", source=source, record=record) from None
         try:
             return json.loads(data)
         except (ValueError, RecursionError) as exc:
@@ -472,14 +472,14 @@ def _header_document(fp: BinaryIO, source: str, is_eval: bool, index: dict[str, 
     return doc
 
 
-#: how deep a ``.json`` log may nest (orjson's limit, which every ``.eval`` member is read with)
-_LOG_DEPTH = 1024
+#: how deep a ``.json`` log may nest: the readers' one limit (every ``.eval`` member is checked against it too)
+_LOG_DEPTH = 100
 _JSON_OPEN, _JSON_CLOSE = frozenset({"start_map", "start_array"}), frozenset({"end_map", "end_array"})
 
 
 def _too_deep(source: str) -> BadInput:
-    return BadInput(f"the log is nested deeper than {_LOG_DEPTH} levels (arrays and objects inside each other)",
-                    source=source)
+    return BadInput(f"the log is nested deeper than {_LOG_DEPTH} levels (arrays and objects inside each other); "
+                    "the limit is the same for every input", source=source)
 
 
 def _value(events: Iterator[tuple[str, Any]], first: tuple[str, Any], depth: int, source: str) -> Any:
@@ -999,6 +999,11 @@ def _resolve(value: Any, attachments: Mapping[str, str]) -> Any:
     return value
 
 
+def _span_id(value: Any) -> Any:
+    """A span id as inspect_ai writes it (a text; an integer is taken too); anything else is no id."""
+    return value if type(value) in (str, int) else None
+
+
 def _scan_events(events: Any, attachments: Mapping[str, str], *, approvals_possible: bool = True
                  ) -> tuple[tuple[Approval, ...], frozenset[str]]:
     """One pass over a sample's events (nested ones too: older logs nest tool and subtask events): its approval
@@ -1029,12 +1034,12 @@ def _scan_events(events: Any, attachments: Mapping[str, str], *, approvals_possi
         for ev in todo.pop():
             kind = ev.get("event") if type(ev) is dict else None
             if kind == "span_begin":
-                sid = ev.get("id")
-                parents[sid] = ev.get("parent_id")
-                if ev.get("type") == "scorer" and ev.get("name"):
+                sid = _span_id(ev.get("id"))
+                parents[sid] = _span_id(ev.get("parent_id"))
+                if ev.get("type") == "scorer" and type(ev.get("name")) is str and ev["name"]:
                     scorer_spans[sid] = ev["name"]
             elif kind == "model":
-                models.append(ev.get("span_id"))
+                models.append(_span_id(ev.get("span_id")))
             elif kind == "approval":
                 approvals.append(_approval(ev, attachments))
             elif kind in ("tool", "subtask") and type(ev.get("events")) is list and ev["events"]:
