@@ -171,6 +171,27 @@ def test_a_log_nested_past_the_readers_limit_is_refused_before_python_walks_it(t
             tmp_path / "c.json", expect=f"nested deeper than {MAX_DEPTH} levels")
 
 
+def test_reported_scores_that_are_no_list_are_one_line(tmp_path):
+    """Found by the fuzz (seed 3, scale 6): header.json's results.scores a number (TypeError: not iterable)."""
+    def edit(name: str, data: bytes) -> bytes:
+        if name != "header.json":
+            return data
+        doc = orjson.loads(data)
+        doc["results"]["scores"] = 1.5
+        return orjson.dumps(doc)
+    log = rezip(LOGS / "strong.eval", tmp_path / "s.eval", edit)
+    refused(tmp_path, "compare", log, LOGS / "weak.eval", "--output", tmp_path / "c.json",
+            expect="field 'results.scores'")
+
+
+def test_a_target_past_64_bits_is_read():
+    """Found by the fuzz (seed 3, scale 6): orjson cannot write an integer past 64 bits (the sample's identity)."""
+    from benchscore.results.inspect_adapter import identity
+
+    assert identity("q", 10**400, None) == identity("q", 10**400, None) != identity("q", 10**400 + 1, None)
+    assert identity("q", "25", ["a"]) == identity("q", "25", ["a"])
+
+
 def test_a_retried_error_that_is_null_is_one_line(tmp_path):
     def change(doc: dict) -> None:
         doc["error_retries"] = [None]
