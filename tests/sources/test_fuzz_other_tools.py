@@ -434,6 +434,20 @@ def seed_said():
     print(f"\nBENCHSCORE_FUZZ_SEED={SEED} BENCHSCORE_FUZZ_SCALE={SCALE}")
 
 
+@pytest.fixture(scope="module", autouse=True)
+def bounded_memory():
+    """The runs are in this process: an address space of 8 GB makes a reader that blows up (a JSON log nested
+    100,000 deep once took 22 GB) a MemoryError, a broken promise, instead of the machine's OOM killer."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    cap = 8 * 1024**3
+    if soft == resource.RLIM_INFINITY or soft > cap:
+        resource.setrlimit(resource.RLIMIT_AS, (cap if hard == resource.RLIM_INFINITY else min(cap, hard), hard))
+    yield
+    resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
 def _cases():
     for pair in PAIRS:
         for file, fmt in pair.fuzz.items():

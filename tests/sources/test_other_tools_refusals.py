@@ -119,6 +119,79 @@ def test_a_score_too_large_for_the_statistics_is_refused_naming_the_sample(tmp_p
         assert ("1e+100" in line or "too large for a float" in line) and "s.eval" in line
 
 
+def test_a_central_directory_offset_past_the_file_is_one_line(tmp_path):
+    """Found by the fuzz (seed 1, scale 6): zipfile's arithmetic gave a negative member offset (OSError at seek)."""
+    def change(data: bytearray, cd: int, eocd: int) -> None:
+        struct.pack_into("<L", data, eocd + 16, 0xFFFFFFFF)
+    log = _edit_central_directory(SMALL_LOG, tmp_path / "s.eval", change)
+    refused(tmp_path, "compare", log, LOGS / "weak.eval", "--output", tmp_path / "c.json", expect="damaged zip")
+
+
+def test_a_score_history_that_is_not_a_list_is_one_line(tmp_path):
+    """Found by the fuzz (seed 1, scale 6): ``for h in raw["history"]`` on a number (TypeError)."""
+    def change(doc: dict) -> None:
+        doc["scores"]["match"]["history"] = 5
+    log = rezip(LOGS / "strong.eval", tmp_path / "s.eval", edit_sample("samples/q03_epoch_1.json", change))
+    refused(tmp_path, "compare", log, LOGS / "weak.eval", "--output", tmp_path / "c.json",
+            expect="sample 'q03' epoch 1: field 'scores.match.history'")
+
+
+def test_a_span_id_that_is_an_object_is_no_id():
+    """Found by the fuzz (seed 2, scale 6): a span_begin whose id was an object (TypeError: unhashable)."""
+    from benchscore.sources.inspect_logs import sample_record
+
+    with open(LOGS / "strong.eval", "rb") as fp:
+        members = _central_directory(fp)
+        doc = orjson.loads(_member_bytes(fp, members["samples/q04_epoch_1.json"], "strong.eval"))
+    doc["events"].append({"event": "span_begin", "id": {"x": 1}, "parent_id": [1], "type": "scorer",
+                          "name": {"n": 2}})
+    doc["events"].append({"event": "model", "span_id": {"x": 1}})
+    record = sample_record(doc, "strong.eval", orjson.dumps(doc))
+    assert record.model_graded == frozenset()
+
+
+@pytest.mark.parametrize("depth", [101, 1000])
+def test_a_log_nested_past_the_readers_limit_is_refused_before_python_walks_it(tmp_path, depth):
+    """Found by the fuzz (seed 2, scale 6): a .json log's epochs_reducer nested 1,000 deep parsed, then str() of
+    it recursed past Python's limit (RecursionError). Every log, .json or .eval member, now has the readers' one
+    limit."""
+    from benchscore.common.readers import MAX_DEPTH
+    from benchscore.sources import inspect_logs
+
+    assert inspect_logs._LOG_DEPTH == MAX_DEPTH
+    doc = orjson.loads((DATA / "inspect_ai" / "2025-05-12T20-28-13-04-00_popularity.json").read_bytes())
+    other = json.loads(json.dumps(doc))
+    other["eval"]["run_id"], other["eval"]["model"] = "another-run", "openai/another-model"
+    doc["eval"]["config"]["epochs_reducer"] = "DEEP"
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "log.json").write_bytes(orjson.dumps(doc).replace(b'"DEEP"', b"[" * depth + b"]" * depth))
+    (tmp_path / "b" / "log.json").write_bytes(orjson.dumps(other))
+    refused(tmp_path, "compare", tmp_path / "a" / "log.json", tmp_path / "b" / "log.json", "--output",
+            tmp_path / "c.json", expect=f"nested deeper than {MAX_DEPTH} levels")
+
+
+def test_reported_scores_that_are_no_list_are_one_line(tmp_path):
+    """Found by the fuzz (seed 3, scale 6): header.json's results.scores a number (TypeError: not iterable)."""
+    def edit(name: str, data: bytes) -> bytes:
+        if name != "header.json":
+            return data
+        doc = orjson.loads(data)
+        doc["results"]["scores"] = 1.5
+        return orjson.dumps(doc)
+    log = rezip(LOGS / "strong.eval", tmp_path / "s.eval", edit)
+    refused(tmp_path, "compare", log, LOGS / "weak.eval", "--output", tmp_path / "c.json",
+            expect="field 'results.scores'")
+
+
+def test_a_target_past_64_bits_is_read():
+    """Found by the fuzz (seed 3, scale 6): orjson cannot write an integer past 64 bits (the sample's identity)."""
+    from benchscore.results.inspect_adapter import identity
+
+    assert identity("q", 10**400, None) == identity("q", 10**400, None) != identity("q", 10**400 + 1, None)
+    assert identity("q", "25", ["a"]) == identity("q", "25", ["a"])
+
+
 def test_a_retried_error_that_is_null_is_one_line(tmp_path):
     def change(doc: dict) -> None:
         doc["error_retries"] = [None]
@@ -201,3 +274,31 @@ def test_an_every_eval_ever_score_too_large_is_one_line_with_the_checksum_resync
     aggregate.write_bytes(orjson.dumps(doc))
     refused(tmp_path, "compare", aggregate, LOGS / "weak.eval", "--output", tmp_path / "c.json",
             expect="line 1: field 'evaluation.score'")
+
+
+def test_a_json_log_nested_100000_deep_is_one_line_in_bounded_memory(tmp_path):
+    """Found by the fuzz (seed 1, scale 6): ijson's prefixed events keep a prefix per level, so a sample value
+    nested 100,000 deep took 22 GB before the machine killed the process. Run with a 3 GB address space."""
+    import resource
+    import subprocess
+    import sys
+
+    doc = orjson.loads((DATA / "inspect_ai" / "2025-05-12T20-28-13-04-00_popularity.json").read_bytes())
+    other = json.loads(json.dumps(doc))
+    other["eval"]["run_id"], other["eval"]["model"] = "another-run", "openai/another-model"
+    doc["samples"][0]["metadata"] = {"deep": "DEEP"}
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    text = orjson.dumps(doc).replace(b'"DEEP"', b"[" * 100_000 + b"]" * 100_000)
+    (tmp_path / "a" / "log.json").write_bytes(text)
+    (tmp_path / "b" / "log.json").write_bytes(orjson.dumps(other))
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (3 * 1024**3, 3 * 1024**3))
+
+    proc = subprocess.run([sys.executable, "-c", "from benchscore.cli import main; main()", "compare",
+                           str(tmp_path / "a" / "log.json"), str(tmp_path / "b" / "log.json"), "--output",
+                           str(tmp_path / "c.json")], capture_output=True, text=True, preexec_fn=limit, timeout=300)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert proc.stderr.count("\n") == 1 and "nested deeper than" in proc.stderr, proc.stderr[-2000:]
+    assert not (tmp_path / "c.json").exists()

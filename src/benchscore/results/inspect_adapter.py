@@ -73,7 +73,13 @@ def log_facts(path: Path) -> LogFacts:
         header = logs[0].header
     results = header.results or {}
     reported: dict[tuple[str, str | None], dict[str, Any]] = {}
-    for score in results.get("scores") or []:
+    scores = results.get("scores") or []
+    if type(scores) is not list or any(type(s) is not dict or type(s.get("metrics") or {}) is not dict for s in scores):
+        from benchscore.common.errors import BadInput, shown
+
+        raise BadInput(f"expected a list of scores, each with its metrics as an object, got {shown(scores)}",
+                       source=path, field="results.scores")
+    for score in scores:
         reported[(score.get("name"), score.get("reducer"))] = {
             k: (m.get("value") if isinstance(m, dict) else m) for k, m in (score.get("metrics") or {}).items()}
     return LogFacts(
@@ -101,7 +107,13 @@ def identity(sample_input: Any, target: Any, choices: Any) -> str:
     hash, so this is what says two results of one sample id are results of one dataset sample."""
     text = sample_input if isinstance(sample_input, str) else [_message(m) for m in sample_input or []]
     doc = {"input": text, "target": target, "choices": list(choices) if choices else None}
-    return hashlib.sha256(orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)).hexdigest()
+    try:
+        data = orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # an integer past 64 bits: the stdlib writes it (the same way for every log that holds it)
+        import json
+
+        data = json.dumps(doc, sort_keys=True, ensure_ascii=False, default=repr).encode("utf-8", "surrogatepass")
+    return hashlib.sha256(data).hexdigest()
 
 
 def edits_of(scorer: str, score: Any) -> tuple[ScoreEdit, ...]:

@@ -288,16 +288,16 @@ def _loads(data: bytes | str, where: str, source: str, record: str | None = None
     """orjson; stdlib json for a document holding NaN or Infinity (inspect_ai writes them)."""
     import orjson
 
+    from benchscore.common.readers import check_nesting
+
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    try:  # the readers' one limit: nothing deeper reaches a parser, or the code that walks what it gives
+        check_nesting(raw, source)
+    except BadInput as exc:
+        raise BadInput(f"{where} is {exc.detail}", source=source, record=record) from None
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
-        from benchscore.common.readers import check_nesting
-
-        raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
-        try:  # the stdlib reader recurses: nothing deeper than the readers' limit reaches it
-            check_nesting(raw, source)
-        except BadInput as exc:
-            raise BadInput(f"{where} is {exc.detail}", source=source, record=record) from None
         try:
             return json.loads(data)
         except (ValueError, RecursionError) as exc:
@@ -306,6 +306,9 @@ def _loads(data: bytes | str, where: str, source: str, record: str | None = None
 
 def _member_bytes(fp: BinaryIO, info: Any, source: str) -> bytes:
     """The bytes of one zip member: read raw and decompressed here (stored, deflate or zstd), CRC checked."""
+    if info.header_offset < 0 or info.compress_size < 0:  # zipfile's arithmetic on a damaged directory
+        raise BadInput(f"member {info.filename!r} lies outside the file (offset {info.header_offset}: a damaged zip)",
+                       source=source)
     fp.seek(info.header_offset)
     head = fp.read(30)
     if len(head) != 30 or head[:4] != b"PK\x03\x04":
@@ -469,29 +472,66 @@ def _header_document(fp: BinaryIO, source: str, is_eval: bool, index: dict[str, 
     return doc
 
 
+#: how deep a ``.json`` log may nest: the readers' one limit (every ``.eval`` member is checked against it too)
+_LOG_DEPTH = 100
+_JSON_OPEN, _JSON_CLOSE = frozenset({"start_map", "start_array"}), frozenset({"end_map", "end_array"})
+
+
+def _too_deep(source: str) -> BadInput:
+    return BadInput(f"the log is nested deeper than {_LOG_DEPTH} levels (arrays and objects inside each other); "
+                    "the limit is the same for every input", source=source)
+
+
+def _value(events: Iterator[tuple[str, Any]], first: tuple[str, Any], depth: int, source: str) -> Any:
+    """The JSON value whose first event is ``first`` (at ``depth`` levels down), built from ijson's prefix-free
+    events (``ijson.parse`` carries a prefix as long as the nesting on every event: a value nested 100,000 deep
+    took tens of GB)."""
+    from ijson.common import ObjectBuilder
+
+    builder, level = ObjectBuilder(), 0
+    event, value = first
+    while True:
+        builder.event(event, value)
+        if event in _JSON_OPEN:
+            level += 1
+            if depth + level > _LOG_DEPTH:
+                raise _too_deep(source)
+        elif event in _JSON_CLOSE:
+            level -= 1
+        if level == 0:
+            return builder.value
+        event, value = next(events)
+
+
+def _top_level(fp: BinaryIO, source: str) -> Iterator[tuple[str, Any]]:
+    """Each top-level key of a ``.json`` log with the events of its value still to come (the caller builds it with
+    :func:`_value` or leaves it: the next key is then found by skipping to depth 1)."""
+    import ijson
+
+    events = ijson.basic_parse(fp, use_float=True)
+    depth = 0
+    for event, value in events:
+        if event in _JSON_OPEN:
+            depth += 1
+            if depth > _LOG_DEPTH:
+                raise _too_deep(source)
+        elif event in _JSON_CLOSE:
+            depth -= 1
+        elif event == "map_key" and depth == 1:
+            yield value, events  # type: ignore[misc]
+
+
 def _json_header(fp: BinaryIO, source: str) -> dict[str, Any]:
     """The top-level keys of a ``.json`` log up to ``samples``, streamed (the whole document when ijson cannot
     read it, e.g. a NaN metric)."""
     try:
-        import ijson
-        from ijson.common import ObjectBuilder
-
         doc: dict[str, Any] = {}
-        events = ijson.parse(fp, use_float=True)
-        for prefix, event, value in events:
-            if prefix == "" and event == "map_key":
-                if value == "samples":
-                    return doc
-                builder, depth = ObjectBuilder(), 0
-                for _, ev, val in events:
-                    builder.event(ev, val)
-                    depth += ev in ("start_map", "start_array")
-                    depth -= ev in ("end_map", "end_array")
-                    if depth == 0:
-                        break
-                doc[value] = builder.value
+        for key, events in _top_level(fp, source):
+            if key == "samples":
+                return doc
+            doc[key] = _value(events, next(events), 1, source)
         return doc
-    except (KeyboardInterrupt, SystemExit):
+    except (KeyboardInterrupt, SystemExit, BadInput):
         raise
     except Exception:  # noqa: BLE001 - NaN, Infinity or no ijson: read the whole document
         fp.seek(0)
@@ -959,6 +999,11 @@ def _resolve(value: Any, attachments: Mapping[str, str]) -> Any:
     return value
 
 
+def _span_id(value: Any) -> Any:
+    """A span id as inspect_ai writes it (a text; an integer is taken too); anything else is no id."""
+    return value if type(value) in (str, int) else None
+
+
 def _scan_events(events: Any, attachments: Mapping[str, str], *, approvals_possible: bool = True
                  ) -> tuple[tuple[Approval, ...], frozenset[str]]:
     """One pass over a sample's events (nested ones too: older logs nest tool and subtask events): its approval
@@ -989,12 +1034,12 @@ def _scan_events(events: Any, attachments: Mapping[str, str], *, approvals_possi
         for ev in todo.pop():
             kind = ev.get("event") if type(ev) is dict else None
             if kind == "span_begin":
-                sid = ev.get("id")
-                parents[sid] = ev.get("parent_id")
-                if ev.get("type") == "scorer" and ev.get("name"):
+                sid = _span_id(ev.get("id"))
+                parents[sid] = _span_id(ev.get("parent_id"))
+                if ev.get("type") == "scorer" and type(ev.get("name")) is str and ev["name"]:
                     scorer_spans[sid] = ev["name"]
             elif kind == "model":
-                models.append(ev.get("span_id"))
+                models.append(_span_id(ev.get("span_id")))
             elif kind == "approval":
                 approvals.append(_approval(ev, attachments))
             elif kind in ("tool", "subtask") and type(ev.get("events")) is list and ev["events"]:
@@ -1034,6 +1079,9 @@ def _score(raw: Any, source: str, sid: Any, epoch: Any, name: str) -> SampleScor
         raise BadInput(f"expected a score with a value, got {raw!r}"[:300], source=source,
                        record=f"sample {sid!r} epoch {epoch}", field=f"scores.{name}")
     history: tuple[ScoreEdit, ...] = ()
+    if raw.get("history") and type(raw["history"]) is not list:
+        raise BadInput(f"expected a list of edits, got {raw['history']!r}"[:300], source=source,
+                       record=f"sample {sid!r} epoch {epoch}", field=f"scores.{name}.history")
     if raw.get("history"):
         edits = []
         for h in raw["history"]:
@@ -1178,23 +1226,25 @@ def iter_samples(header: LogHeader) -> Iterator[SampleRecord]:
 def _json_samples(fp: BinaryIO, source: str) -> Iterator[SampleRecord]:
     done = 0
     try:
-        import ijson
-
-        stream = ijson.items(fp, "samples.item", use_float=True)
-        while True:
-            try:
-                doc = next(stream)
-            except StopIteration:
-                return
-            yield sample_record(doc, source)
-            done += 1
+        for key, events in _top_level(fp, source):
+            if key != "samples":
+                continue
+            first = next(events)
+            if first[0] != "start_array":  # not a list: read as the whole document reads it
+                _value(events, first, 1, source)
+                continue
+            while (first := next(events))[0] != "end_array":
+                yield sample_record(_value(events, first, 2, source), source)
+                done += 1
+            return
+        return
     except (KeyboardInterrupt, SystemExit, BadInput, GeneratorExit):
         raise
     except Exception:  # noqa: BLE001 - NaN, Infinity or no ijson: the rest from the whole document
         fp.seek(0)
         whole = _loads(fp.read(), "the log", source)
         samples = whole.get("samples") if isinstance(whole, dict) else None
-        for doc in (samples or [])[done:]:
+        for doc in (samples if isinstance(samples, list) else [])[done:]:
             yield sample_record(doc, source)
 
 
