@@ -30,6 +30,7 @@ import re
 import shutil
 import tempfile
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -225,11 +226,14 @@ def _results_of_samples(path: Path) -> Path:
                    "the model and how each metric is aggregated)", source=path)
 
 
-def read(paths: Sequence[str | os.PathLike[str]], *, on_file=None, reducer: str | None = None) -> list[Evaluation]:
+def read(paths: Sequence[str | os.PathLike[str]], *, on_file=None, reducer: str | None = None,
+         jobs: int | None = 1) -> list[Evaluation]:
     """The evaluations in ``paths`` (files, folders and URLs, any mix of what the module docstring lists).
 
-    ``on_file(path)`` is called as each file is read (for a progress bar). ``reducer``: the epoch reducer of
-    every metric in place of the one each task declares (``--reducer``)."""
+    ``on_file(path, samples)`` is called as each file is read (for a progress bar; ``samples``: the sample x
+    epochs it held, None when not counted). ``reducer``: the epoch reducer of every metric in place of the one
+    each task declares (``--reducer``). ``jobs``: processes reading the inspect_ai logs (``--jobs``; None: one
+    per core); the evaluations are the same for any."""
     from benchscore.common.provenance import located, note_read
     from benchscore.sources.inspect_logs import EVAL_SET_MANIFEST
 
@@ -272,14 +276,14 @@ def read(paths: Sequence[str | os.PathLike[str]], *, on_file=None, reducer: str 
     out: list[Evaluation] = []
     logs = [p for kind, p in unique if kind == INSPECT]
     if logs:
-        out.extend(from_inspect(logs, on_file=on_file, log_notes=notes, reducer=reducer))
+        out.extend(from_inspect(logs, on_file=on_file, log_notes=notes, reducer=reducer, jobs=jobs))
     for kind, p in unique:
         if kind == LM_EVAL:
             out.append(from_lm_eval(p, reducer=reducer))
         elif kind == EEE:
             out.append(from_eee(p, reducer=reducer))
         if kind != INSPECT and on_file is not None:
-            on_file(p)
+            on_file(p, len(out[-1].samples))
     for given, root, eval_set in folders:  # provenance: every file read through each folder given
         _note_folder(given, root, (f for e in out for f in e.files), eval_set)
     return out
@@ -288,23 +292,87 @@ def read(paths: Sequence[str | os.PathLike[str]], *, on_file=None, reducer: str 
 # --- inspect_ai ---------------------------------------------------------------------------------
 
 
+@dataclass
+class LogRead:
+    """What one inspect_ai log gives once read and reduced to this room's terms (picklable: a worker process
+    returns it): its facts, its samples, and per metric key whether its values are numbers (``bad``: why
+    not) and whether every value lies in [0, 1] (``in_unit``), with the notes it adds."""
+
+    facts: Any
+    samples: list[SampleResult]
+    keys: dict[str, None]
+    bad: dict[str, str]
+    in_unit: dict[str, bool]
+    reducers: list[str]
+    notes: list[str]
+
+
+def read_log(path: Path, reducer: str | None = None) -> LogRead:
+    """One inspect_ai log read and reduced: its header's facts and every sample x epoch as a
+    :class:`SampleResult` (the per-file step of :func:`from_inspect`; top level, so a process pool or a
+    cluster can run it). ``reducer``: ``--reducer``."""
+    from .inspect_adapter import log_facts, sample_facts
+
+    facts = log_facts(path)
+    task = facts.task
+    notes: list[str] = []
+    declared = facts.reducers or [DEFAULT_REDUCER]
+    reducers = [reducer] if reducer else declared
+    if reducer and declared != [reducer]:
+        notes.append(f"{facts.path.name}: task {task}'s epochs reduced with {reducer} (--reducer), not with "
+                     f"{', '.join(declared)} that the task declares")
+    keep_raw = any(r in COUNTING for r in reducers)  # mode, majority: count the values as written
+    bad: dict[str, str] = {}
+    keys: dict[str, None] = {}
+    in_unit: dict[str, bool] = {}
+    samples: list[SampleResult] = []
+    for s in sample_facts(facts.path):
+        values: dict[str, float | None] = {}
+        raw_values: dict[str, Any] | None = {} if keep_raw else None
+        for scorer, raw in s.scores.items():
+            base = f"{task}/{scorer}"
+            try:
+                got = flatten(base, raw)
+            except NotNumeric as exc:
+                bad.setdefault(base, f"its values are not numbers (sample {s.sample_id!r} epoch {s.epoch}: {exc})")
+                keys.setdefault(base)
+                continue
+            for k, v in got.items():
+                keys.setdefault(k)
+                values[k] = v
+                if v is not None:
+                    in_unit[k] = in_unit.get(k, True) and 0.0 <= v <= 1.0
+            if raw_values is not None:
+                raw_values.update(written(base, raw))
+        samples.append(SampleResult(task, s.sample_id, s.epoch, values, s.identity, s.metadata, s.error,
+                                    s.limit, s.retried_errors, s.edits, raw_values or None))
+    return LogRead(facts, samples, keys, bad, in_unit, reducers, notes)
+
+
 def from_inspect(logs: Iterable[Path], *, on_file=None, log_notes: dict[Path, list[str]] | None = None,
-                 reducer: str | None = None) -> list[Evaluation]:
+                 reducer: str | None = None, jobs: int | None = 1) -> list[Evaluation]:
     """The evaluations of inspect_ai logs: one per run and model (its logs' tasks together); ``log_notes``: per
     log picked from an eval set, what the eval set holds that was not read (older attempts, tasks without a
     log), carried into the evaluation's notes. ``reducer``: the epoch reducer of every metric in place of the
-    tasks' own (``--reducer``; said in a note where it replaces another)."""
-    from .inspect_adapter import log_facts, sample_facts
+    tasks' own (``--reducer``; said in a note where it replaces another). ``jobs``: processes reading the logs
+    (:func:`benchscore.results.parallel.map_files`; None: one per core); the evaluations are the same for any.
+    ``on_file(path, samples)`` is called as each log is read."""
+    from functools import partial
 
-    groups: dict[tuple[str, str], list[Any]] = {}
-    for path in logs:
-        facts = log_facts(path)
+    from .parallel import map_files
+
+    logs = list(logs)
+    reads = map_files(partial(read_log, reducer=reducer), logs, jobs=jobs,
+                      on_done=None if on_file is None else lambda path, got: on_file(path, len(got.samples)))
+    groups: dict[tuple[str, str], list[LogRead]] = {}
+    for path, got in zip(logs, reads, strict=True):
+        facts = got.facts
         group = groups.setdefault((facts.run_id, facts.model), [])
-        twin = next((f for f in group if f.task == facts.task), None)
+        twin = next((g.facts for g in group if g.facts.task == facts.task), None)
         if twin is not None:
             raise BadInput(f"two logs of task {facts.task!r} for model {facts.model} in run {facts.run_id}: "
                            f"{twin.path.name} and {path.name}; give the one to compare", source=path)
-        group.append(facts)
+        group.append(got)
     out = []
     for (run_id, model), group in groups.items():
         samples: list[SampleResult] = []
@@ -315,7 +383,8 @@ def from_inspect(logs: Iterable[Path], *, on_file=None, log_notes: dict[Path, li
         planned: dict[str, int] = {}
         planned_ids: dict[str, list[str]] = {}
         planned_epochs: dict[str, int] = {}
-        for facts in group:
+        for got in group:
+            facts = got.facts
             task = facts.task
             settings[task] = {"task args": facts.task_args, "epochs": facts.epochs}
             planned_epochs[task] = facts.epochs
@@ -325,67 +394,37 @@ def from_inspect(logs: Iterable[Path], *, on_file=None, log_notes: dict[Path, li
                 planned[task] = facts.planned_sample_epochs
             if facts.sample_ids is not None:
                 planned_ids[task] = facts.sample_ids
-            declared = facts.reducers or [DEFAULT_REDUCER]
-            reducers = [reducer] if reducer else declared
-            if reducer and declared != [reducer]:
-                notes.append(f"{facts.path.name}: task {task}'s epochs reduced with {reducer} (--reducer), not with "
-                             f"{', '.join(declared)} that the task declares")
-            keep_raw = any(r in COUNTING for r in reducers)  # mode, majority: count the values as written
-            bad: dict[str, str] = {}
-            keys: dict[str, None] = {}
-            values_of: dict[str, list[float]] = {}
-            for s in sample_facts(facts.path):
-                values: dict[str, float | None] = {}
-                raw_values: dict[str, Any] | None = {} if keep_raw else None
-                for scorer, raw in s.scores.items():
-                    base = f"{task}/{scorer}"
-                    try:
-                        got = flatten(base, raw)
-                    except NotNumeric as exc:
-                        bad.setdefault(base, f"its values are not numbers (sample {s.sample_id!r} epoch {s.epoch}: "
-                                             f"{exc})")
-                        keys.setdefault(base)
-                        continue
-                    for k, v in got.items():
-                        keys.setdefault(k)
-                        values[k] = v
-                        if v is not None:
-                            values_of.setdefault(k, []).append(v)
-                    if raw_values is not None:
-                        raw_values.update(written(base, raw))
-                samples.append(SampleResult(task, s.sample_id, s.epoch, values, s.identity, s.metadata, s.error,
-                                            s.limit, s.retried_errors, s.edits, raw_values or None))
-            for key in keys:
+            notes.extend(got.notes)
+            samples.extend(got.samples)
+            reducers = got.reducers
+            for key in got.keys:
                 scorer = key.split("/", 2)[1]
                 for red in reducers:
                     name = key if len(reducers) == 1 else f"{key}@{red}"
                     report = facts.reported.get((scorer, None if len(reducers) == 1 else red)) or \
                         facts.reported.get((scorer, red)) or {}
                     shown_value = report.get("accuracy", report.get("mean")) if key.count("/") == 1 else None
-                    vs = values_of.get(key, [])
                     metrics[name] = MetricInfo(
                         name, task, reducer=red, key=key, scorer=scorer,
                         higher_is_better=True if shown_value is not None else None,
-                        reported=shown_value, not_per_sample=bad.get(key) or bad.get(f"{task}/{scorer}"),
-                        values_in_unit_interval=all(0.0 <= v <= 1.0 for v in vs))
+                        reported=shown_value, not_per_sample=got.bad.get(key) or got.bad.get(f"{task}/{scorer}"),
+                        values_in_unit_interval=got.in_unit.get(key, True))
+        facts_of = [g.facts for g in group]
         worst = next((s for s in statuses if s[0] == "error"), None) or \
             next((s for s in statuses if s[0] == "cancelled"), None) or statuses[0]
         status, error, where = worst
         if status != "success":
             notes.append(f"{where}: status {status}" + (f" ({error.splitlines()[0]})" if error else ""))
-        first = group[0]
-        created = [f.created for f in group if f.created]
+        first = facts_of[0]
+        created = [f.created for f in facts_of if f.created]
         out.append(Evaluation(
             tool=INSPECT, tool_version=first.tool_version, model=model, source=first.path, settings=settings,
-            metrics=metrics, samples=samples, files=[f.path for f in group],
+            metrics=metrics, samples=samples, files=[f.path for f in facts_of],
             identity_method="sha256 of each sample's input, target and choices (inspect_ai records no dataset hash)",
-            epochs=max(f.epochs for f in group), status=status, status_error=error, planned_samples=planned,
+            epochs=max(f.epochs for f in facts_of), status=status, status_error=error, planned_samples=planned,
             planned_ids=planned_ids, planned_epochs=planned_epochs, run=run_id, notes=notes,
             created=min(created) if created else None,
-            datasets={f.task: f.dataset_name or f.task for f in group}, library=(INSPECT, first.tool_version)))
-        if on_file is not None:
-            for f in group:
-                on_file(f.path)
+            datasets={f.task: f.dataset_name or f.task for f in facts_of}, library=(INSPECT, first.tool_version)))
     return out
 
 
@@ -598,5 +637,5 @@ def from_eee(path: Path, *, reducer: str | None = None) -> Evaluation:
         if library.get("name") else None)
 
 
-__all__ = ["EEE", "INSPECT", "LM_EVAL", "files_in", "from_eee", "from_inspect", "from_lm_eval", "kind_of_file", "read",
-           "recognises"]
+__all__ = ["EEE", "INSPECT", "LM_EVAL", "LogRead", "files_in", "from_eee", "from_inspect", "from_lm_eval",
+           "kind_of_file", "read", "read_log", "recognises"]
