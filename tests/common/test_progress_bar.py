@@ -3,6 +3,8 @@ for a person watching, never into a pipe, a file or click's CliRunner."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -29,13 +31,38 @@ def _spy(monkeypatch) -> list:
     return drawn
 
 
-def test_compare_draws_no_bar_under_click_s_runner_and_would_for_a_person(monkeypatch):
+def _records(folder: Path) -> list[Path]:
+    """Every Eval Ever instance records of three models on one quiz of 1,000 samples (the max-t rank sets need as many) (upstream schema 0.3.0)."""
+    folder.mkdir()
+    paths = []
+    for k, model in enumerate(("alpha", "beta", "gamma")):
+        lines = [json.dumps({
+            "schema_version": "0.3.0", "evaluation_id": f"quiz/{model}", "model_id": f"org/{model}",
+            "evaluation_name": "quiz", "sample_id": f"s{i:02d}", "sample_hash": hashlib.sha256(b"%d" % i).hexdigest(),
+            "interaction_type": "single_turn", "input": {"raw": f"question {i}", "reference": [str(i)]},
+            "output": {"raw": [str(i)]}, "answer_attribution": [],
+            "evaluation": {"score": float(i % (k + 2) == 0), "is_correct": i % (k + 2) == 0}}) for i in range(1000)]
+        paths.append(folder / f"{model}_samples.jsonl")
+        paths[-1].write_text("\n".join(lines) + "\n")
+    return paths
+
+
+def test_compare_draws_no_bar_under_click_s_runner_and_would_for_a_person(monkeypatch, tmp_path):
     drawn = _spy(monkeypatch)
-    CliRunner().invoke(cli, ["compare", *map(str, RECORDS)])
+    records = _records(tmp_path / "records")
+    res = CliRunner().invoke(cli, ["compare", *map(str, records), "--resamples", "200"])
+    assert res.exit_code == 0, res.output
     assert drawn == []  # stdout is not a terminal
-    monkeypatch.setattr(P, "watched", lambda: True)  # a person watching: the same run draws the bar
-    CliRunner().invoke(cli, ["compare", *map(str, RECORDS)])
-    assert drawn and drawn[0][0] == "reading results" and drawn[0][2] > 0  # files read, samples counted
+    monkeypatch.setattr(P, "watched", lambda: True)  # a person watching: the same run draws its bars
+    res = CliRunner().invoke(cli, ["compare", *map(str, records), "--resamples", "200"])
+    assert res.exit_code == 0, res.output
+    names = [d[0] for d in drawn]
+    assert names[0] == "reading results" and drawn[0][2] > 0  # files read, samples counted
+    assert any(n.startswith("paired tests of quiz/") for n in names), names  # the bootstrap of the pairs
+    res = CliRunner().invoke(cli, ["compare", *map(str, records), "--resamples", "200", "--rank-sets", "max-t",
+                                   "--draws", "100"])
+    assert res.exit_code == 0, res.output
+    assert any(d[0].startswith("rank sets of quiz/") for d in drawn), drawn  # the max-t bootstrap
 
 
 def test_the_bar_waits_for_its_delay_and_counts_files_and_samples():
