@@ -134,11 +134,13 @@ def run_once(argv: list[str]) -> tuple[float, float]:
     """(wall seconds, peak resident MB of the process and the workers it waited for) of one fresh process."""
     import os
 
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    took = time.perf_counter() - t0
-    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    with tempfile.TemporaryFile() as errs:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=errs)
+        _, status, usage = os.wait4(proc.pid, 0)
+        took = time.perf_counter() - t0
+        errs.seek(0)
+        err = errs.read().decode(errors="replace")
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(argv[:8])} ... failed ({proc.returncode}):\n{err[-3000:]}")
@@ -189,6 +191,7 @@ def point_two(ten: Path, runs: int, resamples: int, jobs: int) -> None:
                 if "--output-dir" in argv:  # a leaderboard writes into a new folder or its own: start anew
                     shutil.rmtree(argv[argv.index("--output-dir") + 1], ignore_errors=True)
                 took, peak = run_once(argv)
+                print(f"    {name}: {took:.2f} s, {peak:.0f} MB", flush=True)
                 times[name].append(took)
                 peaks[name].append(peak)
         same = Path(f"{tmp}/c1.json").read_bytes() == Path(f"{tmp}/cN.json").read_bytes() == \
@@ -255,3 +258,7 @@ def main() -> None:
     print("  (2-core shared machine: figures are noisy)")
 
 
+
+
+if __name__ == "__main__":
+    main()
