@@ -53,6 +53,7 @@ import os, sys, time
 from benchscore.results.parallel import map_files
 
 def slow(x):
+    open(os.path.join(sys.argv[1], str(os.getpid())), "w").close()  # this worker is inside its task
     time.sleep(60)
     return x
 
@@ -79,15 +80,17 @@ def test_ctrl_c_ends_the_workers_and_the_command_cleanly(tmp_path):
     script = tmp_path / "slow.py"
     script.write_text(SLOW)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env, start_new_session=True)
+    inside = tmp_path / "inside"
+    inside.mkdir()
+    proc = subprocess.Popen([sys.executable, str(script), str(inside)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
     try:
-        deadline = time.monotonic() + 60
-        while len(_children(proc.pid)) < 2 and time.monotonic() < deadline:
+        deadline = time.monotonic() + 120  # a loaded machine starts processes slowly
+        while len(list(inside.iterdir())) < 2 and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.1)
         workers = _children(proc.pid)
-        assert len(workers) >= 2, "the pool's workers never started"
-        time.sleep(0.5)  # the workers are inside their tasks
+        assert len(list(inside.iterdir())) >= 2 and len(workers) >= 2, \
+            f"the pool's workers never started: {proc.poll()} {proc.stderr.read() if proc.poll() is not None else ''}"
         os.killpg(proc.pid, signal.SIGINT)
         out, err = proc.communicate(timeout=30)
     finally:

@@ -72,6 +72,11 @@ def log_facts(path: Path) -> LogFacts:
         if len(logs) != 1:
             raise ValueError(f"{path} is not one log")  # the room gives files one at a time
         header = logs[0].header
+    return facts_of(header, path)
+
+
+def facts_of(header: Any, path: Path) -> LogFacts:
+    """The facts of a log's checked header (``LogHeader``) read from ``path``."""
     results = header.results or {}
     reported: dict[tuple[str, str | None], dict[str, Any]] = {}
     for score in results.get("scores") or []:
@@ -125,14 +130,15 @@ def _facts(s: Any) -> SampleFacts:
 USE_SUMMARIES = True
 
 
-def sample_facts(path: Path, *, summaries: bool | None = None) -> Iterator[SampleFacts]:
+def sample_facts(path: Path, *, summaries: bool | None = None, header: Any = None) -> Iterator[SampleFacts]:
     """Every sample x epoch of the log, as plain facts, read one at a time, in the order the log stores them.
 
     From an ``.eval`` log with per-sample summaries (``summaries``: default :data:`USE_SUMMARIES`), each
     sample's facts come from its summary where the summary holds all of them (:func:`summary_facts`), else
     from the sample read whole; every sample member is still read and CRC-checked (the edit check needs its
-    bytes), but parsed only when its summary falls short. Both ways give the same facts."""
-    from benchscore.sources.inspect_logs import _loads, sample_record
+    bytes), but parsed only when its summary falls short. Both ways give the same facts. ``header``: the log's
+    header when it is read already (:func:`facts_of`), so the log is not opened and hashed again."""
+    from benchscore.sources.inspect_logs import _loads, iter_samples, sample_record
     from benchscore.sources.inspect_summaries import (
         members,
         read_summaries,
@@ -142,26 +148,28 @@ def sample_facts(path: Path, *, summaries: bool | None = None) -> Iterator[Sampl
     )
 
     use = USE_SUMMARIES if summaries is None else summaries
-    with open_logs([path]) as logs:
-        header = logs[0].header
-        if not use or header.format != "eval":
-            for s in logs[0].samples():
-                yield _facts(s)
-            return
-        source = header.location.url
-        with open(header.path, "rb") as fp:
-            index = members(header, fp)
-            found = read_summaries(header, fp, index)
-            by_member: dict[str, dict[str, Any]] = {}
-            for summary in found or ():
-                sid, epoch = summary.get("id"), summary.get("epoch")
-                if type(sid) in (str, int) and type(epoch) is int:
-                    by_member[sample_member(sid, epoch)] = summary
-            for name, info in sample_members(index):
-                data = sample_bytes(header, fp, info)
-                summary = by_member.get(name)
-                facts = summary_facts(summary, data) if summary is not None else None
-                yield facts if facts is not None else _facts(sample_record(_loads(data, name, source), source, data))
+    if header is None:
+        with open_logs([path]) as logs:
+            yield from sample_facts(path, summaries=use, header=logs[0].header)
+        return
+    if not use or header.format != "eval":
+        for s in iter_samples(header):
+            yield _facts(s)
+        return
+    source = header.location.url
+    with open(header.path, "rb") as fp:
+        index = members(header, fp)
+        found = read_summaries(header, fp, index)
+        by_member: dict[str, dict[str, Any]] = {}
+        for summary in found or ():
+            sid, epoch = summary.get("id"), summary.get("epoch")
+            if type(sid) in (str, int) and type(epoch) is int:
+                by_member[sample_member(sid, epoch)] = summary
+        for name, info in sample_members(index):
+            data = sample_bytes(header, fp, info)
+            summary = by_member.get(name)
+            facts = summary_facts(summary, data) if summary is not None else None
+            yield facts if facts is not None else _facts(sample_record(_loads(data, name, source), source, data))
 
 
 _CUT = "...\n(content truncated)"  # inspect_ai's truncate_text
@@ -246,5 +254,5 @@ def summary_facts(summary: dict[str, Any], data: bytes) -> SampleFacts | None:
                        retried_errors=())
 
 
-__all__ = ["USE_SUMMARIES", "LogFacts", "SampleFacts", "edits_of", "identity", "log_facts", "sample_facts",
+__all__ = ["USE_SUMMARIES", "LogFacts", "SampleFacts", "edits_of", "facts_of", "identity", "log_facts", "sample_facts",
            "summary_facts"]

@@ -307,6 +307,17 @@ class LogRead:
     reducers: list[str]
     notes: list[str]
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickled with its samples as plain tuples (a slots dataclass pickles field by field in Python: most
+        of what a worker's result cost to send)."""
+        rows = [(s.task, s.sample_id, s.epoch, s.values, s.identity, s.metadata, s.error, s.limit, s.retried_errors,
+                 s.edits, s.raw) for s in self.samples]
+        return _log_read, (self.facts, rows, self.keys, self.bad, self.in_unit, self.reducers, self.notes)
+
+
+def _log_read(facts: Any, rows: list[tuple[Any, ...]], *rest: Any) -> LogRead:
+    return LogRead(facts, [SampleResult(*row) for row in rows], *rest)
+
 
 @contextlib.contextmanager
 def _collector_paused() -> Iterator[None]:
@@ -332,9 +343,18 @@ def read_log(path: Path, reducer: str | None = None) -> LogRead:
 
 
 def _read_log(path: Path, reducer: str | None) -> LogRead:
-    from .inspect_adapter import log_facts, sample_facts
+    from benchscore.sources.inspect_logs import open_logs
 
-    facts = log_facts(path)
+    from .inspect_adapter import facts_of, sample_facts
+
+    with open_logs([path]) as opened:  # the header read (and the log hashed) once
+        header = opened[0].header
+        facts = facts_of(header, path)
+        return _reduced(facts, sample_facts(path, header=header), reducer)
+
+
+def _reduced(facts: Any, read: Iterable[Any], reducer: str | None) -> LogRead:
+    """The samples of one log (its facts, then each sample's facts as they are ``read``) as this room's terms."""
     task = facts.task
     notes: list[str] = []
     declared = facts.reducers or [DEFAULT_REDUCER]
@@ -347,7 +367,12 @@ def _read_log(path: Path, reducer: str | None) -> LogRead:
     keys: dict[str, None] = {}
     in_unit: dict[str, bool] = {}
     samples: list[SampleResult] = []
-    for s in sample_facts(facts.path):
+    # records that are equal are one object (never changed once made): the values of most samples are one of a
+    # few, the epochs of a sample share its identity, most metadata is empty (a third of the memory a log takes)
+    same_values: dict[tuple[Any, ...], dict[str, float | None]] = {}
+    same_identity: dict[Any, Any] = {}
+    no_metadata: dict[str, Any] = {}
+    for s in read:
         values: dict[str, float | None] = {}
         raw_values: dict[str, Any] | None = {} if keep_raw else None
         for scorer, raw in s.scores.items():
@@ -365,8 +390,10 @@ def _read_log(path: Path, reducer: str | None) -> LogRead:
                     in_unit[k] = in_unit.get(k, True) and 0.0 <= v <= 1.0
             if raw_values is not None:
                 raw_values.update(written(base, raw))
-        samples.append(SampleResult(task, s.sample_id, s.epoch, values, s.identity, s.metadata, s.error,
-                                    s.limit, s.retried_errors, s.edits, raw_values or None))
+        values = same_values.setdefault(tuple(values.items()), values)
+        samples.append(SampleResult(task, s.sample_id, s.epoch, values, same_identity.setdefault(s.identity, s.identity),
+                                    s.metadata or no_metadata, s.error, s.limit, s.retried_errors, s.edits,
+                                    raw_values or None))
     return LogRead(facts, samples, keys, bad, in_unit, reducers, notes)
 
 
