@@ -484,3 +484,14 @@ def test_a_refused_log_is_refused_alike_for_any_jobs(logs, tmp_path):
              for jobs in ("1", "3")]
     assert lines[0] == lines[1]
     assert not (tmp_path / "c.json").exists()
+
+
+def test_a_log_read_by_a_worker_is_still_an_input_no_output_may_overwrite(logs, tmp_path):
+    folder = tmp_path / "logs"
+    shutil.copytree(logs["retried"], folder)
+    victim = sorted(folder.glob("*.eval"))[0]
+    before = victim.read_bytes()
+    for given in ([folder], sorted(folder.glob("*.eval"))):
+        refused(*run("compare", *given, "--jobs", "2", "--resamples", "200", "--output", victim),
+                "inputs are never modified")
+        assert victim.read_bytes() == before

@@ -407,9 +407,13 @@ def from_inspect(logs: Iterable[Path], *, on_file=None, log_notes: dict[Path, li
     ``on_file(path, samples)`` is called as each log is read."""
     from functools import partial
 
+    from benchscore.common.guard import note_input
+
     from .parallel import map_files
 
     logs = list(logs)
+    for path in logs:  # the inputs an output must not overwrite: noted here too (a worker's notes stay in it)
+        note_input(path)
     with _collector_paused():  # the records coming back from the workers too
         reads = map_files(partial(read_log, reducer=reducer), logs, jobs=jobs,
                           on_done=None if on_file is None else lambda path, got: on_file(path, len(got.samples)))
