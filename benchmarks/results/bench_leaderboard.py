@@ -137,7 +137,8 @@ def run_once(argv: list[str]) -> tuple[float, float, float]:
 
     with tempfile.TemporaryFile() as errs:
         t0 = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=errs)
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=errs,
+                                env=dict(os.environ, SOURCE_DATE_EPOCH="1767225600"))  # outputs comparable
         _, status, usage = os.wait4(proc.pid, 0)
         took = time.perf_counter() - t0
         errs.seek(0)
