@@ -252,6 +252,9 @@ def _comparison_options(top_help: str) -> Any:
                      help="Results of other tools graded by a model: known values of some samples (JSON Lines: "
                           "result, metric, sample_id, known_value); each result's value corrected for the grader's "
                           "errors, the grader's agreement, and the pairs on corrected values (docs/results.md)."),
+        click.option("--jobs", type=click.IntRange(min=1),
+                     help="Results of other tools: processes reading the inspect_ai logs side by side (default: one "
+                          "per core); the output is the same for any."),
     ]
 
     def apply(f: Any) -> Any:
@@ -269,7 +272,7 @@ def _comparison_options(top_help: str) -> Any:
 def compare(outputs: tuple[str, ...], output: str | None, intersection: bool, resamples: int, seed: int,
             alpha: float, top: int, rank_sets: str, draws: int, metrics: tuple[str, ...], cluster: str | None,
             errors: str | None, reducer: str | None, retries: str | None, accept_score_edits: bool,
-            scheduler: str | None, judge_calibration: str | None) -> None:
+            scheduler: str | None, judge_calibration: str | None, jobs: int | None) -> None:
     """Compare OUTPUTS of one contract, or results of one evaluation, item by item: one verdict per difference.
 
     Pairs the items (rxn: question, mira: case, tcsexam: task or instance) and writes per metric a, b,
@@ -289,7 +292,7 @@ def compare(outputs: tuple[str, ...], output: str | None, intersection: bool, re
     from benchscore.stats import compare as C
 
     entries, skipped, inputs, files = _compared(outputs, metrics, cluster, errors, intersection, reducer, retries,
-                                                accept_score_edits, scheduler)
+                                                accept_score_edits, scheduler, jobs)
     doc = C.compare(entries, intersection=intersection, resamples=resamples, seed=seed, alpha=alpha, top=top,
                     rank_sets=rank_sets, draws=draws)
     doc["not_compared"].update(skipped)
@@ -339,8 +342,8 @@ def _judged(doc: dict[str, Any], entries: list, files: dict[str, Any], inputs: d
 
 def _compared(outputs: tuple[str, ...], metrics: tuple[str, ...], cluster: str | None, errors: str | None,
               intersection: bool, reducer: str | None = None, retries: str | None = None,
-              accept_score_edits: bool = False,
-              scheduler: str | None = None) -> tuple[list, dict[str, str], dict[str, Any], dict[str, Any]]:
+              accept_score_edits: bool = False, scheduler: str | None = None, jobs: int | None = None
+              ) -> tuple[list, dict[str, str], dict[str, Any], dict[str, Any]]:
     """compare's entries of OUTPUTS (contract outputs, or results of other tools), the metrics left
     out, the inputs for provenance, and, for contract outputs, each file's label and path."""
     from pathlib import Path
@@ -363,7 +366,7 @@ def _compared(outputs: tuple[str, ...], metrics: tuple[str, ...], cluster: str |
                            "compare needs results of one evaluation")
         entries, skipped, files = compare_inputs(paths, Options(metrics, cluster, errors or "as-wrong", intersection,
                                                                 reducer, retries or "last-attempt",
-                                                                accept_score_edits, scheduler))
+                                                                accept_score_edits, scheduler, jobs))
         return entries, skipped, {f"input{i}": f for i, f in enumerate(files, 1)}, {}
     if metrics or cluster or errors or reducer or retries or accept_score_edits or scheduler:
         raise BadInput("--metric, --cluster, --errors, --reducer, --retries, --accept-score-edits and --scheduler apply "
@@ -394,7 +397,7 @@ def _compared(outputs: tuple[str, ...], metrics: tuple[str, ...], cluster: str |
 def leaderboard(outputs: tuple[str, ...], output_dir: str, intersection: bool, resamples: int, seed: int,
                 alpha: float, top: int, rank_sets: str, draws: int, metrics: tuple[str, ...], cluster: str | None,
                 errors: str | None, reducer: str | None, retries: str | None, accept_score_edits: bool,
-                scheduler: str | None, judge_calibration: str | None) -> None:
+                scheduler: str | None, judge_calibration: str | None, jobs: int | None) -> None:
     """Publish OUTPUTS of one benchmark (contract outputs, or logs of many models) as a static leaderboard.
 
     Writes into --output-dir one self-contained page (no script, no network) with, per result, the score
@@ -415,7 +418,7 @@ def leaderboard(outputs: tuple[str, ...], output_dir: str, intersection: bool, r
     from benchscore.stats import compare as C
 
     entries, skipped, inputs, files = _compared(outputs, metrics, cluster, errors, intersection, reducer, retries,
-                                                accept_score_edits, scheduler)
+                                                accept_score_edits, scheduler, jobs)
     for path, doc in files.values():
         metric_id = str((doc.get("provenance") or {}).get("metric_id", "")) if isinstance(doc, dict) else ""
         if metric_id.startswith("mira:") and metric_id.endswith("/score"):

@@ -368,3 +368,130 @@ def test_every_eval_ever_a_missing_sample_epoch_is_missing_under_errors(tmp_path
     assert gamma["value"] == pytest.approx(12 / 19) and gamma["counts"]["excluded"] == 1
     refused(*run("compare", *paths, "--metric", metric, "--errors", "refuse"), "sample 's09'",
             "has 1 of the 2 epochs")
+
+
+# --------------------------------------------------------------------------- per-sample summaries (issue 37, point 2)
+
+
+def _read_whole(monkeypatch) -> list:
+    """The (id, epoch) of every sample the reader parses whole (``sample_record``), as it parses them."""
+    from benchscore.sources import inspect_logs
+
+    parsed: list = []
+    real = inspect_logs.sample_record
+
+    def counted(doc, source, raw=None):
+        parsed.append((str(doc.get("id")), doc.get("epoch")))
+        return real(doc, source, raw)
+
+    monkeypatch.setattr(inspect_logs, "sample_record", counted)
+    return parsed
+
+
+def test_the_summaries_give_the_facts_the_samples_give_and_the_samples_are_parsed_only_where_needed(
+        logs, monkeypatch):
+    """Every log of every plan read from its per-sample summaries gives the facts the samples read whole give
+    (retries, a score edit, errors, limits, metadata); a sample is parsed whole only where its summary falls
+    short: the retried ones (their errors' messages) and the edited one (its edit history)."""
+    from benchscore.results.inspect_adapter import sample_facts
+
+    parsed = _read_whole(monkeypatch)
+    edited = log_of(logs["edited"], "edited")
+    retrying = log_of(logs["retried"], "retrying")
+    seen = {"errors": 0, "retried": 0, "edits": 0}
+    for folder in logs.values():
+        for path in sorted(folder.rglob("*.eval")):
+            parsed.clear()
+            whole = list(sample_facts(path, summaries=False))
+            assert len(parsed) == len(whole)  # the full read parses every sample
+            parsed.clear()
+            fast = list(sample_facts(path, summaries=True))
+            assert fast == whole, path.name
+            expected = {edited: [("s3", 1)], retrying: [("s2", 1), ("s2", 2), ("s5", 1), ("s5", 2)]}.get(path)
+            assert expected is None or sorted(parsed) == expected, path.name
+            # parsed whole: exactly the samples retried or edited
+            assert sorted(parsed) == sorted((f.sample_id, f.epoch) for f in whole if f.retried_errors or f.edits)
+            seen["errors"] += sum(f.error is not None for f in fast)
+            seen["retried"] += sum(bool(f.retried_errors) for f in fast)
+            seen["edits"] += sum(bool(f.edits) for f in fast)
+    assert all(seen.values()), seen  # the logs hold every case
+
+
+def test_a_summary_that_is_thinned_is_not_taken(tmp_path, logs):
+    """A summary whose input or target may be cut, whose metadata text is not the sample's, or that says the
+    sample was retried, gives no facts (the sample is read whole instead)."""
+    import zipfile
+
+    from benchscore.results.inspect_adapter import summary_facts
+    from benchscore.sources.inspect_logs import _central_directory, _member_bytes
+
+    path = log_of(logs["edited"], "run")
+    with open(path, "rb") as fp:
+        index = _central_directory(fp)
+        summaries = orjson.loads(_member_bytes(fp, index["summaries.json"], str(path)))
+        summary = next(s for s in summaries if s["id"] == "s1" and s["epoch"] == 1)
+        data = _member_bytes(fp, index["samples/s1_epoch_1.json"], str(path))
+    assert zipfile.is_zipfile(path)
+    assert summary_facts(summary, data) is not None
+    cut = "x" * 5120 + "...\n(content truncated)"
+    for changed in ({"input": cut}, {"target": cut}, {"target": ["16", cut]}, {"retries": 1},
+                    {"metadata": {"topic": "algebra and more"}},
+                    {"input": [{"role": "user", "content": [{"type": "text", "text": "(Image)"}]}]},
+                    {"input": "attachment://0123abcd"}, {"scores": {"match": {"answer": "1"}}}):
+        assert summary_facts({**summary, **changed}, data) is None, changed
+    # an edit's history in the sample's bytes
+    assert summary_facts(summary, data.replace(b'"history":[]', b'"history":[{"value":"I"}]', 1)) is None
+
+
+def test_jobs_and_summaries_give_the_output_of_one_process_reading_every_sample(logs, tmp_path, monkeypatch):
+    """compare and leaderboard with --jobs 3 (logs read side by side, from their summaries) write byte for byte
+    what --jobs 1 reading every sample whole writes: retries, a score edit, errors, eval sets, counting reducers."""
+    from benchscore.results import inspect_adapter
+
+    cases = [(logs["retried"],), (logs["edited"], "--accept-score-edits"), (logs["dead"],), (logs["counting"],),
+             (logs["eval_set"],), (logs["second_best"], "--reducer", "mean")]
+    for k, case in enumerate(cases):
+        outs = []
+        for jobs, summaries in (("1", False), ("3", True)):
+            monkeypatch.setattr(inspect_adapter, "USE_SUMMARIES", summaries)
+            out_file = tmp_path / f"c{k}-{jobs}" / "c.json"
+            out_file.parent.mkdir()
+            code, out, err = run("compare", *case, "--resamples", "200", "--jobs", jobs, "--output", out_file)
+            assert code in (0, 1), out + err
+            outs.append((code, out.replace(str(out_file.parent), "OUT"), out_file.read_bytes()))
+        assert outs[0] == outs[1], case
+    sites = []
+    for jobs, summaries in (("1", False), ("2", True)):
+        monkeypatch.setattr(inspect_adapter, "USE_SUMMARIES", summaries)
+        site = tmp_path / f"site-{jobs}"
+        code, out, err = run("leaderboard", logs["retried"], "--resamples",
+                             "200", "--jobs", jobs, "--output-dir", site)
+        assert code == 0, out + err
+        sites.append({p.relative_to(site).as_posix(): p.read_bytes() for p in sorted(site.rglob("*")) if p.is_file()})
+    assert sites[0] == sites[1]
+
+
+def test_a_refused_log_is_refused_alike_for_any_jobs(logs, tmp_path):
+    """A damaged log among good ones: the same one line (the file, the member) with --jobs 1 and --jobs 3."""
+    folder = tmp_path / "logs"
+    shutil.copytree(logs["retried"], folder)
+    victim = sorted(folder.glob("*.eval"))[0]
+    data = bytearray(victim.read_bytes())
+    at = data.index(b"samples/s3_epoch_1.json")  # the local header's name: the member's data follows it
+    data[at + 60:at + 64] = b"\xff\xff\xff\xff"
+    victim.write_bytes(bytes(data))
+    lines = [refused(*run("compare", folder, "--jobs", jobs, "--output", tmp_path / "c.json"), victim.name)
+             for jobs in ("1", "3")]
+    assert lines[0] == lines[1]
+    assert not (tmp_path / "c.json").exists()
+
+
+def test_a_log_read_by_a_worker_is_still_an_input_no_output_may_overwrite(logs, tmp_path):
+    folder = tmp_path / "logs"
+    shutil.copytree(logs["retried"], folder)
+    victim = sorted(folder.glob("*.eval"))[0]
+    before = victim.read_bytes()
+    for given in ([folder], sorted(folder.glob("*.eval"))):
+        refused(*run("compare", *given, "--jobs", "2", "--resamples", "200", "--output", victim),
+                "inputs are never modified")
+        assert victim.read_bytes() == before

@@ -58,7 +58,8 @@ DEFAULT_RETRIES = "last-attempt"
 @dataclass(frozen=True)
 class Options:
     """What ``benchscore compare`` was asked: ``--metric``, ``--cluster``, ``--errors``, ``--intersection``,
-    ``--reducer``, ``--retries``, ``--accept-score-edits``, ``--scheduler``."""
+    ``--reducer``, ``--retries``, ``--accept-score-edits``, ``--scheduler``; and ``--jobs``, the processes reading
+    the results (None: one per core; what is read is the same for any)."""
 
     metrics: tuple[str, ...] = ()
     cluster: str | None = None
@@ -69,6 +70,7 @@ class Options:
     accept_score_edits: bool = False
     #: ``--scheduler``: the Dask scheduler that reads the results (None: read here)
     scheduler: str | None = None
+    jobs: int | None = None
 
 
 def labels(evaluations: Sequence[Evaluation]) -> list[str]:
@@ -487,7 +489,8 @@ def compare_inputs(paths: Sequence[str | Path], options: Options) -> tuple[list[
     entries, the metrics left out (with why) and every file read. Prints what was read and what was not (an
     eval set's older attempts, a run's status, a reducer given in place of a task's own) and each result
     with no usable sample on a task."""
-    from benchscore.common.terminal import print_line, progress
+    from benchscore.common.progress import Progress
+    from benchscore.common.terminal import print_line
 
     from .reading import read
 
@@ -496,10 +499,10 @@ def compare_inputs(paths: Sequence[str | Path], options: Options) -> tuple[list[
         from .distributed import dask_map
 
         map_units = dask_map(options.scheduler)
-    with progress() as bar:
-        task = bar.add_task("reading results", total=None)
-        evaluations = read(paths, on_file=lambda p: bar.advance(task), reducer=options.reducer,
-                           intersection=options.intersection, map_units=map_units)
+    with Progress("reading results", unit="samples") as bar:
+        evaluations = read(paths, on_file=lambda p, samples: bar.advance(1, count=samples or 0),
+                           reducer=options.reducer, intersection=options.intersection, map_units=map_units,
+                           jobs=options.jobs)
     entries_, skipped = entries(evaluations, options)
     for e in evaluations:
         for note in e.notes:

@@ -27,13 +27,15 @@ the room takes from it (docs/results.md).
 from __future__ import annotations
 
 import atexit
+import contextlib
 import hashlib
 import math
 import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -251,15 +253,16 @@ def _results_of_samples(path: Path) -> Path:
 
 
 def read(paths: Sequence[str | os.PathLike[str]], *, on_file=None, reducer: str | None = None,
-         intersection: bool = False, map_units=None) -> list[Evaluation]:
+         intersection: bool = False, map_units=None, jobs: int | None = 1) -> list[Evaluation]:
     """The evaluations in ``paths`` (files, folders and URLs, any mix of what the module docstring lists).
 
-    ``on_file(path)`` is called as each file is read (for a progress bar). ``reducer``: the epoch reducer of
-    every metric in place of the one each task declares (``--reducer``). ``intersection``: a table of scores
-    whose models do not all hold the same samples is read on the samples they share (else refused).
-    ``map_units(fn, units)``: how the reading is spread (``results.distributed.dask_map``: on a Dask cluster):
-    an iterable of ``fn(unit)`` in the order of ``units``, each unit one result's files (:func:`read_unit`);
-    None: read here, one file after another."""
+    ``on_file(path, samples)`` is called as each file is read (for a progress bar; ``samples``: the sample x
+    epochs it held, None when not counted). ``reducer``: the epoch reducer of every metric in place of the one
+    each task declares (``--reducer``). ``intersection``: a table of scores whose models do not all hold the
+    same samples is read on the samples they share (else refused). ``jobs``: processes reading the inspect_ai
+    logs (``--jobs``; None: one per core); the evaluations are the same for any. ``map_units(fn, units)``: how
+    the reading is spread on a cluster (``results.distributed.dask_map``): an iterable of ``fn(unit)`` in the
+    order of ``units``, each unit one result's files (:func:`read_unit`); None: read here."""
     from benchscore.common.provenance import located, note_read
     from benchscore.sources.inspect_logs import EVAL_SET_MANIFEST
 
@@ -321,10 +324,10 @@ def read(paths: Sequence[str | os.PathLike[str]], *, on_file=None, reducer: str 
             out.extend(got)
             if on_file is not None:
                 for p, _ in unit[1]:
-                    on_file(p)
+                    on_file(p, None)
         logs, unique = [], []  # read
     if logs:
-        out.extend(from_inspect(logs, on_file=on_file, log_notes=notes, reducer=reducer))
+        out.extend(from_inspect(logs, on_file=on_file, log_notes=notes, reducer=reducer, jobs=jobs))
     for kind, p in unique:
         if kind == LM_EVAL:
             out.append(from_lm_eval(p, reducer=reducer))
@@ -333,9 +336,10 @@ def read(paths: Sequence[str | os.PathLike[str]], *, on_file=None, reducer: str 
         elif kind == TABLE:
             from .score_tables import from_score_table
 
+            before = len(out)
             out.extend(from_score_table(p, reducer=reducer, intersection=intersection))
         if kind != INSPECT and on_file is not None:
-            on_file(p)
+            on_file(p, sum(len(e.samples) for e in out[before:]) if kind == TABLE else len(out[-1].samples))
     for given, root, eval_set in folders:  # provenance: every file read through each folder given
         _note_folder(given, root, (f for e in out for f in e.files), eval_set)
     return out
@@ -406,23 +410,139 @@ def read_unit(unit: Unit) -> list[Evaluation]:
 # --- inspect_ai ---------------------------------------------------------------------------------
 
 
+@dataclass
+class LogRead:
+    """What one inspect_ai log gives once read and reduced to this room's terms (picklable: a worker process
+    returns it): its facts, its samples, and per metric key whether its values are numbers (``bad``: why
+    not) and whether every value lies in [0, 1] (``in_unit``), with the notes it adds."""
+
+    facts: Any
+    samples: list[SampleResult]
+    keys: dict[str, None]
+    bad: dict[str, str]
+    in_unit: dict[str, bool]
+    reducers: list[str]
+    notes: list[str]
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickled with its samples as plain tuples (a slots dataclass pickles field by field in Python: most
+        of what a worker's result cost to send)."""
+        rows = [(s.task, s.sample_id, s.epoch, s.values, s.identity, s.metadata, s.error, s.limit, s.retried_errors,
+                 s.edits, s.raw) for s in self.samples]
+        return _log_read, (self.facts, rows, self.keys, self.bad, self.in_unit, self.reducers, self.notes)
+
+
+def _log_read(facts: Any, rows: list[tuple[Any, ...]], *rest: Any) -> LogRead:
+    return LogRead(facts, [SampleResult(*row) for row in rows], *rest)
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cycle collector off while a log's records are made: they hold no cycles, and each collection
+    walks every record made so far (a quarter of the reading time at 30,000 records, growing with the logs)."""
+    import gc
+
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def read_log(path: Path, reducer: str | None = None) -> LogRead:
+    """One inspect_ai log read and reduced: its header's facts and every sample x epoch as a
+    :class:`SampleResult` (the per-file step of :func:`from_inspect`; top level, so a process pool or a
+    cluster can run it). ``reducer``: ``--reducer``."""
+    with _collector_paused():
+        return _read_log(path, reducer)
+
+
+def _read_log(path: Path, reducer: str | None) -> LogRead:
+    from benchscore.sources.inspect_logs import open_logs
+
+    from .inspect_adapter import facts_of, sample_facts
+
+    with open_logs([path]) as opened:  # the header read (and the log hashed) once
+        header = opened[0].header
+        facts = facts_of(header, path)
+        return _reduced(facts, sample_facts(path, header=header), reducer)
+
+
+def _reduced(facts: Any, read: Iterable[Any], reducer: str | None) -> LogRead:
+    """The samples of one log (its facts, then each sample's facts as they are ``read``) as this room's terms."""
+    task = facts.task
+    notes: list[str] = []
+    declared = facts.reducers or [DEFAULT_REDUCER]
+    reducers = [reducer] if reducer else declared
+    if reducer and declared != [reducer]:
+        notes.append(f"{facts.path.name}: task {task}'s epochs reduced with {reducer} (--reducer), not with "
+                     f"{', '.join(declared)} that the task declares")
+    keep_raw = any(r in COUNTING for r in reducers)  # mode, majority: count the values as written
+    bad: dict[str, str] = {}
+    keys: dict[str, None] = {}
+    in_unit: dict[str, bool] = {}
+    samples: list[SampleResult] = []
+    # records that are equal are one object (never changed once made): the values of most samples are one of a
+    # few, the epochs of a sample share its identity, most metadata is empty (a third of the memory a log takes)
+    same_values: dict[tuple[Any, ...], dict[str, float | None]] = {}
+    same_identity: dict[Any, Any] = {}
+    no_metadata: dict[str, Any] = {}
+    for s in read:
+        values: dict[str, float | None] = {}
+        raw_values: dict[str, Any] | None = {} if keep_raw else None
+        for scorer, raw in s.scores.items():
+            base = f"{task}/{scorer}"
+            try:
+                got = flatten(base, raw)
+            except NotNumeric as exc:
+                bad.setdefault(base, f"its values are not numbers (sample {s.sample_id!r} epoch {s.epoch}: {exc})")
+                keys.setdefault(base)
+                continue
+            for k, v in got.items():
+                keys.setdefault(k)
+                values[k] = v
+                if v is not None:
+                    in_unit[k] = in_unit.get(k, True) and 0.0 <= v <= 1.0
+            if raw_values is not None:
+                raw_values.update(written(base, raw))
+        values = same_values.setdefault(tuple(values.items()), values)
+        samples.append(SampleResult(task, s.sample_id, s.epoch, values, same_identity.setdefault(s.identity, s.identity),
+                                    s.metadata or no_metadata, s.error, s.limit, s.retried_errors, s.edits,
+                                    raw_values or None))
+    return LogRead(facts, samples, keys, bad, in_unit, reducers, notes)
+
+
 def from_inspect(logs: Iterable[Path], *, on_file=None, log_notes: dict[Path, list[str]] | None = None,
-                 reducer: str | None = None) -> list[Evaluation]:
+                 reducer: str | None = None, jobs: int | None = 1) -> list[Evaluation]:
     """The evaluations of inspect_ai logs: one per run and model (its logs' tasks together); ``log_notes``: per
     log picked from an eval set, what the eval set holds that was not read (older attempts, tasks without a
     log), carried into the evaluation's notes. ``reducer``: the epoch reducer of every metric in place of the
-    tasks' own (``--reducer``; said in a note where it replaces another)."""
-    from .inspect_adapter import log_facts, sample_facts
+    tasks' own (``--reducer``; said in a note where it replaces another). ``jobs``: processes reading the logs
+    (:func:`benchscore.results.parallel.map_files`; None: one per core); the evaluations are the same for any.
+    ``on_file(path, samples)`` is called as each log is read."""
+    from functools import partial
 
-    groups: dict[tuple[str, str], list[Any]] = {}
-    for path in logs:
-        facts = log_facts(path)
+    from benchscore.common.guard import note_input
+
+    from .parallel import map_files
+
+    logs = list(logs)
+    for path in logs:  # the inputs an output must not overwrite: noted here too (a worker's notes stay in it)
+        note_input(path)
+    with _collector_paused():  # the records coming back from the workers too
+        reads = map_files(partial(read_log, reducer=reducer), logs, jobs=jobs,
+                          on_done=None if on_file is None else lambda path, got: on_file(path, len(got.samples)))
+    groups: dict[tuple[str, str], list[LogRead]] = {}
+    for path, got in zip(logs, reads, strict=True):
+        facts = got.facts
         group = groups.setdefault((facts.run_id, facts.model), [])
-        twin = next((f for f in group if f.task == facts.task), None)
+        twin = next((g.facts for g in group if g.facts.task == facts.task), None)
         if twin is not None:
             raise BadInput(f"two logs of task {facts.task!r} for model {facts.model} in run {facts.run_id}: "
                            f"{twin.path.name} and {path.name}; give the one to compare", source=path)
-        group.append(facts)
+        group.append(got)
     out = []
     for (run_id, model), group in groups.items():
         samples: list[SampleResult] = []
@@ -433,7 +553,8 @@ def from_inspect(logs: Iterable[Path], *, on_file=None, log_notes: dict[Path, li
         planned: dict[str, int] = {}
         planned_ids: dict[str, list[str]] = {}
         planned_epochs: dict[str, int] = {}
-        for facts in group:
+        for got in group:
+            facts = got.facts
             task = facts.task
             settings[task] = {"task args": facts.task_args, "epochs": facts.epochs}
             planned_epochs[task] = facts.epochs
@@ -443,67 +564,37 @@ def from_inspect(logs: Iterable[Path], *, on_file=None, log_notes: dict[Path, li
                 planned[task] = facts.planned_sample_epochs
             if facts.sample_ids is not None:
                 planned_ids[task] = facts.sample_ids
-            declared = facts.reducers or [DEFAULT_REDUCER]
-            reducers = [reducer] if reducer else declared
-            if reducer and declared != [reducer]:
-                notes.append(f"{facts.path.name}: task {task}'s epochs reduced with {reducer} (--reducer), not with "
-                             f"{', '.join(declared)} that the task declares")
-            keep_raw = any(r in COUNTING for r in reducers)  # mode, majority: count the values as written
-            bad: dict[str, str] = {}
-            keys: dict[str, None] = {}
-            values_of: dict[str, list[float]] = {}
-            for s in sample_facts(facts.path):
-                values: dict[str, float | None] = {}
-                raw_values: dict[str, Any] | None = {} if keep_raw else None
-                for scorer, raw in s.scores.items():
-                    base = f"{task}/{scorer}"
-                    try:
-                        got = flatten(base, raw)
-                    except NotNumeric as exc:
-                        bad.setdefault(base, f"its values are not numbers (sample {s.sample_id!r} epoch {s.epoch}: "
-                                             f"{exc})")
-                        keys.setdefault(base)
-                        continue
-                    for k, v in got.items():
-                        keys.setdefault(k)
-                        values[k] = v
-                        if v is not None:
-                            values_of.setdefault(k, []).append(v)
-                    if raw_values is not None:
-                        raw_values.update(written(base, raw))
-                samples.append(SampleResult(task, s.sample_id, s.epoch, values, s.identity, s.metadata, s.error,
-                                            s.limit, s.retried_errors, s.edits, raw_values or None))
-            for key in keys:
+            notes.extend(got.notes)
+            samples.extend(got.samples)
+            reducers = got.reducers
+            for key in got.keys:
                 scorer = key.split("/", 2)[1]
                 for red in reducers:
                     name = key if len(reducers) == 1 else f"{key}@{red}"
                     report = facts.reported.get((scorer, None if len(reducers) == 1 else red)) or \
                         facts.reported.get((scorer, red)) or {}
                     shown_value = report.get("accuracy", report.get("mean")) if key.count("/") == 1 else None
-                    vs = values_of.get(key, [])
                     metrics[name] = MetricInfo(
                         name, task, reducer=red, key=key, scorer=scorer,
                         higher_is_better=True if shown_value is not None else None,
-                        reported=shown_value, not_per_sample=bad.get(key) or bad.get(f"{task}/{scorer}"),
-                        values_in_unit_interval=all(0.0 <= v <= 1.0 for v in vs))
+                        reported=shown_value, not_per_sample=got.bad.get(key) or got.bad.get(f"{task}/{scorer}"),
+                        values_in_unit_interval=got.in_unit.get(key, True))
+        facts_of = [g.facts for g in group]
         worst = next((s for s in statuses if s[0] == "error"), None) or \
             next((s for s in statuses if s[0] == "cancelled"), None) or statuses[0]
         status, error, where = worst
         if status != "success":
             notes.append(f"{where}: status {status}" + (f" ({error.splitlines()[0]})" if error else ""))
-        first = group[0]
-        created = [f.created for f in group if f.created]
+        first = facts_of[0]
+        created = [f.created for f in facts_of if f.created]
         out.append(Evaluation(
             tool=INSPECT, tool_version=first.tool_version, model=model, source=first.path, settings=settings,
-            metrics=metrics, samples=samples, files=[f.path for f in group],
+            metrics=metrics, samples=samples, files=[f.path for f in facts_of],
             identity_method="sha256 of each sample's input, target and choices (inspect_ai records no dataset hash)",
-            epochs=max(f.epochs for f in group), status=status, status_error=error, planned_samples=planned,
+            epochs=max(f.epochs for f in facts_of), status=status, status_error=error, planned_samples=planned,
             planned_ids=planned_ids, planned_epochs=planned_epochs, run=run_id, notes=notes,
             created=min(created) if created else None,
-            datasets={f.task: f.dataset_name or f.task for f in group}, library=(INSPECT, first.tool_version)))
-        if on_file is not None:
-            for f in group:
-                on_file(f.path)
+            datasets={f.task: f.dataset_name or f.task for f in facts_of}, library=(INSPECT, first.tool_version)))
     return out
 
 
@@ -734,5 +825,5 @@ def from_eee(path: Path, *, reducer: str | None = None) -> Evaluation:
         if library.get("name") else None)
 
 
-__all__ = ["EEE", "INSPECT", "LM_EVAL", "TABLE", "files_in", "from_eee", "from_inspect", "from_lm_eval", "kind_of_file", "read",
-           "read_unit", "recognises"]
+__all__ = ["EEE", "INSPECT", "LM_EVAL", "LogRead", "TABLE", "files_in", "from_eee", "from_inspect", "from_lm_eval",
+           "kind_of_file", "read", "read_log", "read_unit", "recognises"]

@@ -624,7 +624,7 @@ def _max_t(name: str, layout: _Layout, cols: list[tuple[np.ndarray, np.ndarray]]
            alpha: float, draws: int, seed: int, why: str) -> tuple[K.RankSets | None, dict[str, Any]]:
     """The max-t rank sets of one metric from its units (every result's contribution per unit), and what the
     output says about them; None below the units at which they hold their level (the reason said)."""
-    from benchscore.common.terminal import progress
+    from benchscore.common.progress import Progress
 
     g_of = np.bincount(layout.stratum, minlength=len(layout.weights))
     info: dict[str, Any] = {"method": K.METHOD, "method_reason": why, "draws": draws, "units": layout.g,
@@ -641,11 +641,10 @@ def _max_t(name: str, layout: _Layout, cols: list[tuple[np.ndarray, np.ndarray]]
     den = np.column_stack([layout.per_unit(c[1]) for c in cols])
     u = K.contributions(num, den, layout.stratum, layout.weights, layout.scale)
     del num, den
-    with progress() as bar:
-        task = bar.add_task(f"rank sets of {name} ({len(theta)} results, {draws} draws)", total=None)
+    with Progress(f"rank sets of {name} ({len(theta)} results, {draws} draws)") as bar:
         sets = K.rank_sets(u, np.asarray(theta, dtype=float), alpha=alpha, draws=draws,
                            rng=rng_for(seed, name, "rank sets"),
-                           progress=lambda done, total: bar.update(task, completed=done, total=total))
+                           progress=lambda done, total: bar.update(done, total=total))
     last = sets.steps[-1]
     info.update(critical_value=last.critical_value, critical_value_mc_standard_error=last.mc_standard_error,
                 critical_value_mc_interval=list(last.mc_interval), pairs_within_mc_error=sets.within_mc_error,
@@ -769,11 +768,16 @@ def compare(entries: list[Entry], *, intersection: bool = False, resamples: int 
             inferences = [K.pair_inference(sets, i, j, values[name][i], values[name][j], layout.g, ms[0].bounds)
                           for i, j in pairs]
         else:
+            from benchscore.common.progress import Progress
+
             inferences = []
-            for i, j in pairs:
-                units = layout.units(cols[i], cols[j], bounds=ms[0].bounds)
-                inferences.append(P.infer_pair(units, resamples=resamples,
-                                               rng=rng_for(seed, name, labels[i], labels[j]), binary=ms[0].binary))
+            with Progress(f"paired tests of {name} ({resamples:,} resamples)", total=len(pairs)) as bar:
+                for i, j in pairs:
+                    units = layout.units(cols[i], cols[j], bounds=ms[0].bounds)
+                    inferences.append(P.infer_pair(units, resamples=resamples, rng=rng_for(seed, name, labels[i],
+                                                                                             labels[j]),
+                                                   binary=ms[0].binary))
+                    bar.advance()
         floor, components = _floor(name, ms, labels, metric_of, items_of)
         ps = [r.p_value for r in inferences]
         adjusted = P.holm(ps) if family > 1 else None
