@@ -37,8 +37,12 @@ def _import_error(module: str) -> str | None:
     """None when ``module`` imports, else why it does not (cached: each optional part is tried once)."""
     if module not in _IMPORT_ERRORS:
         try:
-            __import__(module)
-            _IMPORT_ERRORS[module] = None
+            found = __import__(module)
+            # a folder of that name on sys.path (tests/results/lm_eval, with the tests' own lm_eval runner)
+            # imports as an empty namespace package: that is not the package
+            _IMPORT_ERRORS[module] = (None if getattr(found, "__file__", None) else
+                                      f"No module named {module!r} (only a folder of that name: "
+                                      f"{', '.join(getattr(found, '__path__', []))})")
         except ImportError as exc:
             _IMPORT_ERRORS[module] = f"{exc}"
     return _IMPORT_ERRORS[module]

@@ -63,3 +63,21 @@ def test_a_missing_optional_part_fails_under_its_switch(tmp_path):
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "BENCHSCORE_REQUIRE_LMEVAL=1" in proc.stdout
     assert "simulated: no lm_eval here" in proc.stdout
+
+
+
+def test_a_folder_named_like_the_part_is_not_the_part(tmp_path, monkeypatch):
+    """tests/results/lm_eval (the tests' lm_eval runner) is on sys.path while those tests run: without lm_eval
+    installed, ``import lm_eval`` finds that folder as an empty namespace package; that is not the part."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("benchscore_tests_conftest_copy", CONFTEST)
+    conftest = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conftest)
+    (tmp_path / "bs_probe_part").mkdir()
+    (tmp_path / "bs_probe_part" / "runner.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    why = conftest._import_error("bs_probe_part")
+    assert why is not None and "only a folder of that name" in why and str(tmp_path / "bs_probe_part") in why
+    assert conftest._import_error("json") is None
+    sys.modules.pop("bs_probe_part", None)
