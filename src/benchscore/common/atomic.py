@@ -15,6 +15,7 @@ import orjson
 
 from .errors import BadInput
 from .guard import refuse_if_input
+from .interrupts import checkpoint, sigint_held
 
 JSON_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY
 
@@ -256,38 +257,47 @@ def replaced_directory(path: str | Path, *, owner: str = "benchscore demo") -> I
     naming ``owner``); anything else, and the current folder (which cannot be moved aside), is one
     :class:`BadInput` line before anything is written. A folder already at ``path`` is moved aside
     first. On success it is deleted; on any error (Ctrl-C included) the new content is deleted and
-    the old folder is moved back, unchanged.
+    the old folder is moved back, unchanged. A Ctrl-C, once or many times, never stops the moving aside
+    or back half-way (:func:`benchscore.common.interrupts.sigint_held`).
     """
     path = Path(path)
     _refuse_foreign(path, owner)
     old: Path | None = None
     created: list[Path] = []
-    try:
-        created = _make_parents(path.parent)
-        if path.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".old", dir=path.parent))
-            os.replace(path, old / "content")
-        path.mkdir()
-    except OSError as exc:
-        if old is not None:
-            if (old / "content").exists() and not path.exists():
-                os.replace(old / "content", path)
-            if not (old / "content").exists():
-                old.rmdir()
-        _remove_created(created)
-        raise _cannot_write(path, exc) from None
+    with sigint_held():  # the old folder is moved aside whole, or not at all
+        try:
+            created = _make_parents(path.parent)
+            if path.exists():
+                old = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".old", dir=path.parent))
+                os.replace(path, old / "content")
+            path.mkdir()
+        except OSError as exc:
+            if old is not None:
+                if (old / "content").exists() and not path.exists():
+                    os.replace(old / "content", path)
+                if not (old / "content").exists():
+                    old.rmdir()
+            _remove_created(created)
+            raise _cannot_write(path, exc) from None
     try:
         yield path
         entries = _entries(path)
         manifest = {"written_by": owner, "entries": entries, "sha256": written_sha256(path, entries)}
         atomic_write_bytes(path / MANIFEST, dumps_json(manifest))
+        checkpoint("replace:commit")
     except BaseException:
-        shutil.rmtree(path, ignore_errors=True)
-        if old is not None:
-            os.replace(old / "content", path)
-            old.rmdir()
-        else:
-            _remove_created(created)
+        with sigint_held(reraise=False):  # on the way out already: the old folder goes back whole
+            shutil.rmtree(path, ignore_errors=True)
+            if old is not None:
+                os.replace(old / "content", path)
+                old.rmdir()
+            else:
+                _remove_created(created)
         raise
     if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+        with sigint_held(reraise=False) as late:  # the new folder is in place: the old one is deleted whole
+            shutil.rmtree(old, ignore_errors=True)
+        if late:
+            from .cli import Interrupted
+
+            raise Interrupted(f"interrupted (Ctrl-C) after {path} was written")

@@ -65,10 +65,28 @@ INTERRUPTED = "interrupted (Ctrl-C); nothing was written"
 _sigint_seen = False
 
 
+#: how long after a Ctrl-C the next ones are ignored: the command is on its way out (exit 130 within 2 s),
+#: and a second Ctrl-C (``timeout -s INT`` sends two; an impatient user) must not break its clean-up
+REPEAT_IGNORED = 5.0
+_sigint_at: float | None = None
+
+
 def _note_sigint(signum: int, frame: Any) -> None:
-    global _sigint_seen
+    global _sigint_seen, _sigint_at
+    import time
+
+    now = time.monotonic()
+    if _sigint_at is not None and now - _sigint_at < REPEAT_IGNORED:
+        return
     _sigint_seen = True
+    _sigint_at = now
     signal.default_int_handler(signum, frame)
+
+
+def _ignore_sigint_from_now() -> None:
+    """On the way out after Ctrl-C: a later SIGINT is ignored (Python's shutdown puts back the default
+    action, which would end the process by the signal, not with exit 130; an ignored one it leaves as it is)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 @contextlib.contextmanager
@@ -219,9 +237,12 @@ class Group(click.Group):
         try:
             code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except BenchscoreError as exc:
+            if exc.exit_code == EXIT_INTERRUPTED:
+                _ignore_sigint_from_now()
             click.echo(f"error: {exc}", err=True)
             sys.exit(exc.exit_code)
         except click.exceptions.Abort:  # Ctrl-C outside a command (while parsing), or EOF at a prompt
+            _ignore_sigint_from_now()
             click.echo(f"error: {INTERRUPTED}", err=True)
             sys.exit(EXIT_INTERRUPTED)
         except click.ClickException as exc:
