@@ -183,15 +183,50 @@ def _check_paths(ctx: click.Context) -> None:
     refuse_overwriting_inputs(inputs, outputs)
 
 
+def _file_output(param: click.Parameter) -> bool:
+    """A file output: an output parameter (``--output``, ``--audit``) whose path is a file, not a folder."""
+    return param.name in OUTPUT_PARAMS and isinstance(param.type, click.Path) and not param.type.dir_okay
+
+
+FORCE_HELP = ("Replace the output file even when it is not an earlier output of this command (by default only "
+              "such a file is replaced; any other is one error line, and nothing is touched).")
+
+
+def force_option() -> click.Option:
+    """``--force``, which every command with a file output has (:class:`Command` adds it): see
+    :func:`benchscore.common.atomic.refuse_to_replace`."""
+    return click.Option(["--force"], is_flag=True, help=FORCE_HELP)
+
+
+def _check_replaced(ctx: click.Context, force: bool) -> None:
+    """Refuse, before anything is written, a file output that would replace a file this command did not write."""
+    from . import provenance
+    from .atomic import refuse_to_replace
+
+    owner = provenance.command_path(ctx)
+    for param in ctx.command.params:
+        if _file_output(param):
+            for path in _paths(ctx.params.get(param.name)):
+                refuse_to_replace(path, owner, force=force)
+
+
 class Command(click.Command):
     """A click command that checks its paths before running, records how it ran in the provenance of
     what it writes (``command`` and ``arguments``; ``record_invocation = False`` for a command that is
-    no recipe of its own, like ``benchscore demo``) and turns Ctrl-C into exit 130."""
+    no recipe of its own, like ``benchscore demo``) and turns Ctrl-C into exit 130. A command with a file
+    output gets ``--force`` (:func:`force_option`), and never replaces a file it did not write without it."""
 
     record_invocation = True
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if any(_file_output(p) for p in self.params) and not any(p.name == "force" for p in self.params):
+            self.params.append(force_option())
+
     def invoke(self, ctx: click.Context) -> Any:
         _check_paths(ctx)
+        if any(_file_output(p) for p in self.params):
+            _check_replaced(ctx, bool(ctx.params.pop("force", False)))
         from . import provenance
 
         if self.record_invocation:

@@ -40,8 +40,9 @@ if TYPE_CHECKING:  # pragma: no cover - click is imported by the commands
 #: the parameter names that mean an output, a working store (as benchscore.common.cli has them)
 OUTPUT_PARAMS = frozenset({"output", "output_dir", "out_dir", "audit"})
 STORE_PARAMS = frozenset({"blob_root"})
-#: options that change what a command prints, never what it writes: not recorded
-PRESENTATION_PARAMS = frozenset({"quiet", "help"})
+#: options that change what a command prints, never what it writes (``--force``: whether an earlier file may be
+#: replaced, not what is written): not recorded
+PRESENTATION_PARAMS = frozenset({"quiet", "help", "force"})
 _INVOCATION: ContextVar[dict[str, Any] | None] = ContextVar("benchscore_invocation", default=None)
 #: what a given folder or URL stands for while ``benchscore verify`` re-runs a command (given key -> staged copy)
 _STAGED: ContextVar[dict[str, Path] | None] = ContextVar("benchscore_staged", default=None)

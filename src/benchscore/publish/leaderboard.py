@@ -651,7 +651,7 @@ footer { margin-top: 3rem; padding: 1rem 1.2rem 2rem; color: #555; font-size: .8
 
 
 def _doc(title: str, body: str, *, lean: bool = False) -> str:
-    page = H._document(title, body)
+    page = H._document(title, body, "benchscore leaderboard")
     if lean:
         page = page.replace(H.CSS, _LEAN_CSS, 1)
     return page.replace("</style>", _CSS + "</style>", 1)
