@@ -214,18 +214,30 @@ class Command(click.Command):
     """A click command that checks its paths before running, records how it ran in the provenance of
     what it writes (``command`` and ``arguments``; ``record_invocation = False`` for a command that is
     no recipe of its own, like ``benchscore demo``) and turns Ctrl-C into exit 130. A command with a file
-    output gets ``--force`` (:func:`force_option`), and never replaces a file it did not write without it."""
+    output gets ``--force`` (:func:`force_option`), and never replaces a file it did not write without it
+    (unless it extends its output itself: :attr:`extends_output`)."""
 
     record_invocation = True
+    #: the command reads its file output back and extends it (``rxn predict`` resumes), refusing by itself a file
+    #: it did not make: the rule of :func:`_check_replaced` leaves that output to it, and there is no --force
+    extends_output = False
+    _force: click.Option | None = None
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        if any(_file_output(p) for p in self.params) and not any(p.name == "force" for p in self.params):
-            self.params.append(force_option())
+    def _has_force(self) -> bool:
+        return (not self.extends_output and any(_file_output(p) for p in self.params)
+                and not any(p.name == "force" for p in self.params))
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        params = super().get_params(ctx)
+        if self._has_force():
+            if self._force is None:
+                self._force = force_option()
+            params = [*params[:len(self.params)], self._force, *params[len(self.params):]]
+        return params
 
     def invoke(self, ctx: click.Context) -> Any:
         _check_paths(ctx)
-        if any(_file_output(p) for p in self.params):
+        if self._has_force():
             _check_replaced(ctx, bool(ctx.params.pop("force", False)))
         from . import provenance
 
