@@ -97,3 +97,28 @@ cli.main(["work"], prog_name="benchscore")
     assert proc.returncode == 130, proc.stderr
     assert proc.stdout == "cleaned up\n"
     assert proc.stderr.splitlines() == ["error: interrupted (Ctrl-C); nothing was written"], proc.stderr
+
+
+def test_ctrl_c_at_the_point_of_no_return_says_the_folder_was_written(tmp_path, monkeypatch):
+    """Once the new folder is in place the old one is deleted whole; a Ctrl-C then is held, and said honestly."""
+    import shutil
+
+    from benchscore.common import atomic
+    from benchscore.common.cli import Interrupted
+
+    out = tmp_path / "out"
+    with atomic.replaced_directory(out, owner="benchscore demo") as folder:
+        (folder / "a.txt").write_text("old\n")
+    real = shutil.rmtree
+
+    def interrupted_rmtree(path, *args, **kwargs):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.05)
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(atomic.shutil, "rmtree", interrupted_rmtree)
+    with pytest.raises(Interrupted, match="after .* was written"):
+        with atomic.replaced_directory(out, owner="benchscore demo") as folder:
+            (folder / "a.txt").write_text("new\n")
+    assert (out / "a.txt").read_text() == "new\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # the old folder is gone, whole

@@ -383,25 +383,28 @@ def replaced_directory(path: str | Path, *, owner: str = "benchscore demo") -> I
                     old.rmdir()
             _remove_created(created)
             raise _cannot_write(path, exc) from None
+    committed = False
     try:
         yield path
         entries = _entries(path)
         manifest = {"written_by": owner, "entries": entries, "sha256": written_sha256(path, entries)}
         atomic_write_bytes(path / MANIFEST, dumps_json(manifest))
         checkpoint("replace:commit")
-    except BaseException:
-        with sigint_held(reraise=False):  # on the way out already: the old folder goes back whole
-            shutil.rmtree(path, ignore_errors=True)
+        with sigint_held(reraise=False) as late:  # the point of no return: the old folder is deleted whole
+            committed = True
             if old is not None:
-                os.replace(old / "content", path)
-                old.rmdir()
-            else:
-                _remove_created(created)
+                shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        if not committed:
+            with sigint_held(reraise=False):  # on the way out already: the old folder goes back whole
+                shutil.rmtree(path, ignore_errors=True)
+                if old is not None:
+                    os.replace(old / "content", path)
+                    old.rmdir()
+                else:
+                    _remove_created(created)
         raise
-    if old is not None:
-        with sigint_held(reraise=False) as late:  # the new folder is in place: the old one is deleted whole
-            shutil.rmtree(old, ignore_errors=True)
-        if late:
-            from .cli import Interrupted
+    if late:
+        from .cli import Interrupted
 
-            raise Interrupted(f"interrupted (Ctrl-C) after {path} was written")
+        raise Interrupted(f"interrupted (Ctrl-C) after {path} was written")
