@@ -83,10 +83,20 @@ def _note_sigint(signum: int, frame: Any) -> None:
     signal.default_int_handler(signum, frame)
 
 
+_exit_hook = False
+
+
 def _ignore_sigint_from_now() -> None:
-    """On the way out after Ctrl-C: a later SIGINT is ignored (Python's shutdown puts back the default
-    action, which would end the process by the signal, not with exit 130; an ignored one it leaves as it is)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    """On the way out after Ctrl-C: a SIGINT after the exit hooks is ignored (Python's shutdown then puts back
+    the default action, which would end the process by the signal, not with exit 130; an ignored one it leaves
+    as it is). Until then :func:`_note_sigint` ignores it. Set at exit, not now: a test calling the CLI in-process
+    would otherwise pass SIGINT ignored on to every process it starts."""
+    global _exit_hook
+    if not _exit_hook:
+        import atexit
+
+        atexit.register(signal.signal, signal.SIGINT, signal.SIG_IGN)
+        _exit_hook = True
 
 
 @contextlib.contextmanager
@@ -278,6 +288,8 @@ class Group(click.Group):
              standalone_mode: bool = True, **extra: Any) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        global _sigint_at, _sigint_seen
+        _sigint_at, _sigint_seen = None, False  # a new command (a test may run many in one process): none seen yet
         if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
             signal.signal(signal.SIGINT, _note_sigint)
         _pipe_safe_stdout()
