@@ -93,11 +93,13 @@ def demo(output_dir: str, only: tuple[str, ...], verbose: bool) -> None:
 
     output_dir = Path(output_dir)
     from benchscore.common.atomic import replaced_directory
+    from benchscore.common.interrupts import checkpoint
     from benchscore.common.terminal import console, print_line
 
     names = only or tuple(DOMAINS)
     with replaced_directory(output_dir, owner="benchscore demo"):
         for name in names:
+            checkpoint(f"demo:{name}")
             if verbose:
                 console.rule(f"[bold]{name}")
                 _domain(name).demo(output_dir / name)

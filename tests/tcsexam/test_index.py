@@ -730,10 +730,13 @@ def test_an_output_that_is_the_suite_named_from_the_data_folder_is_refused(tmp_p
                  "--output", suite)
     assert_one_line_error(result, "inputs are never modified")
     assert suite.read_bytes() == before
-    # a suite given by path is a plain string option: the domain refuses it as the --output
+    # a suite given by path is a plain string option: no command replaces a file it did not write, and with
+    # --force the domain refuses it as the --output
     suite2 = write_json(tmp_path / "suite2.json", SUITE)
     before2 = suite2.read_bytes()
     result = run("score", "--suite", suite2, "--attempts", att, "--cohort", cohort, "--output", suite2)
+    assert_one_line_error(result, "holds a file benchscore did not write")
+    result = run("score", "--suite", suite2, "--attempts", att, "--cohort", cohort, "--output", suite2, "--force")
     assert_one_line_error(result, "--output is also an input")
     assert suite2.read_bytes() == before2
 

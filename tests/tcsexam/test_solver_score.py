@@ -440,9 +440,13 @@ def test_an_output_that_is_the_reference_named_from_the_data_folder_is_refused(t
                  "--data-dir", data, "--output", ref)
     assert_one_line_error(result, "inputs are never modified")
     assert ref.read_bytes() == before
-    # a reference given by path is a plain string option: the domain refuses it as the --output
+    # a reference given by path is a plain string option: no command replaces a file it did not write, and with
+    # --force the domain refuses it as the --output
     ref2 = write_json(tmp_path / "ref2.json", ISSUE_REFERENCE)
     result = run("solver-score", "--task", "maxcut-mqlib", "--records", rec, "--reference", ref2, "--output", ref2)
+    assert_one_line_error(result, "holds a file benchscore did not write")
+    result = run("solver-score", "--task", "maxcut-mqlib", "--records", rec, "--reference", ref2, "--output", ref2,
+                 "--force")
     assert_one_line_error(result, "--output is also an input")
     assert ref2.read_bytes() == before
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -15,6 +16,7 @@ import orjson
 
 from .errors import BadInput
 from .guard import refuse_if_input
+from .interrupts import checkpoint, sigint_held
 
 JSON_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY
 
@@ -247,6 +249,109 @@ def _refuse_foreign(path: Path, owner: str) -> None:
                        source=path)
 
 
+#: the HTML pages' mark of the command that wrote them (``<meta name="generator" content="benchscore report">``)
+_GENERATOR = re.compile(rb'<meta name="generator" content="(benchscore[a-z -]*)">')
+#: the largest file whose kind is looked at (an output is far smaller; a bigger file is nobody's output here)
+_KIND_LIMIT = 1 << 30
+
+
+def written_by(path: Path) -> str | None:
+    """The benchscore command whose output the regular file ``path`` is, recognised strictly from the file
+    itself, or None (not a benchscore output, or one that does not say which command wrote it):
+
+    - a JSON output: its ``provenance`` names ``benchscore_version`` and the ``command``;
+    - an HTML page: its ``<meta name="generator" content="benchscore report">``;
+    - mira from-inspect's repetitions (JSON lines): the first line's ``source`` names the tool and the
+      sha256 of the mapping (an empty file, every repetition missing, cannot be told from any empty file).
+    """
+    try:
+        if os.path.getsize(path) > _KIND_LIMIT:
+            return None
+        data = path.read_bytes()
+    except OSError:
+        return None
+    head = data[:4096]
+    if head.startswith(b"<!DOCTYPE html>"):
+        found = _GENERATOR.search(head)
+        return found.group(1).decode() if found else None
+    try:
+        doc = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        try:
+            doc = orjson.loads(data.split(b"\n", 1)[0])
+        except orjson.JSONDecodeError:
+            return None
+        source = doc.get("source") if isinstance(doc, dict) else None
+        if (isinstance(source, dict) and "case_id" in doc and isinstance(source.get("tool"), str)
+                and isinstance(source.get("mapping_sha256"), str)):
+            return "benchscore mira from-inspect"
+        return None
+    prov = doc.get("provenance") if isinstance(doc, dict) else None
+    if isinstance(prov, dict) and isinstance(prov.get("benchscore_version"), str):
+        command = prov.get("command")
+        return command if isinstance(command, str) and command.startswith("benchscore ") else None
+    return None
+
+
+def _in_written_folder(path: Path) -> tuple[Path, str] | None:
+    """(the folder, the command that wrote it) when ``path`` is listed in the manifest of a folder above it
+    (a page of a leaderboard's site, a file of a demo's folder)."""
+    path = Path(os.path.abspath(path))
+    for folder in path.parents:
+        manifest = folder / MANIFEST
+        if manifest.is_file() and not manifest.is_symlink():
+            try:
+                listed = orjson.loads(manifest.read_bytes())
+            except (OSError, orjson.JSONDecodeError):
+                return None
+            if (isinstance(listed, dict) and isinstance(listed.get("entries"), list)
+                    and str(path.relative_to(folder)) in listed["entries"]):
+                return folder, str(listed.get("written_by") or "benchscore")
+            return None
+    return None
+
+
+def refuse_to_replace(path: str | Path, owner: str, *, folder: bool = False, force: bool = False) -> None:
+    """The one rule for every output: ``owner`` (the command, ``benchscore report``) replaces only what it
+    wrote itself; anything else at ``path`` is one :class:`BadInput` line, before anything is written.
+
+    - A folder output (``folder``) replaces a missing or empty folder, or one whose every entry is listed,
+      with the sha256 it was written with, in the manifest the same command wrote there (see
+      :func:`replaced_directory`); never the current folder. ``force`` does not apply: a folder is replaced
+      whole, and what it holds that benchscore did not write would be lost.
+    - A file output replaces a missing file, or an earlier output of the same command (:func:`written_by`);
+      ``force`` (``--force``) replaces any regular file or link. A file listed in a folder output's manifest
+      belongs to that folder's command (replacing it would make that command refuse its folder next time).
+    """
+    path = Path(path)
+    if folder:
+        if path.is_symlink() or (path.exists() and not path.is_dir()):
+            raise BadInput(f"{owner} writes a folder here, and this is a file; choose a new or empty folder",
+                           source=path)
+        _refuse_foreign(path, owner)
+        return
+    if not path.exists() and not path.is_symlink():
+        return
+    if not path.is_symlink() and not path.is_file():
+        raise BadInput("is not a regular file; choose another output path", source=path)
+    if force:
+        return
+    why = None
+    if path.is_symlink():
+        why = "is a link"
+    elif (found := _in_written_folder(path)) is not None:
+        why = f"belongs to the folder {found[0]} that {found[1]} wrote"
+    else:
+        kind = written_by(path)
+        if kind is None:
+            why = "holds a file benchscore did not write"
+        elif kind != owner:
+            why = f"holds an output of {kind}"
+    if why is not None:
+        raise BadInput(f"{why}; {owner} replaces only its own earlier output: choose another path, or add --force "
+                       "to replace it", source=path)
+
+
 @contextmanager
 def replaced_directory(path: str | Path, *, owner: str = "benchscore demo") -> Iterator[Path]:
     """Build the folder ``path`` in place (paths written inside it are final); all or nothing.
@@ -256,38 +361,50 @@ def replaced_directory(path: str | Path, *, owner: str = "benchscore demo") -> I
     naming ``owner``); anything else, and the current folder (which cannot be moved aside), is one
     :class:`BadInput` line before anything is written. A folder already at ``path`` is moved aside
     first. On success it is deleted; on any error (Ctrl-C included) the new content is deleted and
-    the old folder is moved back, unchanged.
+    the old folder is moved back, unchanged. A Ctrl-C, once or many times, never stops the moving aside
+    or back half-way (:func:`benchscore.common.interrupts.sigint_held`).
     """
     path = Path(path)
-    _refuse_foreign(path, owner)
+    refuse_to_replace(path, owner, folder=True)
     old: Path | None = None
     created: list[Path] = []
-    try:
-        created = _make_parents(path.parent)
-        if path.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".old", dir=path.parent))
-            os.replace(path, old / "content")
-        path.mkdir()
-    except OSError as exc:
-        if old is not None:
-            if (old / "content").exists() and not path.exists():
-                os.replace(old / "content", path)
-            if not (old / "content").exists():
-                old.rmdir()
-        _remove_created(created)
-        raise _cannot_write(path, exc) from None
+    with sigint_held():  # the old folder is moved aside whole, or not at all
+        try:
+            created = _make_parents(path.parent)
+            if path.exists():
+                old = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".old", dir=path.parent))
+                os.replace(path, old / "content")
+            path.mkdir()
+        except OSError as exc:
+            if old is not None:
+                if (old / "content").exists() and not path.exists():
+                    os.replace(old / "content", path)
+                if not (old / "content").exists():
+                    old.rmdir()
+            _remove_created(created)
+            raise _cannot_write(path, exc) from None
+    committed = False
     try:
         yield path
         entries = _entries(path)
         manifest = {"written_by": owner, "entries": entries, "sha256": written_sha256(path, entries)}
         atomic_write_bytes(path / MANIFEST, dumps_json(manifest))
+        checkpoint("replace:commit")
+        with sigint_held(reraise=False) as late:  # the point of no return: the old folder is deleted whole
+            committed = True
+            if old is not None:
+                shutil.rmtree(old, ignore_errors=True)
     except BaseException:
-        shutil.rmtree(path, ignore_errors=True)
-        if old is not None:
-            os.replace(old / "content", path)
-            old.rmdir()
-        else:
-            _remove_created(created)
+        if not committed:
+            with sigint_held(reraise=False):  # on the way out already: the old folder goes back whole
+                shutil.rmtree(path, ignore_errors=True)
+                if old is not None:
+                    os.replace(old / "content", path)
+                    old.rmdir()
+                else:
+                    _remove_created(created)
         raise
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+    if late:
+        from .cli import Interrupted
+
+        raise Interrupted(f"interrupted (Ctrl-C) after {path} was written")

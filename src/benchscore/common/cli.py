@@ -65,10 +65,38 @@ INTERRUPTED = "interrupted (Ctrl-C); nothing was written"
 _sigint_seen = False
 
 
+#: how long after a Ctrl-C the next ones are ignored: the command is on its way out (exit 130 within 2 s),
+#: and a second Ctrl-C (``timeout -s INT`` sends two; an impatient user) must not break its clean-up
+REPEAT_IGNORED = 5.0
+_sigint_at: float | None = None
+
+
 def _note_sigint(signum: int, frame: Any) -> None:
-    global _sigint_seen
+    global _sigint_seen, _sigint_at
+    import time
+
+    now = time.monotonic()
+    if _sigint_at is not None and now - _sigint_at < REPEAT_IGNORED:
+        return
     _sigint_seen = True
+    _sigint_at = now
     signal.default_int_handler(signum, frame)
+
+
+_exit_hook = False
+
+
+def _ignore_sigint_from_now() -> None:
+    """On the way out after Ctrl-C: a SIGINT after the exit hooks is ignored (Python's shutdown then puts back
+    the default action, which would end the process by the signal, not with exit 130; an ignored one it leaves
+    as it is). Until then :func:`_note_sigint` ignores it. Set at exit, not now: a test calling the CLI in-process
+    would otherwise pass SIGINT ignored on to every process it starts."""
+    global _exit_hook
+    if not _exit_hook:
+        import atexit
+
+        atexit.register(signal.signal, signal.SIGINT, signal.SIG_IGN)
+        _exit_hook = True
 
 
 @contextlib.contextmanager
@@ -185,13 +213,58 @@ def _quiet_stdout(quiet: bool) -> Iterator[None]:
         yield
 
 
+def _file_output(param: click.Parameter) -> bool:
+    """A file output: an output parameter (``--output``, ``--audit``) whose path is a file, not a folder."""
+    return param.name in OUTPUT_PARAMS and isinstance(param.type, click.Path) and not param.type.dir_okay
+
+
+FORCE_HELP = ("Replace the output file even when it is not an earlier output of this command (by default only "
+              "such a file is replaced; any other is one error line, and nothing is touched).")
+
+
+def force_option() -> click.Option:
+    """``--force``, which every command with a file output has (:class:`Command` adds it): see
+    :func:`benchscore.common.atomic.refuse_to_replace`."""
+    return click.Option(["--force"], is_flag=True, help=FORCE_HELP)
+
+
+def _check_replaced(ctx: click.Context, force: bool) -> None:
+    """Refuse, before anything is written, a file output that would replace a file this command did not write."""
+    from . import provenance
+    from .atomic import refuse_to_replace
+
+    owner = provenance.command_path(ctx)
+    for param in ctx.command.params:
+        if _file_output(param):
+            for path in _paths(ctx.params.get(param.name)):
+                refuse_to_replace(path, owner, force=force)
+
+
 class Command(click.Command):
     """A click command that checks its paths before running, records how it ran in the provenance of
     what it writes (``command`` and ``arguments``; ``record_invocation = False`` for a command that is
     no recipe of its own, like ``benchscore demo``), turns Ctrl-C into exit 130 and, with ``--quiet``
-    (every command has it), prints nothing on standard output."""
+    (every command has it), prints nothing on standard output. A command with a file output gets ``--force``
+    (:func:`force_option`), and never replaces a file it did not write without it (unless it extends its output
+    itself: :attr:`extends_output`)."""
 
     record_invocation = True
+    #: the command reads its file output back and extends it (``rxn predict`` resumes), refusing by itself a file
+    #: it did not make: the rule of :func:`_check_replaced` leaves that output to it, and there is no --force
+    extends_output = False
+    _force: click.Option | None = None
+
+    def _has_force(self) -> bool:
+        return (not self.extends_output and any(_file_output(p) for p in self.params)
+                and not any(p.name == "force" for p in self.params))
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        params = super().get_params(ctx)
+        if self._has_force():
+            if self._force is None:
+                self._force = force_option()
+            params = [*params[:len(self.params)], self._force, *params[len(self.params):]]
+        return params
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -202,6 +275,8 @@ class Command(click.Command):
     def invoke(self, ctx: click.Context) -> Any:
         quiet = bool(ctx.params.pop("quiet", False)) if self.shared_quiet else False
         _check_paths(ctx)
+        if self._has_force():
+            _check_replaced(ctx, bool(ctx.params.pop("force", False)))
         from . import provenance
 
         if self.record_invocation:
@@ -269,15 +344,20 @@ class Group(click.Group):
              standalone_mode: bool = True, **extra: Any) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        global _sigint_at, _sigint_seen
+        _sigint_at, _sigint_seen = None, False  # a new command (a test may run many in one process): none seen yet
         if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
             signal.signal(signal.SIGINT, _note_sigint)
         _pipe_safe_stdout()
         try:
             code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except BenchscoreError as exc:
+            if exc.exit_code == EXIT_INTERRUPTED:
+                _ignore_sigint_from_now()
             click.echo(f"error: {exc}", err=True)
             sys.exit(exc.exit_code)
         except click.exceptions.Abort:  # Ctrl-C outside a command (while parsing), or EOF at a prompt
+            _ignore_sigint_from_now()
             click.echo(f"error: {INTERRUPTED}", err=True)
             sys.exit(EXIT_INTERRUPTED)
         except click.ClickException as exc:

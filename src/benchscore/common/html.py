@@ -651,9 +651,11 @@ footer { margin-top: 3rem; padding: 1rem 1.2rem 2rem; color: var(--muted); font-
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 
-def _document(title: str, body: str) -> str:
+def _document(title: str, body: str, generator: str = "benchscore report") -> str:
+    """The page around ``body``; ``generator`` names the command that writes it (what tells an earlier output
+    of that command from a file it may not replace: :func:`benchscore.common.atomic.written_by`)."""
     return ("<!DOCTYPE html>\n"
-            '<html lang="en"><head><meta charset="utf-8">'
+            f'<html lang="en"><head><meta charset="utf-8"><meta name="generator" content="{esc(generator)}">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
             '<link rel="icon" href="data:,">'
@@ -696,7 +698,7 @@ def index_page(title: str, entries: Sequence[tuple[str, str, str, Sequence[Outpu
     header = (f"<header><h1>{esc(title)}</h1>{first}<p>One page per domain ({links}), each built by <code>benchscore "
               "report</code> from the JSON outputs the demo wrote. The table below gives every result's answer; "
               "a row's link opens it on its domain's page.</p></header>")
-    return _document(title, f"{header}<main>{summary}{''.join(items)}</main>{_footer()}")
+    return _document(title, f"{header}<main>{summary}{''.join(items)}</main>{_footer()}", "benchscore demo")
 
 
 def _footer() -> str:

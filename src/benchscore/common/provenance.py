@@ -41,8 +41,9 @@ if TYPE_CHECKING:  # pragma: no cover - click is imported by the commands
 OUTPUT_PARAMS = frozenset({"output", "output_dir", "out_dir", "audit"})
 STORE_PARAMS = frozenset({"blob_root"})
 #: options that change what a command prints, or how and where it runs (``--jobs``: processes; ``--scheduler``: a
-#: Dask cluster; the output is the local one's), never what it writes: not recorded
-PRESENTATION_PARAMS = frozenset({"quiet", "help", "jobs", "scheduler"})
+#: Dask cluster; the output is the local one's), never what it writes (``--force``: whether an earlier file may
+#: be replaced, not what is written): not recorded
+PRESENTATION_PARAMS = frozenset({"quiet", "help", "jobs", "scheduler", "force"})
 _INVOCATION: ContextVar[dict[str, Any] | None] = ContextVar("benchscore_invocation", default=None)
 #: what a given folder or URL stands for while ``benchscore verify`` re-runs a command (given key -> staged copy)
 _STAGED: ContextVar[dict[str, Path] | None] = ContextVar("benchscore_staged", default=None)

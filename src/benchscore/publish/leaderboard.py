@@ -678,7 +678,7 @@ footer { margin-top: 3rem; padding: 1rem 1.2rem 2rem; color: #555; font-size: .8
 
 
 def _doc(title: str, body: str, *, lean: bool = False) -> str:
-    page = H._document(title, body)
+    page = H._document(title, body, "benchscore leaderboard")
     if lean:
         page = page.replace(H.CSS, _LEAN_CSS, 1)
     return page.replace("</style>", _CSS + "</style>", 1)
@@ -936,7 +936,9 @@ def write_site(target: Path, board: dict[str, Any], records: Mapping[str, dict[s
     ``syncfs``, not an fsync per file: 4,000 files of a 2,000-model site took 28 s of fsync here), before
     the manifest that marks the folder complete."""
     from benchscore.common.atomic import dumps_json, replaced_directory
+    from benchscore.common.interrupts import checkpoint
 
+    checkpoint("leaderboard:build")
     for name, record in records.items():
         if check_record is not None:
             check_record(record, target / name)
@@ -954,6 +956,7 @@ def write_site(target: Path, board: dict[str, Any], records: Mapping[str, dict[s
                     fh.write(data)
             except OSError as exc:
                 raise BadInput(f"cannot write the output: {exc.strerror or exc}", source=target / name) from None
+        checkpoint("leaderboard:site")
         _flush(folder, target)
 
 

@@ -13,15 +13,14 @@ import dataclasses
 import importlib
 import os
 import warnings
-from concurrent.futures import ProcessPoolExecutor
 from functools import cache
-from multiprocessing import get_context
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from benchscore.common import html
 from benchscore.common.atomic import atomic_write_text
+from benchscore.common.interrupts import checkpoint
 from benchscore.common.outputs import Registry
 
 DOMAINS = ("tcsexam", "mira", "rxn", "swarm")
@@ -86,15 +85,10 @@ def report_page(found: dict[str, list[html.Output]], title: str, *, back: str | 
                      summary=html.summary_table(summary_rows(found)))
 
 
-def _ignore_sigint() -> None:
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle (one line, exit 130)
-
-
 def _demo_page(out: Path, name: str) -> tuple[str, list[html.Output]]:
     paths = sorted((out / name).rglob("*.json"))
     found = read_outputs([(p, str(p.relative_to(out))) for p in paths], strict=False)
+    checkpoint("demo:pages")
     atomic_write_text(out / f"{name}.html", report_page(found, f"benchscore demo: {name}", back="index.html"))
     return name, found[name]
 
@@ -108,16 +102,19 @@ def demo_report(out: Path, names: tuple[str, ...]) -> list[html.SummaryRow]:
     """``OUT/index.html`` and ``OUT/<domain>.html``: every demo output of a kind the report draws.
     Returns the index's summary rows (``benchscore demo`` prints the same rows).
 
-    The pages are drawn in parallel worker processes (matplotlib is CPU-bound), one per core.
+    The pages are drawn in parallel worker processes (matplotlib is CPU-bound), one per core; on Ctrl-C they
+    are killed at once (:func:`benchscore.common.workers.forked_map`), before the demo puts its old folder back.
     """
     workers = min(len(names), os.cpu_count() or 1)
     if workers > 1:
         import matplotlib  # noqa: F401 - imported once here, inherited by the forked workers
 
-        with ProcessPoolExecutor(workers, mp_context=get_context("fork"), initializer=_ignore_sigint) as pool:
-            done = dict(pool.map(_demo_page, [out] * len(names), names))
+        from benchscore.common.workers import forked_map
+
+        done = dict(forked_map(_demo_page, [(out, name) for name in names], workers))
     else:
         done = dict(_demo_page(out, name) for name in names)
+    checkpoint("demo:index")
     entries: list[Any] = [(name, figures(name).TITLE, f"{name}.html", done[name]) for name in names]
     rows = summary_rows({name: done[name] for name in names})
     atomic_write_text(out / "index.html", html.index_page(

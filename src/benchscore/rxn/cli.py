@@ -660,6 +660,9 @@ def predict_cmd(dataset: Path, base_url: str, model: str, output: Path, audit: P
         raise SystemExit(1)
 
 
+predict_cmd.extends_output = True  # it resumes: its output and audit are its own, checked by open_previous
+
+
 @group.command("datasets")
 def datasets() -> None:
     """List the bundled condition-table datasets."""

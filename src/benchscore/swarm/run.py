@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import Field
 
 from benchscore.common.errors import BenchscoreError, ServiceUnavailable
+from benchscore.common.interrupts import checkpoint
 from benchscore.common.models import Format
 
 from .agents import Agent, AgentStats, run_agents
@@ -100,6 +101,7 @@ def _child(url: str, run_id: str, redis_url: str | None, agents: Sequence[Agent]
                 go.wait(60)  # every worker starts claiming at the same moment
             except threading.BrokenBarrierError:
                 pass  # a sibling died before the start; carry on without it
+            checkpoint("swarm:workers")
             stats = run_agents(pool, agents, batch=batch)
             conn.send(("ok", stats, pool.service_log.as_dict()))
         finally:
