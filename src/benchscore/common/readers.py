@@ -77,6 +77,18 @@ def _too_large(p: Path, size: int | str, cap: int) -> BadInput:
     return BadInput(f"file is {size} bytes, larger than the limit of {cap}", source=p)
 
 
+def head_of(path: str | Path, size: int) -> bytes:
+    """The first ``size`` bytes of a regular file, b"" for anything else or an unreadable file (never opens a
+    FIFO or a device: the readers that follow refuse those in one line). For telling a file's format."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return b""
+        with open(path, "rb") as fh:
+            return fh.read(size)
+    except OSError:
+        return b""
+
+
 def check_file(path: str | Path, *, max_bytes: int | None = None) -> None:
     """Refuse, without reading it, an input that :func:`read_bytes` would refuse at the door (missing,
     not a regular file, over the size limit): for a command that reads it only after minutes of work."""

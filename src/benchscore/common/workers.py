@@ -34,15 +34,22 @@ def _child(conn: Connection, fn: Callable[..., Any], args: tuple) -> None:
         conn.close()
 
 
-def _start(ctx: Any, fn: Callable[..., Any], args: tuple) -> tuple[Any, Connection]:
-    receive, send = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(send, fn, args), daemon=True)
-    # SIGINT blocked across the fork: the worker ignores it before one can arrive there
+def start_without_sigint(proc: Any) -> None:
+    """Start a worker process with SIGINT blocked across the fork: the worker (which ignores SIGINT and unblocks
+    it first thing) never gets one before it can ignore it; the parent alone answers Ctrl-C."""
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         proc.start()
     finally:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+def _start(ctx: Any, fn: Callable[..., Any], args: tuple) -> tuple[Any, Connection]:
+    receive, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child, args=(send, fn, args), daemon=True)
+    try:
+        start_without_sigint(proc)
+    finally:
         send.close()
     return proc, receive
 

@@ -42,6 +42,7 @@ from typing import Any
 import orjson
 
 from benchscore.common.errors import BadInput
+from benchscore.common.readers import head_of
 
 from .formats import Evaluation, MetricInfo, SampleResult
 from .values import (
@@ -67,15 +68,7 @@ _AGREE = 1e-9
 
 def _head(path: Path) -> bytes:
     """The first bytes of a regular file (never opens a FIFO or a device: the readers refuse those)."""
-    import stat
-
-    try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            return b""
-        with open(path, "rb") as fh:
-            return fh.read(_HEAD)
-    except OSError:
-        return b""
+    return head_of(path, _HEAD)
 
 
 def kind_of_file(path: Path) -> str | None:

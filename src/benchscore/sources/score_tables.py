@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from benchscore.common.errors import BadInput, shown
+from benchscore.common.readers import head_of
 
 MODEL, SAMPLE, EPOCH = "model", "sample_id", "epoch"
 SUFFIXES = (".parquet", ".csv", ".jsonl")
@@ -37,15 +38,7 @@ _PARQUET_MAGIC = b"PAR1"
 
 
 def _head(path: Path, size: int = _HEAD) -> bytes:
-    import stat
-
-    try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            return b""
-        with open(path, "rb") as fh:
-            return fh.read(size)
-    except OSError:
-        return b""
+    return head_of(path, size)
 
 
 def columns_of(path: Path) -> list[str] | None:

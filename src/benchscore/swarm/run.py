@@ -22,6 +22,7 @@ from pydantic import Field
 from benchscore.common.errors import BenchscoreError, ServiceUnavailable
 from benchscore.common.interrupts import checkpoint
 from benchscore.common.models import Format
+from benchscore.common.workers import start_without_sigint
 
 from .agents import Agent, AgentStats, run_agents
 from .audit import AuditReport, audit_pool
@@ -146,12 +147,7 @@ def run_workers(
             parent_end, child_end = ctx.Pipe(duplex=False)
             p = ctx.Process(target=_child, args=(url, run_id, redis_url, agents[k::processes], batch, max_outage,
                                                  child_end, go), daemon=True)
-            # SIGINT blocked across the fork: the worker ignores it before it can arrive there
-            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-            try:
-                p.start()
-            finally:
-                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+            start_without_sigint(p)  # the worker ignores SIGINT before one can arrive there
             child_end.close()
             workers.append((p, parent_end))
         return _collect(workers, on_progress)
